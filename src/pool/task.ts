@@ -1,0 +1,123 @@
+// Types and constants shared by the main thread and the Piscina worker.
+// Everything here must survive structured cloning: plain objects, numbers, strings, typed arrays.
+
+/** Output size tier after aliases are resolved (`small`/`regular` → preview, `4k` → full). `auto` is resolved by the caller. */
+export type SizeTier = 'preview' | 'medium' | 'hd' | 'full' | '50MP';
+
+/** Requested output container. `auto` → PNG when the result has transparency, else JPEG. */
+export type OutputFormat = 'auto' | 'png' | 'jpg' | 'webp' | 'zip';
+
+export type Channels = 'rgba' | 'alpha';
+
+/** A CSS-like length: pixels or a percentage (of the reference dimension the field names). */
+export interface Length {
+  value: number;
+  unit: 'px' | '%';
+}
+
+export interface Margins {
+  top: Length;
+  right: Length;
+  bottom: Length;
+  left: Length;
+}
+
+/** Region of interest in input coordinates: only pixels inside can be foreground. */
+export interface Roi {
+  x1: Length;
+  y1: Length;
+  x2: Length;
+  y2: Length;
+}
+
+/** Normalised, validated options for one removal. Validation happens at the edge (api/params.ts, cli). */
+export interface RemoveOptions {
+  size: SizeTier;
+  format: OutputFormat;
+  channels: Channels;
+  /** Solid background as straight RGBA 0..255; absent = transparent. */
+  bgColor?: [number, number, number, number];
+  /** Encoded background image (JPEG/PNG/WebP bytes), centred and resized to cover. */
+  bgImage?: Uint8Array;
+  crop: boolean;
+  /** Only with crop. */
+  cropMargin?: Margins;
+  /** Subject size relative to the canvas, 0.1..1; absent = original. Implies centre position. */
+  scale?: number;
+  /** Subject position as percentages of free space (0..100); absent = original (or centre with scale). */
+  position?: { x: number; y: number };
+  roi?: Roi;
+  /** Edge-aware matte refinement at full resolution (default on). */
+  refine: boolean;
+  /** Foreground colour estimation for semi-transparent pixels (default on). */
+  decontaminate: boolean;
+}
+
+export const DEFAULT_OPTIONS: Readonly<RemoveOptions> = Object.freeze({
+  size: 'full',
+  format: 'png',
+  channels: 'rgba',
+  crop: false,
+  refine: true,
+  decontaminate: true,
+});
+
+/** Subject bounding box in output coordinates. */
+export interface Box {
+  top: number;
+  left: number;
+  width: number;
+  height: number;
+}
+
+export type ContentType = 'image/png' | 'image/jpeg' | 'image/webp' | 'application/zip';
+
+export interface RemoveSuccess {
+  ok: true;
+  data: Uint8Array;
+  contentType: ContentType;
+  width: number;
+  height: number;
+  inputWidth: number;
+  inputHeight: number;
+  foreground: Box;
+  /** Milliseconds per stage, for logs and benchmarks. */
+  timings: Record<string, number>;
+}
+
+/** Stable error codes; the public ones are remove.bg's. */
+export type RemoveErrorCode =
+  | 'failed_to_read_image'
+  | 'invalid_file_type'
+  | 'resolution_too_high'
+  | 'file_too_large'
+  | 'failed_bg_image'
+  | 'roi_exceeds_bounds'
+  | 'roi_region_empty'
+  | 'internal_error';
+
+export interface RemoveFailure {
+  ok: false;
+  code: RemoveErrorCode;
+  message: string;
+}
+
+export type RemoveResult = RemoveSuccess | RemoveFailure;
+
+/** What the main thread sends to a worker. `input` travels in the transfer list. */
+export interface RemoveTask {
+  input: Uint8Array;
+  options: RemoveOptions;
+}
+
+export const MAX_INPUT_BYTES = 22 * 1024 * 1024;
+export const MAX_INPUT_PIXELS = 50_000_000;
+
+/** Pixel caps per size tier (remove.bg's table; full/4k = 25 MP for every format here). */
+export const TIER_MAX_PIXELS: Readonly<Record<SizeTier, number>> = Object.freeze({
+  preview: 250_000,
+  medium: 1_500_000,
+  hd: 4_000_000,
+  full: 25_000_000,
+  '50MP': 50_000_000,
+});
