@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// Mask → alpha channel of the output RGBA buffer, in place, plus background fills. Pure C++.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cutout {
+
+struct Box {
+  int top = 0, left = 0, width = 0, height = 0;
+};
+
+struct CompositeParams {
+  bool refine = true;
+  bool decontaminate = true;
+  // Region of interest in output pixels [x1, x2) × [y1, y2); alpha outside is zeroed. Disabled when x2 <= x1.
+  int roi_x1 = 0, roi_y1 = 0, roi_x2 = 0, roi_y2 = 0;
+};
+
+// Alpha at or above this counts as subject for the foreground box (~10%: ignores faint mask noise).
+constexpr uint8_t kForegroundThreshold = 26;
+
+// Writes the upscaled (and optionally refined) matte into rgba's alpha, applies the ROI,
+// estimates foreground colour (or zeroes the colour of fully transparent pixels), and returns
+// the subject's bounding box (all zero when nothing is foreground).
+Box CompositeAlpha(uint8_t* rgba, int w, int h, const float* mask, int mw, int mh, const CompositeParams& p);
+
+// Bounding box of alpha >= kForegroundThreshold in an RGBA buffer.
+Box ForegroundBox(const uint8_t* rgba, int w, int h);
+
+// Straight-alpha "over" onto a solid colour, result written back into rgba (alpha combined).
+void FlattenOnColor(uint8_t* rgba, size_t pixels, uint8_t r, uint8_t g, uint8_t b, uint8_t a);
+
+// Straight-alpha "over" onto a background RGBA image of the same size, result into rgba.
+void BlendOver(uint8_t* rgba, const uint8_t* bg, size_t pixels);
+
+// Copies the alpha channel of rgba into a one-channel buffer.
+void ExtractAlpha(const uint8_t* rgba, size_t pixels, uint8_t* dst);
+
+}  // namespace cutout

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#include "ort_env.h"
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+namespace cutout {
+
+namespace {
+std::once_flag env_once;
+Ort::Env* env_ptr = nullptr;  // Intentionally leaked: must outlive every worker thread's session.
+
+std::mutex cache_mutex;
+std::map<std::string, std::weak_ptr<SharedModel>>& Cache() {
+  static auto* cache = new std::map<std::string, std::weak_ptr<SharedModel>>();
+  return *cache;
+}
+}  // namespace
+
+Ort::Env& ProcessEnv() {
+  std::call_once(env_once, [] {
+    const OrtApiBase* base = OrtGetApiBase();
+    if (base->GetApi(ORT_API_VERSION) == nullptr) {
+      throw std::runtime_error(std::string("libonnxruntime.so.1 (version ") + base->GetVersionString() +
+                               ") does not provide the ONNX Runtime API version these headers were built for (" +
+                               std::to_string(ORT_API_VERSION) + "); rebuild the addon against matching versions");
+    }
+    env_ptr = new Ort::Env(ORT_LOGGING_LEVEL_ERROR, "cutout");
+  });
+  return *env_ptr;
+}
+
+std::shared_ptr<SharedModel> AcquireModel(const std::string& path, int threads) {
+  Ort::Env& env = ProcessEnv();
+  const std::string key = path + "#" + std::to_string(threads);
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  auto& cache = Cache();
+  auto it = cache.find(key);
+  if (it != cache.end()) {
+    if (auto live = it->second.lock()) return live;
+  }
+  Ort::SessionOptions opts;
+  opts.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
+  opts.SetExecutionMode(ExecutionMode::ORT_SEQUENTIAL);
+  opts.SetIntraOpNumThreads(threads);
+  opts.SetInterOpNumThreads(1);
+  // Workers already fill the cores; spinning pool threads would steal time from libvips and the
+  // other workers between parallel sections.
+  opts.AddConfigEntry("session.intra_op.allow_spinning", "0");
+  auto model = std::make_shared<SharedModel>();
+  model->path = path;
+  model->threads = threads;
+  model->session = std::make_unique<Ort::Session>(env, path.c_str(), opts);
+  cache[key] = model;
+  return model;
+}
+
+size_t LoadedModelCount() {
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  size_t n = 0;
+  for (auto& [k, v] : Cache()) n += v.expired() ? 0 : 1;
+  return n;
+}
+
+}  // namespace cutout

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+#include "session.h"
+
+#include <sys/stat.h>
+
+#include <array>
+
+#include "composite.h"
+#include "napi_util.h"
+
+namespace cutout {
+
+Napi::Function Session::Define(Napi::Env env) {
+  return DefineClass(env, "Session",
+                     {
+                         InstanceMethod<&Session::JsInfer>("infer"),
+                         InstanceMethod<&Session::JsComposite>("composite"),
+                         InstanceMethod<&Session::JsClose>("close"),
+                         InstanceAccessor<&Session::JsInputTensor>("inputTensor"),
+                         InstanceAccessor<&Session::JsOutputTensor>("outputTensor"),
+                     });
+}
+
+// new Session(modelPath, { threads, inputName, outputName, width, height, mean: [3], std: [3] })
+Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info) {
+  Napi::Env env = info.Env();
+  CUTOUT_THROW_TYPE_IF(info.Length() < 2 || !info[0].IsString() || !info[1].IsObject(), env, "ERR_CUTOUT_ARG",
+                       "Expected (modelPath: string, options: object) for Session");
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  Napi::Object o = info[1].As<Napi::Object>();
+  const int threads = IntArg(o.Get("threads"), "options.threads", 1, 256);
+  width_ = IntArg(o.Get("width"), "options.width", 1, 8192);
+  height_ = IntArg(o.Get("height"), "options.height", 1, 8192);
+  CUTOUT_THROW_TYPE_IF(!o.Get("inputName").IsString() || !o.Get("outputName").IsString(), env, "ERR_CUTOUT_ARG",
+                       "Expected strings for options.inputName and options.outputName");
+  input_name_ = o.Get("inputName").As<Napi::String>().Utf8Value();
+  output_name_ = o.Get("outputName").As<Napi::String>().Utf8Value();
+  for (const char* key : {"mean", "std"}) {
+    Napi::Value v = o.Get(key);
+    CUTOUT_THROW_TYPE_IF(!v.IsArray() || v.As<Napi::Array>().Length() != 3, env, "ERR_CUTOUT_ARG",
+                         "Expected an array of 3 numbers for options.", key);
+    Napi::Array a = v.As<Napi::Array>();
+    for (uint32_t c = 0; c < 3; c++) {
+      Napi::Value n = a.Get(c);
+      CUTOUT_THROW_TYPE_IF(!n.IsNumber(), env, "ERR_CUTOUT_ARG", "Expected numbers in options.", key);
+      const float f = n.As<Napi::Number>().FloatValue();
+      if (key[0] == 'm') {
+        norm_.mean[c] = f;
+      } else {
+        CUTOUT_THROW_TYPE_IF(!(f > 0), env, "ERR_CUTOUT_ARG", "Expected positive numbers in options.std");
+        norm_.std[c] = f;
+      }
+    }
+  }
+  struct stat st;
+  CUTOUT_THROW_IF(stat(path.c_str(), &st) != 0, env, "ERR_CUTOUT_MODEL_MISSING", "Model file not found: ", path);
+  try {
+    model_ = AcquireModel(path, threads);
+  } catch (const std::exception& e) {
+    throw CodedError(env, "ERR_CUTOUT_MODEL_LOAD", Concat("Could not load model ", path, ": ", e.what()));
+  }
+  const size_t plane = static_cast<size_t>(width_) * height_;
+  input_ = Napi::Persistent(Napi::Float32Array::New(env, 3 * plane));
+  output_ = Napi::Persistent(Napi::Float32Array::New(env, plane));
+}
+
+void Session::RequireOpen(Napi::Env env) const {
+  CUTOUT_THROW_IF(!model_, env, "ERR_CUTOUT_CLOSED", "Session is closed");
+}
+
+float* Session::InputData(Napi::Env env) const {
+  Napi::Float32Array a = input_.Value();
+  CUTOUT_THROW_IF(a.ArrayBuffer().IsDetached(), env, "ERR_CUTOUT_DETACHED", "The session's input tensor was detached");
+  return a.Data();
+}
+
+float* Session::OutputData(Napi::Env env) const {
+  Napi::Float32Array a = output_.Value();
+  CUTOUT_THROW_IF(a.ArrayBuffer().IsDetached(), env, "ERR_CUTOUT_DETACHED", "The session's output tensor was detached");
+  return a.Data();
+}
+
+// infer(pixels: Uint8Array, channels: 3|4): preprocess the model-sized image into the input
+// tensor, run the model synchronously (we are on a worker thread), return the output tensor view.
+Napi::Value Session::JsInfer(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  RequireOpen(env);
+  ByteSpan src = BytesOf(info[0], "pixels");
+  const int channels = IntArg(info[1], "channels", 3, 4);
+  const size_t expected = static_cast<size_t>(width_) * height_ * channels;
+  CUTOUT_THROW_TYPE_IF(src.length != expected, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", expected, " bytes (", width_,
+                       "x", height_, "x", channels, ") for pixels but received ", src.length);
+  float* in = InputData(env);
+  float* out = OutputData(env);
+  PreprocessToNchw(src.data, width_, height_, channels, norm_, in);
+
+  const size_t plane = static_cast<size_t>(width_) * height_;
+  Ort::MemoryInfo mem = Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeCPU);
+  const std::array<int64_t, 4> in_shape{1, 3, height_, width_};
+  const std::array<int64_t, 4> out_shape{1, 1, height_, width_};
+  try {
+    // Both tensors wrap memory we own: ORT reads the input and writes the output in place.
+    Ort::Value input = Ort::Value::CreateTensor<float>(mem, in, 3 * plane, in_shape.data(), in_shape.size());
+    Ort::Value output = Ort::Value::CreateTensor<float>(mem, out, plane, out_shape.data(), out_shape.size());
+    const char* in_names[] = {input_name_.c_str()};
+    const char* out_names[] = {output_name_.c_str()};
+    model_->session->Run(Ort::RunOptions{nullptr}, in_names, &input, 1, out_names, &output, 1);
+  } catch (const std::exception& e) {
+    throw CodedError(env, "ERR_CUTOUT_INFERENCE", Concat("Inference failed: ", e.what()));
+  }
+  has_output_ = true;
+  return output_.Value();
+}
+
+// composite(rgba: Uint8Array, width, height, { refine, decontaminate, roi?: [x1,y1,x2,y2] }) → box
+Napi::Value Session::JsComposite(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  RequireOpen(env);
+  CUTOUT_THROW_IF(!has_output_, env, "ERR_CUTOUT_STATE", "composite() needs a mask: call infer() first");
+  ByteSpan rgba = BytesOf(info[0], "rgba");
+  const int w = IntArg(info[1], "width", 1, 1 << 16);
+  const int h = IntArg(info[2], "height", 1, 1 << 16);
+  const size_t expected = static_cast<size_t>(w) * h * 4;
+  CUTOUT_THROW_TYPE_IF(rgba.length != expected, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", expected, " bytes (", w, "x",
+                       h, "x4) for rgba but received ", rgba.length);
+  CompositeParams p;
+  if (info.Length() > 3 && info[3].IsObject()) {
+    Napi::Object o = info[3].As<Napi::Object>();
+    p.refine = o.Get("refine").ToBoolean();
+    p.decontaminate = o.Get("decontaminate").ToBoolean();
+    Napi::Value roi = o.Get("roi");
+    if (roi.IsArray()) {
+      Napi::Array a = roi.As<Napi::Array>();
+      CUTOUT_THROW_TYPE_IF(a.Length() != 4, env, "ERR_CUTOUT_ARG", "Expected 4 numbers for roi");
+      p.roi_x1 = IntArg(a.Get(0u), "roi[0]", 0, w);
+      p.roi_y1 = IntArg(a.Get(1u), "roi[1]", 0, h);
+      p.roi_x2 = IntArg(a.Get(2u), "roi[2]", 0, w);
+      p.roi_y2 = IntArg(a.Get(3u), "roi[3]", 0, h);
+    }
+  }
+  Box box = CompositeAlpha(rgba.data, w, h, OutputData(env), width_, height_, p);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("top", box.top);
+  out.Set("left", box.left);
+  out.Set("width", box.width);
+  out.Set("height", box.height);
+  return out;
+}
+
+Napi::Value Session::JsClose(const Napi::CallbackInfo& info) {
+  model_.reset();
+  return info.Env().Undefined();
+}
+
+Napi::Value Session::JsInputTensor(const Napi::CallbackInfo& info) { return input_.Value(); }
+Napi::Value Session::JsOutputTensor(const Napi::CallbackInfo& info) { return output_.Value(); }
+
+}  // namespace cutout

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// JS class Session: one per worker thread. Owns that worker's input/output tensors (memory that JS
+// can see without copies) and holds a reference to the process-wide shared model.
+#pragma once
+
+#include <napi.h>
+
+#include <memory>
+#include <string>
+
+#include "ort_env.h"
+#include "preprocess.h"
+
+namespace cutout {
+
+class Session : public Napi::ObjectWrap<Session> {
+ public:
+  static Napi::Function Define(Napi::Env env);
+  explicit Session(const Napi::CallbackInfo& info);
+
+ private:
+  Napi::Value JsInfer(const Napi::CallbackInfo& info);
+  Napi::Value JsComposite(const Napi::CallbackInfo& info);
+  Napi::Value JsClose(const Napi::CallbackInfo& info);
+  Napi::Value JsInputTensor(const Napi::CallbackInfo& info);
+  Napi::Value JsOutputTensor(const Napi::CallbackInfo& info);
+
+  void RequireOpen(Napi::Env env) const;
+  float* InputData(Napi::Env env) const;
+  float* OutputData(Napi::Env env) const;
+
+  std::shared_ptr<SharedModel> model_;
+  std::string input_name_;
+  std::string output_name_;
+  int width_ = 0;
+  int height_ = 0;
+  Normalisation norm_{};
+  bool has_output_ = false;
+  // Tensor memory lives in JS ArrayBuffers (stable backing stores) so tests and benchmarks read
+  // it without copies; the references keep them alive as long as this Session.
+  Napi::Reference<Napi::Float32Array> input_;
+  Napi::Reference<Napi::Float32Array> output_;
+};
+
+}  // namespace cutout

@@ -1,0 +1,5 @@
+// Package entry: the library API.
+export { createRemover, removeBackground, closeDefaultPool, RemoveError, type Remover } from './lib/remove.js';
+export type { RemoveInputOptions, RemoveOutput } from './lib/remove-api.js';
+export type { RemoveOptions, SizeTier, OutputFormat, Box } from './pool/task.js';
+export type { PoolOptions } from './pool/pool-api.js';

@@ -1,0 +1,64 @@
+// Library API: removeBackground(input, options) on a lazily created shared pool, or an explicit
+// remover (createRemover) whose pool the caller closes.
+import { createRemovalPool, type PoolOptions, type RemovalPool } from '../pool/pool.js';
+import { DEFAULT_OPTIONS, type RemoveOptions } from '../pool/task.js';
+import type { RemoveInputOptions, RemoveOutput } from './remove-api.js';
+
+export type { RemoveInputOptions, RemoveOutput } from './remove-api.js';
+
+export class RemoveError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RemoveError';
+  }
+}
+
+export interface Remover {
+  remove(input: Uint8Array, options?: RemoveInputOptions): Promise<RemoveOutput>;
+  readonly pool: RemovalPool;
+  close(): Promise<void>;
+}
+
+export async function createRemover(poolOptions: PoolOptions = {}): Promise<Remover> {
+  const pool = await createRemovalPool(poolOptions);
+  return {
+    pool,
+    async remove(input: Uint8Array, options: RemoveInputOptions = {}): Promise<RemoveOutput> {
+      // Capture the caller's stack before crossing into the worker (as sharp does).
+      const stack = new Error().stack;
+      const opts: RemoveOptions = { ...DEFAULT_OPTIONS, ...options };
+      const result = await pool.run({ input, options: opts });
+      if (!result.ok) {
+        const err = new RemoveError(result.code, result.message);
+        if (stack) err.stack = `${err.name}: ${err.message}\n${stack.split('\n').slice(1).join('\n')}`;
+        throw err;
+      }
+      return {
+        data: Buffer.from(result.data.buffer, result.data.byteOffset, result.data.byteLength),
+        width: result.width,
+        height: result.height,
+        contentType: result.contentType,
+        foreground: result.foreground,
+      };
+    },
+    close: () => pool.close(),
+  };
+}
+
+let shared: Promise<Remover> | undefined;
+
+/** Remove the background with a process-wide default pool (created on first use; see closeDefaultPool). */
+export async function removeBackground(input: Uint8Array, options?: RemoveInputOptions): Promise<RemoveOutput> {
+  shared ??= createRemover();
+  return (await shared).remove(input, options);
+}
+
+export async function closeDefaultPool(): Promise<void> {
+  if (!shared) return;
+  const r = shared;
+  shared = undefined;
+  await (await r).close();
+}

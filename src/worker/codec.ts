@@ -1,0 +1,149 @@
+// sharp (libvips) helpers for the worker: probe, decode to raw, encode. One libvips thread per
+// worker: ORT threads and the other workers already fill the cores.
+import sharp, { type Sharp } from 'sharp';
+import { zipSync } from 'fflate';
+import type { ContentType } from '../pool/task.js';
+
+sharp.concurrency(1);
+// Each request's image is different; libvips' operation cache only holds memory.
+sharp.cache(false);
+
+export interface Probe {
+  width: number;
+  height: number;
+  hasAlpha: boolean;
+}
+
+/** Header-only look at the image: oriented size, without decoding pixels (bombs are refused here). */
+export async function probe(input: Uint8Array): Promise<Probe> {
+  const meta = await sharp(input, { limitInputPixels: false }).metadata();
+  if (!meta.width || !meta.height) throw new Error('image has no dimensions');
+  const swap = (meta.orientation ?? 1) >= 5;
+  return {
+    width: swap ? meta.height : meta.width,
+    height: swap ? meta.width : meta.height,
+    hasAlpha: meta.hasAlpha === true,
+  };
+}
+
+function decoder(input: Uint8Array, maxPixels: number): Sharp {
+  // failOn 'truncated': a cut-off upload is an error, not a half-grey photo.
+  return sharp(input, { limitInputPixels: maxPixels, failOn: 'truncated', sequentialRead: true })
+    .rotate()
+    .toColourspace('srgb');
+}
+
+export interface Raw {
+  data: Buffer;
+  width: number;
+  height: number;
+  channels: number;
+}
+
+async function toRaw(img: Sharp): Promise<Raw> {
+  const { data, info } = await img.raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels };
+}
+
+/** Decode at output size as straight RGBA (EXIF orientation applied, CMYK/grey/16-bit to 8-bit sRGB). */
+export function decodeRgba(input: Uint8Array, maxPixels: number, width: number, height: number): Promise<Raw> {
+  let img = decoder(input, maxPixels);
+  img = img.resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
+  return toRaw(img.ensureAlpha());
+}
+
+/** Decode straight to the model's input size (shrink-on-load makes this cheap for big JPEGs). */
+export function decodeForModel(input: Uint8Array, maxPixels: number, width: number, height: number): Promise<Raw> {
+  return toRaw(decoder(input, maxPixels).resize(width, height, { fit: 'fill', kernel: 'cubic' }).removeAlpha());
+}
+
+/** Resize an already decoded RGBA buffer to the model's input size (avoids a second decode). */
+export function resizeRawForModel(src: Raw, width: number, height: number): Promise<Raw> {
+  return toRaw(
+    sharp(src.data, { raw: { width: src.width, height: src.height, channels: src.channels as 4 } })
+      .resize(width, height, { fit: 'fill', kernel: 'cubic' })
+      .removeAlpha(),
+  );
+}
+
+/** Background image decoded and resized to cover the canvas (centred, aspect kept). */
+export function decodeBackground(input: Uint8Array, width: number, height: number): Promise<Raw> {
+  return toRaw(decoder(input, 50_000_000).resize(width, height, { fit: 'cover', position: 'centre' }).ensureAlpha());
+}
+
+function rawImage(raw: Raw): Sharp {
+  return sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: raw.channels as 1 | 3 | 4 } });
+}
+
+/** Crop/pad an RGBA buffer to `rect` (may extend past the edges: padding is transparent). */
+export async function cropPad(raw: Raw, rect: { top: number; left: number; width: number; height: number }): Promise<Raw> {
+  const x1 = Math.max(0, rect.left);
+  const y1 = Math.max(0, rect.top);
+  const x2 = Math.min(raw.width, rect.left + rect.width);
+  const y2 = Math.min(raw.height, rect.top + rect.height);
+  let img = rawImage(raw).extract({ left: x1, top: y1, width: Math.max(1, x2 - x1), height: Math.max(1, y2 - y1) });
+  const pad = { top: y1 - rect.top, left: x1 - rect.left, bottom: rect.top + rect.height - y2, right: rect.left + rect.width - x2 };
+  if (pad.top || pad.left || pad.bottom || pad.right) {
+    img = sharp(await img.raw().toBuffer(), { raw: { width: Math.max(1, x2 - x1), height: Math.max(1, y2 - y1), channels: 4 } }).extend({
+      ...pad,
+      background: { r: 0, g: 0, b: 0, alpha: 0 },
+    });
+  }
+  return toRaw(img);
+}
+
+/** Place `subject` (RGBA) resized to `box` on a transparent canvas. */
+export async function placeOnCanvas(subject: Raw, box: { top: number; left: number; width: number; height: number }, canvas: { width: number; height: number }): Promise<Raw> {
+  const resized = await rawImage(subject).resize(box.width, box.height, { fit: 'fill' }).raw().toBuffer();
+  const out = await sharp({ create: { width: canvas.width, height: canvas.height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+    .composite([{ input: resized, raw: { width: box.width, height: box.height, channels: 4 }, left: box.left, top: box.top }])
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { data: out.data, width: out.info.width, height: out.info.height, channels: 4 };
+}
+
+export function hasTransparency(raw: Raw): boolean {
+  if (raw.channels !== 4) return false;
+  const d = raw.data;
+  for (let i = 3; i < d.length; i += 4) if (d[i] !== 255) return true;
+  return false;
+}
+
+export interface Encoded {
+  data: Uint8Array;
+  contentType: ContentType;
+}
+
+// Level 6 without adaptive filtering: transparent pixels are zeroed upstream, so this is fast and small.
+const PNG_OPTIONS = { compressionLevel: 6, adaptiveFiltering: false } as const;
+
+async function bytesOf(img: Sharp): Promise<Uint8Array> {
+  // toUint8Array gives a transferable ArrayBuffer (a Buffer may be non-transferable).
+  const { data } = await img.toUint8Array();
+  return data;
+}
+
+export async function encodePng(raw: Raw): Promise<Encoded> {
+  return { data: await bytesOf(rawImage(raw).png(PNG_OPTIONS)), contentType: 'image/png' };
+}
+
+export async function encodeJpeg(raw: Raw): Promise<Encoded> {
+  // JPEG has no alpha: remove.bg's JPEG results sit on white unless a bg_color is given.
+  let img = rawImage(raw);
+  if (raw.channels === 4) img = img.flatten({ background: '#ffffff' });
+  return { data: await bytesOf(img.jpeg({ quality: 90, mozjpeg: false })), contentType: 'image/jpeg' };
+}
+
+export async function encodeWebp(raw: Raw): Promise<Encoded> {
+  return { data: await bytesOf(rawImage(raw).webp({ quality: 90, alphaQuality: 100, effort: 2 })), contentType: 'image/webp' };
+}
+
+/** remove.bg's ZIP: color.jpg (RGB, edge-corrected colour) + alpha.png (grayscale matte). */
+export async function encodeZip(rgba: Raw): Promise<Encoded> {
+  const colour = rawImage(rgba).removeAlpha().jpeg({ quality: 90 }).toBuffer();
+  const alpha = rawImage(rgba).extractChannel(3).toColourspace('b-w').png(PNG_OPTIONS).toBuffer();
+  const [c, a] = await Promise.all([colour, alpha]);
+  // Members are already compressed: store them.
+  const data = zipSync({ 'color.jpg': [c, { level: 0 }], 'alpha.png': [a, { level: 0 }] });
+  return { data, contentType: 'application/zip' };
+}
