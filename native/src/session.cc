@@ -138,7 +138,12 @@ Napi::Value Session::JsComposite(const Napi::CallbackInfo& info) {
       p.roi_y2 = IntArg(a.Get(3u), "roi[3]", 0, h);
     }
   }
-  Box box = CompositeAlpha(rgba.data, w, h, OutputData(env), width_, height_, p);
+  Box box;
+  try {
+    box = CompositeAlpha(rgba.data, w, h, OutputData(env), width_, height_, p);
+  } catch (const std::exception& e) {  // refinement scratch allocations can throw bad_alloc
+    throw CodedError(env, "ERR_CUTOUT_COMPOSITE", Concat("Compositing failed: ", e.what()));
+  }
   Napi::Object out = Napi::Object::New(env);
   out.Set("top", box.top);
   out.Set("left", box.left);

@@ -17,7 +17,12 @@ export class RemoveError extends Error {
 }
 
 export interface Remover {
-  remove(input: Uint8Array, options?: RemoveInputOptions): Promise<RemoveOutput>;
+  /**
+   * Remove the background of one encoded image. The caller's buffer is left intact (copied once on
+   * its way to the worker) unless `transferInput` is set: then its ArrayBuffer moves to the worker
+   * without a copy and is detached here.
+   */
+  remove(input: Uint8Array, options?: RemoveInputOptions & { transferInput?: boolean }): Promise<RemoveOutput>;
   readonly pool: RemovalPool;
   close(): Promise<void>;
 }
@@ -26,11 +31,12 @@ export async function createRemover(poolOptions: PoolOptions = {}): Promise<Remo
   const pool = await createRemovalPool(poolOptions);
   return {
     pool,
-    async remove(input: Uint8Array, options: RemoveInputOptions = {}): Promise<RemoveOutput> {
+    async remove(input: Uint8Array, options: RemoveInputOptions & { transferInput?: boolean } = {}): Promise<RemoveOutput> {
       // Capture the caller's stack before crossing into the worker (as sharp does).
       const stack = new Error().stack;
-      const opts: RemoveOptions = { ...DEFAULT_OPTIONS, ...options };
-      const result = await pool.run({ input, options: opts });
+      const { transferInput, ...rest } = options;
+      const opts: RemoveOptions = { ...DEFAULT_OPTIONS, ...rest };
+      const result = await pool.run({ input: transferInput ? input : new Uint8Array(input), options: opts });
       if (!result.ok) {
         const err = new RemoveError(result.code, result.message);
         if (stack) err.stack = `${err.name}: ${err.message}\n${stack.split('\n').slice(1).join('\n')}`;

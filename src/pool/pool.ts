@@ -110,7 +110,7 @@ export async function createRemovalPool(opts: PoolOptions = {}): Promise<Removal
       signal?.addEventListener('abort', onAbort, { once: true });
       // Transfer the input when it owns its whole ArrayBuffer; otherwise it is cloned.
       const buf = task.input.buffer;
-      const transferable = buf instanceof ArrayBuffer && task.input.byteOffset === 0 && task.input.byteLength === buf.byteLength;
+      const transferable = buf instanceof ArrayBuffer && buf.byteLength > 0 && task.input.byteOffset === 0 && task.input.byteLength === buf.byteLength;
       const payload = Object.assign({ input: task.input, options: task.options }, { [queueOptionsSymbol]: state });
       running++;
       try {

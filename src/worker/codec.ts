@@ -72,7 +72,9 @@ export function decodeBackground(input: Uint8Array, width: number, height: numbe
 }
 
 function rawImage(raw: Raw): Sharp {
-  return sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: raw.channels as 1 | 3 | 4 } });
+  const img = sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: raw.channels as 1 | 3 | 4 } });
+  // libvips would otherwise widen a one-channel raw image to sRGB on output.
+  return raw.channels === 1 ? img.toColourspace('b-w') : img;
 }
 
 /** Crop/pad an RGBA buffer to `rect` (may extend past the edges: padding is transparent). */

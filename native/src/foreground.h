@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// Foreground colour estimation for semi-transparent pixels (removes the old background's colour
+// "halo"): multi-level solver of Germer et al. 2020 ("Fast Multi-Level Foreground Estimation", as in
+// pymatting's estimate_foreground_ml) on a downscaled working copy, then a per-pixel closed-form
+// step at full resolution that keeps full-res detail. Pure C++, no N-API.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cutout {
+
+struct ForegroundParams {
+  // pymatting defaults: smoothness prior weight per neighbour, plus gradient_weight·|Δalpha|.
+  float regularization = 1e-5f;
+  float gradient_weight = 1.0f;
+  // Gauss-Seidel sweeps per pyramid level: small_iterations while the level fits in
+  // small_size×small_size, big_iterations above.
+  int small_iterations = 10;
+  int big_iterations = 2;
+  int small_size = 32;
+  // The multi-level solve runs on the bounding box of semi-transparent pixels, box-downscaled by an
+  // integer factor until it has at most this many pixels. Cost and scratch scale with it.
+  int max_working_pixels = 1 << 19;
+};
+
+// In place on an interleaved RGBA u8 image (row stride w*4): alpha is read; RGB is replaced by the
+// estimated foreground colour where 0<alpha<255, set to 0 where alpha==0, unchanged where alpha==255.
+// Cost: two streaming passes over the image (alpha scan, then write-back/zeroing), one read of the
+// semi-transparent pixels' bounding box, the multi-level solve (bounded by max_working_pixels, so
+// O(1) in the photo size beyond that) and a few ns per semi-transparent pixel. 12 MP photo, ~7% of
+// pixels semi-transparent: ~60 ms on one Zen 4 core; a 0.5 MP photo: ~25 ms.
+void EstimateForeground(uint8_t* rgba, int w, int h, const ForegroundParams& p);
+
+// Upper bound on the heap scratch EstimateForeground allocates (worst case: the whole image is the
+// working box). ~60 bytes per working pixel (≤ 32 MB at the default max_working_pixels) plus
+// ~24 bytes per image column.
+size_t ForegroundScratchBytes(int w, int h, const ForegroundParams& p = ForegroundParams());
+
+}  // namespace cutout

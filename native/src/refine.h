@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// Matte upsampling: plain bilinear, and an edge-aware refinement (fast guided filter, He & Sun 2015)
+// that snaps a blurry low-resolution matte to the full-resolution photo's edges. Pure C++, no N-API.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cutout {
+
+struct RefineParams {
+  // Guided-filter window radius, in low-res (matte) pixels: 4 on a 1024 grid ~ 16 px on a 12 MP photo.
+  // Tuned on the alphamatting dev items (3x-downscaled GT, with and without extra blur): 4 is the best
+  // compromise; 8 over-smooths (SAD only -9% vs bilinear) and leaves a halo ramp next to step edges.
+  int radius = 4;
+  // Regularisation on the guide's variance (colours in 0..1). Larger = follows the input matte more;
+  // 1e-3 already loses most of the gain, 1e-5 is marginally sharper but amplifies photo noise.
+  float eps = 5e-5f;
+  // Matte values <= band_lo / >= band_hi count as sure background / foreground. Only pixels near a
+  // low-res sample outside that range (or near a 0→1 step) are refined; the rest keep the bilinear matte.
+  float band_lo = 0.02f;
+  float band_hi = 0.98f;
+  // Extra growth of the uncertain band, in low-res pixels (the band already reaches 1 px past it).
+  int band_dilate = 1;
+};
+
+// Bilinear upsample of a low-res matte (lw×lh float 0..1, row-major) that covers the whole output
+// image (stretched, aspect not kept) into the alpha channel of an interleaved u8 image:
+// dst points at the first alpha byte, pixel step `step` bytes (4 for RGBA, 1 for a plain mask),
+// row stride `stride` bytes. Pixel centres are aligned (same convention as OpenCV INTER_LINEAR).
+// Values outside 0..1 (and NaN) are clamped. Cost: ~1 ns per output pixel.
+void UpsampleMatteBilinear(const float* low, int lw, int lh, uint8_t* dst, int w, int h, int step, size_t stride);
+
+// Guided refinement. `rgba` is the full-res image w×h, 4 channels interleaved, row stride w*4;
+// its alpha channel holds the bilinear-upsampled matte on entry and the refined matte on return;
+// RGB is read-only here. `low` is the same low-res matte (coefficients are computed at low resolution;
+// if the matte is larger than the image in a dimension, on a grid of at most w×h cells built from the
+// alpha channel instead). Outside the uncertain band the bilinear matte is kept byte for byte.
+// Cost: the photo is read (area-averaged to the matte grid) only in 64×64-cell tiles near the band,
+// the coefficients are computed on those tiles (+2·radius halo, O(1) in the radius per cell), and
+// the full-res work is O(band pixels). 12 MP photo, 1024² matte, ~7% of pixels in the band:
+// ~38 ms on one Zen 4 core (≈3 ms/MP, dominated by the band; ~15 ms fixed for the 1024² grid).
+void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, int lh, const RefineParams& p);
+
+// Heap scratch RefineMatteGuided allocates (it allocates internally; this is for admission control).
+// ~34 bytes per low-res (grid) pixel, i.e. ~36 MB for a 1024×1024 matte whatever the photo size,
+// plus ~40 bytes per output column/row and ~0.3 MB of per-tile buffers.
+size_t RefineScratchBytes(int w, int h, int lw, int lh, const RefineParams& p = RefineParams());
+
+}  // namespace cutout

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// The `cutout` command: dispatches to one module per verb.
+import fs from 'node:fs';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../model/manifest.js';
+
+const USAGE = `cutout: self-hosted background removal with the remove.bg v1.0 API
+
+Usage:
+  cutout serve [--host H] [--port P] [--data DIR] [--workers N] [--processes N] [--tls-cert F --tls-key F]
+  cutout remove <file|dir>... [-o OUT] [--size SIZE] [--format FMT] [--bg-color HEX]
+  cutout keys create|list|revoke|credit ...   (manage API keys in the data folder)
+  cutout usage [--since DATE|DAYS] [--json]
+  cutout --version
+
+Run 'cutout <command> --help' for a command's options.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [verb, ...rest] = argv;
+  switch (verb) {
+    case 'remove':
+      return (await import('./remove-command.js')).runRemoveCommand(rest);
+    case 'serve':
+      return (await import('./serve-command.js')).runServeCommand(rest);
+    case 'keys':
+    case 'usage': {
+      const dataDir = process.env.CUTOUT_DATA_DIR ?? path.resolve('data');
+      const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s), dataDir };
+      const dataFlag = rest.indexOf('--data');
+      if (dataFlag >= 0 && rest[dataFlag + 1]) {
+        io.dataDir = path.resolve(rest[dataFlag + 1]!);
+        rest.splice(dataFlag, 2);
+      }
+      return verb === 'keys'
+        ? (await import('./keys-command.js')).runKeysCommand(rest, io)
+        : (await import('./usage-command.js')).runUsageCommand(rest, io);
+    }
+    case '--version':
+    case '-v':
+      process.stdout.write(`${JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')).version}\n`);
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return verb === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`cutout: unknown command '${verb}'\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: Error) => {
+    process.stderr.write(`cutout: ${err.message}\n`);
+    process.exitCode = 1;
+  },
+);

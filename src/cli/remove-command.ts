@@ -1,0 +1,147 @@
+// `cutout remove <file|dir>... [-o out] [--size] [--format] [--bg-color]`: batch removal on the local pool.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRemover } from '../lib/remove.js';
+import { DEFAULT_OPTIONS, type OutputFormat, type RemoveOptions, type SizeTier } from '../pool/task.js';
+import { sniffImage } from '../image/sniff.js';
+import { parseArgs } from './args.js';
+
+const SIZES: Record<string, SizeTier> = {
+  preview: 'preview', small: 'preview', regular: 'preview', medium: 'medium', hd: 'hd', full: 'full', '4k': 'full', '50mp': '50MP', auto: 'full',
+};
+const FORMATS: ReadonlySet<string> = new Set(['auto', 'png', 'jpg', 'webp', 'zip']);
+const EXT: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp', 'application/zip': '.zip' };
+
+export const REMOVE_USAGE = `Usage: cutout remove <file|dir>... [-o OUT] [--size full|preview|medium|hd|4k|50MP] [--format png|jpg|webp|zip|auto]
+                     [--bg-color HEX] [--channels rgba|alpha] [--no-refine] [--workers N]
+Removes the background of each image (folders are searched recursively) and writes the results
+to OUT (default: next to each input, as NAME.cutout.EXT). Non-images are reported and skipped.`;
+
+export interface CliIo {
+  stdout: NodeJS.WriteStream | { write(s: string): unknown; isTTY?: boolean };
+  stderr: { write(s: string): unknown };
+}
+
+export function parseHexColor(s: string): [number, number, number, number] | null {
+  const hex = s.replace(/^#/, '');
+  if (!/^([0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i.test(hex)) return null;
+  const full = hex.length <= 4 ? [...hex].map((c) => c + c).join('') : hex;
+  const n = (i: number): number => parseInt(full.slice(i, i + 2), 16);
+  return [n(0), n(2), n(4), full.length === 8 ? n(6) : 255];
+}
+
+function collect(inputs: string[], out: string[], missing: string[]): void {
+  for (const p of inputs) {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(p);
+    } catch {
+      missing.push(p);
+      continue;
+    }
+    if (st.isDirectory()) {
+      const entries = fs.readdirSync(p).sort().map((e) => path.join(p, e));
+      collect(entries, out, missing);
+    } else if (st.isFile()) {
+      out.push(p);
+    }
+  }
+}
+
+function progress(io: CliIo, done: number, total: number, failed: number): void {
+  if (!(io.stdout as { isTTY?: boolean }).isTTY) return;
+  const width = 30;
+  const filled = Math.round((done / Math.max(1, total)) * width);
+  io.stdout.write(`\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}${failed ? ` (${failed} failed)` : ''}`);
+}
+
+export async function runRemoveCommand(argv: string[], io: CliIo = process): Promise<number> {
+  const { positionals, flags } = parseArgs(argv, new Set(['no-refine', 'help']));
+  if (flags.has('help') || positionals.length === 0) {
+    (positionals.length === 0 && !flags.has('help') ? io.stderr : io.stdout).write(`${REMOVE_USAGE}\n`);
+    return flags.has('help') ? 0 : 2;
+  }
+  const options: RemoveOptions = { ...DEFAULT_OPTIONS };
+  const size = flags.get('size');
+  if (typeof size === 'string') {
+    const tier = SIZES[size.toLowerCase()];
+    if (!tier) return usageError(io, `unknown --size '${size}'`);
+    options.size = tier;
+  }
+  const format = flags.get('format');
+  if (typeof format === 'string') {
+    if (!FORMATS.has(format)) return usageError(io, `unknown --format '${format}'`);
+    options.format = format as OutputFormat;
+  }
+  const bg = flags.get('bg-color');
+  if (typeof bg === 'string') {
+    const c = parseHexColor(bg);
+    if (!c) return usageError(io, `--bg-color expects hex like ff0000 or #f00, got '${bg}'`);
+    options.bgColor = c;
+  }
+  const channels = flags.get('channels');
+  if (channels === 'alpha' || channels === 'rgba') options.channels = channels;
+  else if (channels !== undefined) return usageError(io, `unknown --channels '${String(channels)}'`);
+  if (flags.has('no-refine')) {
+    options.refine = false;
+    options.decontaminate = false;
+  }
+  const outDir = flags.get('o') ?? flags.get('out');
+  if (outDir === true) return usageError(io, '-o needs a folder');
+  const workersFlag = flags.get('workers');
+  const workers = typeof workersFlag === 'string' ? Number(workersFlag) : undefined;
+  if (workers !== undefined && !(Number.isInteger(workers) && workers > 0)) return usageError(io, '--workers expects a positive integer');
+
+  const files: string[] = [];
+  const skipped: string[] = [];
+  const missing: string[] = [];
+  collect(positionals, files, missing);
+  for (const m of missing) io.stderr.write(`cutout: ${m}: no such file or folder\n`);
+  if (typeof outDir === 'string') fs.mkdirSync(outDir, { recursive: true });
+
+  const remover = await createRemover(workers ? { workers } : {});
+  let ok = 0;
+  let failed = missing.length;
+  const started = Date.now();
+  const queue = [...files];
+  const total = files.length;
+  let done = 0;
+  const next = async (): Promise<void> => {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      try {
+        const bytes = fs.readFileSync(file);
+        if (!sniffImage(bytes)) {
+          skipped.push(`${file}: not a JPEG, PNG or WebP image`);
+          continue;
+        }
+        const out = await remover.remove(bytes, options);
+        const base = path.basename(file, path.extname(file));
+        const dest = typeof outDir === 'string' ? path.join(outDir, `${base}${EXT[out.contentType]}`) : path.join(path.dirname(file), `${base}.cutout${EXT[out.contentType]}`);
+        fs.writeFileSync(dest, out.data);
+        ok++;
+      } catch (err) {
+        failed++;
+        io.stderr.write(`${(io.stdout as { isTTY?: boolean }).isTTY ? '\n' : ''}cutout: ${file}: ${(err as Error).message}\n`);
+      } finally {
+        done++;
+        progress(io, done, total, failed);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: remover.pool.stats().workers }, next));
+  } finally {
+    await remover.close();
+  }
+  if ((io.stdout as { isTTY?: boolean }).isTTY) io.stdout.write('\n');
+  for (const s of skipped) io.stderr.write(`cutout: skipped ${s}\n`);
+  const secs = ((Date.now() - started) / 1000).toFixed(1);
+  io.stdout.write(`${ok} done, ${failed} failed, ${skipped.length} skipped in ${secs} s\n`);
+  // Skipped non-images are not failures; unreadable or failed images are.
+  return failed > 0 ? 1 : 0;
+}
+
+function usageError(io: CliIo, message: string): number {
+  io.stderr.write(`cutout remove: ${message}\n${REMOVE_USAGE}\n`);
+  return 2;
+}

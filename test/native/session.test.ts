@@ -1,0 +1,86 @@
+// The Session runs the real model over tensors it owns, shares one model per process, and refuses bad input.
+import t from 'tap';
+import sharp from 'sharp';
+import { loadBinding, type SessionOptions } from '../../src/native/binding.js';
+import { modelEntry } from '../../src/model/manifest.js';
+import { evalImage } from '../helpers/core-fixtures.js';
+
+const binding = loadBinding();
+const model = modelEntry();
+const opts: SessionOptions = {
+  threads: 2,
+  inputName: model.entry.input.name,
+  outputName: model.entry.output,
+  width: model.entry.input.width,
+  height: model.entry.input.height,
+  mean: model.entry.input.mean,
+  std: model.entry.input.std,
+};
+
+t.test('missing model and bad options give coded errors', async (t) => {
+  t.throws(() => new binding.Session('/nonexistent/model.onnx', opts), { code: 'ERR_CUTOUT_MODEL_MISSING', message: /nonexistent/ });
+  t.throws(() => new binding.Session(model.path, { ...opts, threads: 0 }), { code: 'ERR_CUTOUT_ARG', name: 'TypeError' });
+  t.throws(() => new binding.Session(model.path, { ...opts, mean: [1, 2] as never }), { code: 'ERR_CUTOUT_ARG' });
+});
+
+t.test('infer writes into the session-owned tensors and finds the subject', async (t) => {
+  const s = new binding.Session(model.path, opts);
+  t.teardown(() => s.close());
+  const { width, height } = opts;
+  // A real photo resized to the model input: the troll dolls of am_GT04.
+  const rgb = await sharp(evalImage('am_GT04')).resize(width, height, { fit: 'fill' }).removeAlpha().raw().toBuffer();
+
+  const inputBefore = s.inputTensor;
+  const out = s.infer(rgb, 3);
+  // Zero-copy: the returned mask is the session's own output tensor, and preprocessing wrote
+  // straight into the same input tensor object JS can see.
+  t.equal(out, s.outputTensor, 'output tensor identity');
+  t.equal(s.inputTensor, inputBefore, 'input tensor identity');
+  t.equal(out.length, width * height);
+  const ref = new Float32Array(3 * width * height);
+  binding.preprocess(rgb, width, height, 3, ref, opts.mean, opts.std);
+  t.same(s.inputTensor.subarray(0, 4096), ref.subarray(0, 4096), 'input tensor holds the preprocessed pixels');
+  t.same(s.inputTensor.subarray(2 * width * height, 2 * width * height + 4096), ref.subarray(2 * width * height, 2 * width * height + 4096));
+
+  let min = Infinity;
+  let max = -Infinity;
+  let fg = 0;
+  for (const v of out) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+    if (v > 0.5) fg++;
+  }
+  t.ok(min >= 0 && max <= 1, `probabilities in [0,1] (${min}..${max})`);
+  const share = fg / out.length;
+  t.ok(share > 0.15 && share < 0.8, `subject covers a plausible share of the frame (${share.toFixed(3)})`);
+  // The dolls stand in the middle-bottom; the top-left corner is backdrop.
+  t.ok(out[Math.floor(height * 0.8) * width + Math.floor(width * 0.4)]! > 0.5, 'doll body is foreground');
+  t.ok(out[10 * width + 10]! < 0.5, 'corner is background');
+});
+
+t.test('infer and composite refuse wrong lengths and order', async (t) => {
+  const s = new binding.Session(model.path, opts);
+  t.teardown(() => s.close());
+  t.throws(() => s.composite(new Uint8Array(16), 2, 2, { refine: false, decontaminate: false }), { code: 'ERR_CUTOUT_STATE' });
+  t.throws(() => s.infer(new Uint8Array(10), 3), { code: 'ERR_CUTOUT_BAD_LENGTH', name: 'TypeError', message: /Expected 3145728 bytes/ });
+  t.throws(() => s.infer(new Uint8Array(opts.width * opts.height * 3), 2 as 3), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => s.infer(null as never, 3), { code: 'ERR_CUTOUT_ARG' });
+  s.infer(new Uint8Array(opts.width * opts.height * 3), 3);
+  t.throws(() => s.composite(new Uint8Array(15), 2, 2, { refine: false, decontaminate: false }), { code: 'ERR_CUTOUT_BAD_LENGTH' });
+  t.throws(() => s.composite(new Uint8Array(16), 2, 2, { refine: false, decontaminate: false, roi: [0, 0, 9, 9] }), { code: 'ERR_CUTOUT_ARG' });
+  const rgba = new Uint8Array(8 * 8 * 4).fill(200);
+  const box = s.composite(rgba, 8, 8, { refine: true, decontaminate: true });
+  t.match(box, { top: Number, left: Number, width: Number, height: Number });
+  s.close();
+  t.throws(() => s.infer(new Uint8Array(opts.width * opts.height * 3), 3), { code: 'ERR_CUTOUT_CLOSED' });
+});
+
+t.test('sessions in one process share one loaded model', async (t) => {
+  const a = new binding.Session(model.path, opts);
+  const b = new binding.Session(model.path, opts);
+  t.equal(binding.loadedModels(), 1);
+  a.close();
+  t.equal(binding.loadedModels(), 1, 'still held by b');
+  b.close();
+  t.equal(binding.loadedModels(), 0, 'released with the last session');
+});
