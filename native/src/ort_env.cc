@@ -48,6 +48,8 @@ std::shared_ptr<SharedModel> AcquireModel(const std::string& path, int threads) 
   // Workers already fill the cores; spinning pool threads would steal time from libvips and the
   // other workers between parallel sections.
   opts.AddConfigEntry("session.intra_op.allow_spinning", "0");
+  // Tiny activations must not fall into the slow denormal path on some photos.
+  opts.AddConfigEntry("session.set_denormal_as_zero", "1");
   auto model = std::make_shared<SharedModel>();
   model->path = path;
   model->threads = threads;

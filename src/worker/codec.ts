@@ -46,24 +46,15 @@ async function toRaw(img: Sharp): Promise<Raw> {
 }
 
 /** Decode at output size as straight RGBA (EXIF orientation applied, CMYK/grey/16-bit to 8-bit sRGB). */
-export function decodeRgba(input: Uint8Array, maxPixels: number, width: number, height: number): Promise<Raw> {
+export function decodeRgba(input: Uint8Array, maxPixels: number, width: number, height: number, fullSize?: boolean): Promise<Raw> {
   let img = decoder(input, maxPixels);
-  img = img.resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
+  if (!fullSize) img = img.resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
   return toRaw(img.ensureAlpha());
 }
 
 /** Decode straight to the model's input size (shrink-on-load makes this cheap for big JPEGs). */
 export function decodeForModel(input: Uint8Array, maxPixels: number, width: number, height: number): Promise<Raw> {
   return toRaw(decoder(input, maxPixels).resize(width, height, { fit: 'fill', kernel: 'cubic' }).removeAlpha());
-}
-
-/** Resize an already decoded RGBA buffer to the model's input size (avoids a second decode). */
-export function resizeRawForModel(src: Raw, width: number, height: number): Promise<Raw> {
-  return toRaw(
-    sharp(src.data, { raw: { width: src.width, height: src.height, channels: src.channels as 4 } })
-      .resize(width, height, { fit: 'fill', kernel: 'cubic' })
-      .removeAlpha(),
-  );
 }
 
 /** Background image decoded and resized to cover the canvas (centred, aspect kept). */

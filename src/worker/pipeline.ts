@@ -52,30 +52,31 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   }
   let t = mark('probe', t0);
 
-  // Decode: once when the output is at least model-sized (resize the raw pixels for the model),
-  // twice otherwise (the model deserves more detail than a preview-sized output has).
-  let rgba: codec.Raw;
+  // The model input comes first (shrink-on-load keeps it cheap); the output-sized decode runs on a
+  // libvips thread while the model runs on this one, so a big photo's decode hides behind inference.
+  const fullSize = out.width === probe.width && out.height === probe.height;
+  const rgbaPromise = codec.decodeRgba(input, MAX_INPUT_PIXELS, out.width, out.height, fullSize);
+  rgbaPromise.catch(() => undefined); // awaited below; never an unhandled rejection
   let modelInput: codec.Raw;
   try {
-    const bigOutput = out.width * out.height >= ctx.model.width * ctx.model.height;
-    if (bigOutput) {
-      rgba = await codec.decodeRgba(input, MAX_INPUT_PIXELS, out.width, out.height);
-      modelInput = await codec.resizeRawForModel(rgba, ctx.model.width, ctx.model.height);
-    } else {
-      [rgba, modelInput] = await Promise.all([
-        codec.decodeRgba(input, MAX_INPUT_PIXELS, out.width, out.height),
-        codec.decodeForModel(input, MAX_INPUT_PIXELS, ctx.model.width, ctx.model.height),
-      ]);
-    }
+    modelInput = await codec.decodeForModel(input, MAX_INPUT_PIXELS, ctx.model.width, ctx.model.height);
   } catch (err) {
+    await rgbaPromise.catch(() => undefined);
     return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
   }
   t = mark('decode', t);
+  ctx.session.infer(modelInput.data, 3);
+  t = mark('infer', t);
+  let rgba: codec.Raw;
+  try {
+    rgba = await rgbaPromise;
+  } catch (err) {
+    return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
+  }
+  t = mark('decodeOutput', t);
 
   // The input's own transparency stays transparent: keep it to multiply in after compositing.
   const inputAlpha = probe.hasAlpha ? extractAlpha(ctx.binding, rgba) : undefined;
-  ctx.session.infer(modelInput.data, 3);
-  t = mark('infer', t);
   const box = ctx.session.composite(rgba.data, rgba.width, rgba.height, {
     refine: options.refine,
     decontaminate: options.decontaminate,
