@@ -1,0 +1,41 @@
+// `cutout remove` processes files and folders, skips non-images without failing, and exits non-zero when an image fails.
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import t from 'tap';
+import sharp from 'sharp';
+import { PACKAGE_ROOT } from '../../src/model/manifest.js';
+import { syntheticPhoto } from '../helpers/core-fixtures.js';
+
+const CLI = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
+const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+
+t.test('a folder with an image and a text file', async (t) => {
+  const dir = t.testdir({ 'notes.txt': 'not an image', nested: {} });
+  fs.writeFileSync(path.join(dir, 'nested', 'disc.jpg'), await syntheticPhoto(120, 90));
+  const out = path.join(dir, 'out');
+  const r = run(['remove', dir, '-o', out, '--size', 'preview', '--format', 'png', '--workers', '1']);
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, /^1 done, 0 failed, 1 skipped in [\d.]+ s$/m);
+  t.match(r.stderr, /skipped .*notes\.txt: not a JPEG, PNG or WebP image/);
+  const meta = await sharp(fs.readFileSync(path.join(out, 'disc.png'))).metadata();
+  t.same([meta.width, meta.height, meta.channels], [120, 90, 4]);
+});
+
+t.test('a broken image fails the run; bad flags are usage errors', async (t) => {
+  const dir = t.testdir({ 'broken.jpg': Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]) });
+  const r = run(['remove', path.join(dir, 'broken.jpg'), '--workers', '1']);
+  t.equal(r.status, 1);
+  t.match(r.stderr, /broken\.jpg: Failed to read image/);
+  t.match(r.stdout, /0 done, 1 failed, 0 skipped/);
+  const missing = run(['remove', path.join(dir, 'nope.png'), '--workers', '1']);
+  t.equal(missing.status, 1);
+  t.match(missing.stderr, /nope\.png: no such file or folder/);
+  const bad = run(['remove', dir, '--size', 'gigantic']);
+  t.equal(bad.status, 2);
+  t.match(bad.stderr, /unknown --size 'gigantic'/);
+  const color = run(['remove', dir, '--bg-color', 'zzz']);
+  t.equal(color.status, 2);
+  t.equal(run(['remove']).status, 2);
+  t.match(run(['remove', '--help']).stdout, /Usage: cutout remove/);
+});
