@@ -1,0 +1,135 @@
+// `cutout keys create|list|revoke|credit`: API key admin on the data folder's ledger. Safe while a server
+// has the same folder open (LMDB is multi-process); keys are printed once, at creation, and never again.
+
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs, type ParsedArgs } from './args.js';
+import { openLedger, type LmdbLedger } from '../ledger/lmdb-ledger.js';
+import { LedgerInputError, type AccountSummary } from '../ledger/accounts.js';
+import type { BalanceName } from '../ledger/prices.js';
+
+export interface CommandIo {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+  dataDir: string;
+}
+
+const HELP = `Usage:
+  cutout keys create [--credits N] [--payg N] [--enterprise N] [--free-calls N] [--concurrency N] [--rate N] [--label TEXT] [--json]
+      Create an account with one key. Prints the key alone (or JSON with --json); it is not shown again.
+  cutout keys list [--json]
+      Accounts with ids, labels, balances and revoked state (never keys).
+  cutout keys revoke <key|account-id>
+      Revoke one key, or every key of an account. Effective on the next request in every process.
+  cutout keys credit <key|account-id> --add N [--payg | --enterprise]
+      Add N credits to the subscription balance (or payg / enterprise).
+Options: --data DIR (ledger folder; default $CUTOUT_DATA_DIR or ./data)`;
+
+class UsageError extends Error {}
+
+function intFlag(args: ParsedArgs, name: string): number | undefined {
+  const v = args.flags.get(name);
+  if (v === undefined) return undefined;
+  if (v === true || !/^\d+$/.test(v)) throw new UsageError(`Expected a non-negative integer for --${name} but received ${String(v)}`);
+  return Number(v);
+}
+
+function ledgerExists(dir: string): boolean {
+  return existsSync(join(dir, 'data.mdb'));
+}
+
+function formatTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+function listText(accounts: AccountSummary[]): string {
+  const rows = [['ID', 'LABEL', 'SUBSCRIPTION', 'PAYG', 'ENTERPRISE', 'FREE_CALLS', 'CONCURRENCY', 'RATE/MIN', 'REVOKED']];
+  for (const a of accounts) {
+    const b = a.balances;
+    rows.push([a.id, a.label, String(b.subscription), String(b.payg), String(b.enterprise), String(b.freeCalls), String(a.concurrency), String(a.ratePerMinute), a.revoked ? 'yes' : 'no']);
+  }
+  return formatTable(rows);
+}
+
+async function run(sub: string, args: ParsedArgs, ledger: LmdbLedger, io: CommandIo): Promise<number> {
+  const json = args.flags.get('json') === true;
+  switch (sub) {
+    case 'create': {
+      const label = args.flags.get('label');
+      const { account, apiKey } = ledger.createAccount({
+        label: typeof label === 'string' ? label : '',
+        subscription: intFlag(args, 'credits'),
+        payg: intFlag(args, 'payg'),
+        enterprise: intFlag(args, 'enterprise'),
+        freeCallsPerMonth: intFlag(args, 'free-calls'),
+        concurrency: intFlag(args, 'concurrency'),
+        ratePerMinute: intFlag(args, 'rate'),
+      });
+      io.stdout(json ? JSON.stringify({ key: apiKey, account, balances: ledger.balances(account.id) }) + '\n' : apiKey + '\n');
+      return 0;
+    }
+    case 'list': {
+      const accounts = ledger.listAccounts();
+      io.stdout(json ? JSON.stringify(accounts) + '\n' : listText(accounts));
+      return 0;
+    }
+    case 'revoke': {
+      const target = args.positionals[1];
+      if (!target) throw new UsageError('Expected a key or account id for revoke');
+      const accountId = ledger.resolveAccount(target);
+      if (!accountId) {
+        io.stderr(`cutout keys: no such key or account\n`);
+        return 1;
+      }
+      const changed = ledger.revoke(target);
+      io.stdout(json ? JSON.stringify({ accountId, revoked: changed }) + '\n' : `revoked ${changed} key(s) of ${accountId}\n`);
+      return 0;
+    }
+    case 'credit': {
+      const target = args.positionals[1];
+      if (!target) throw new UsageError('Expected a key or account id for credit');
+      const amount = intFlag(args, 'add');
+      if (amount === undefined || amount <= 0) throw new UsageError('Expected --add N with N > 0 for credit');
+      const to: BalanceName = args.flags.get('payg') === true ? 'payg' : args.flags.get('enterprise') === true ? 'enterprise' : 'subscription';
+      const accountId = ledger.resolveAccount(target);
+      const balances = accountId ? ledger.addCredits(accountId, amount, to) : null;
+      if (!accountId || !balances) {
+        io.stderr(`cutout keys: no such key or account\n`);
+        return 1;
+      }
+      io.stdout(json ? JSON.stringify({ accountId, balances }) + '\n' : `${accountId}: +${amount} ${to}; ${balances.subscription} subscription, ${balances.payg} payg, ${balances.enterprise} enterprise (total ${balances.total})\n`);
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown keys command '${sub}'`);
+  }
+}
+
+/** `argv` is what follows `keys`. Returns the exit code: 0 ok, 1 not found, 2 usage error. */
+export async function runKeysCommand(argv: string[], io: CommandIo): Promise<number> {
+  const args = parseArgs(argv, new Set(['json', 'payg', 'enterprise', 'help']));
+  const sub = args.positionals[0];
+  if (!sub || sub === 'help' || args.flags.has('help')) {
+    (sub ? io.stdout : io.stderr)(HELP + '\n');
+    return sub ? 0 : 2;
+  }
+  // `--payg N` is a number for create but a switch for credit.
+  const parsed = sub === 'create' ? parseArgs(argv, new Set(['json', 'help'])) : args;
+  if (sub !== 'create' && !ledgerExists(io.dataDir)) {
+    io.stderr(`cutout keys: no ledger in ${io.dataDir}\n`);
+    return 1;
+  }
+  const ledger = openLedger(io.dataDir);
+  try {
+    return await run(sub, parsed, ledger, io);
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof LedgerInputError) {
+      io.stderr(`cutout keys: ${err.message}\n${HELP}\n`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    await ledger.close();
+  }
+}

@@ -1,0 +1,83 @@
+// The one LMDB root env for the ledger plus its named sub-databases, so one write transaction spans them all.
+// Every process that shares a data folder must open it through here: LMDB refuses mixed sync flags.
+
+import { mkdirSync } from 'node:fs';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { AccountRecord, KeyRecord } from './accounts.js';
+import type { HoldRecord } from './credits.js';
+import type { SlotRecord } from './slots.js';
+import type { RateRecord } from './rate.js';
+import type { UsageEntry } from './usage.js';
+
+/**
+ * `relaxed`: no fsync at commit, a background flush every `flushIntervalMs`. Survives kill -9 of any process;
+ * an OS crash or power loss can lose the last interval of writes (see docs/ledger.md).
+ * `fsync`: LMDB's default durable commit (~0.5 ms+ per write on this machine).
+ */
+export type Durability = 'relaxed' | 'fsync';
+
+export interface LedgerDb {
+  root: RootDatabase;
+  keys: Database<KeyRecord, string>;
+  accounts: Database<AccountRecord, string>;
+  holds: Database<HoldRecord, string>;
+  /** Key: [accountId, slotId] so one account's slots are one range. */
+  slots: Database<SlotRecord, [string, string]>;
+  rate: Database<RateRecord, string>;
+  /** Key: [unix ms, reservation id]: time-ordered and unique across processes. */
+  usage: Database<UsageEntry, [number, string]>;
+  /** Flush pending writes to disk (resolves after fsync). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenDbOptions {
+  durability?: Durability;
+  flushIntervalMs?: number;
+}
+
+export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
+  const durability = opts.durability ?? 'relaxed';
+  mkdirSync(dir, { recursive: true });
+  const root = open({
+    path: dir,
+    maxDbs: 12,
+    // lmdb treats a path with an extension as a file; ours is always a folder (`~/.cutout`, tap testdirs).
+    noSubdir: false,
+    // relaxed: commits only touch the OS page cache, which a process crash cannot lose.
+    ...(durability === 'relaxed' ? { noSync: true } : {}),
+  });
+  const db = {
+    keys: root.openDB<KeyRecord, string>('keys', {}),
+    accounts: root.openDB<AccountRecord, string>('accounts', {}),
+    holds: root.openDB<HoldRecord, string>('holds', {}),
+    slots: root.openDB<SlotRecord, [string, string]>('slots', {}),
+    rate: root.openDB<RateRecord, string>('rate', {}),
+    usage: root.openDB<UsageEntry, [number, string]>('usage', {}),
+  };
+
+  // `sync(cb)` runs mdb_env_sync on a libuv thread; it is missing from lmdb's typings.
+  const syncable = root as unknown as { sync(cb: (err?: Error) => void): void };
+  const flush = (): Promise<void> =>
+    new Promise((resolve, reject) => syncable.sync((err) => (err ? reject(err) : resolve())));
+
+  let closing: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  if (durability === 'relaxed') {
+    timer = setInterval(() => {
+      if (!closing) flush().catch(() => {});
+    }, opts.flushIntervalMs ?? 1000);
+    timer.unref();
+  }
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      clearInterval(timer);
+      if (durability === 'relaxed') await flush();
+      await root.close();
+    })();
+    return closing;
+  };
+
+  return { root, ...db, flush, close };
+}

@@ -1,0 +1,52 @@
+// Refunds holds and frees slots whose owner process is gone (kill -9, OOM, crash). Run at every server start
+// and from a supervisor when a child dies. Safe to run any time from any process: live owners are untouched.
+
+import type { LedgerDb } from './db.js';
+import type { LmdbLedger } from './lmdb-ledger.js';
+import { undoHold } from './credits.js';
+import { isOwnerAlive, type Owner } from './owner.js';
+
+export interface ReconcileReport {
+  /** Holds refunded. */
+  holds: number;
+  /** Credits put back, all balances together. */
+  credits: number;
+  /** Refunded holds that had used a free call. */
+  freeCalls: number;
+  /** Concurrency slots freed. */
+  slots: number;
+}
+
+export function reconcileDb(db: LedgerDb): ReconcileReport {
+  const report: ReconcileReport = { holds: 0, credits: 0, freeCalls: 0, slots: 0 };
+  // One check per distinct owner: each is a /proc read.
+  const alive = new Map<string, boolean>();
+  const isAlive = (o: Owner): boolean => {
+    const k = `${o.pid}/${o.token}`;
+    let v = alive.get(k);
+    if (v === undefined) alive.set(k, (v = isOwnerAlive(o)));
+    return v;
+  };
+  db.root.transactionSync(() => {
+    // Collect first: deleting under an open cursor is not safe.
+    for (const { key, value } of [...db.holds.getRange({})]) {
+      if (isAlive(value.owner)) continue;
+      const hold = undoHold(db, key);
+      if (!hold) continue;
+      report.holds++;
+      report.credits += hold.credits;
+      if (hold.freeMonth !== undefined) report.freeCalls++;
+    }
+    for (const { key, value } of [...db.slots.getRange({})]) {
+      if (isAlive(value.owner)) continue;
+      db.slots.removeSync(key);
+      report.slots++;
+    }
+  });
+  return report;
+}
+
+/** Refund every hold and free every slot whose owner process is dead. */
+export function reconcileDeadOwners(ledger: LmdbLedger): ReconcileReport {
+  return reconcileDb(ledger.db);
+}

@@ -1,0 +1,53 @@
+// Per-account concurrency slots, stored in LMDB so the cap holds across server processes. Each slot records
+// its owner; slots of dead owners are freed by reconcileDeadOwners and, lazily, when an account hits its cap.
+
+import type { AccountView, Slot } from './ledger.js';
+import type { LedgerDb } from './db.js';
+import { SELF, isOwnerAlive, isSelf, type Owner } from './owner.js';
+import { randomBase62 } from './key-hash.js';
+
+export interface SlotRecord {
+  owner: Owner;
+  createdAt: number;
+}
+
+const idPrefix = randomBase62(8) + '.';
+let idCounter = 0;
+
+function rangeOf(accountId: string): { start: [string]; end: [string, string] } {
+  // '\uffff' sorts after every generated slot id.
+  return { start: [accountId], end: [accountId, '\uffff'] };
+}
+
+/** Frees the account's slots held by dead processes. Must run inside a write transaction. */
+function reclaimDead(db: LedgerDb, accountId: string): number {
+  let freed = 0;
+  for (const { key, value } of [...db.slots.getRange(rangeOf(accountId))]) {
+    if (isSelf(value.owner) || isOwnerAlive(value.owner)) continue;
+    db.slots.removeSync(key);
+    freed++;
+  }
+  return freed;
+}
+
+export function acquireSlot(db: LedgerDb, account: AccountView, now: number): Slot | null {
+  const key = db.root.transactionSync((): [string, string] | null => {
+    const range = rangeOf(account.id);
+    let held = db.slots.getKeysCount(range);
+    // Only at the cap is it worth checking /proc for dead holders.
+    if (held >= account.concurrency) held -= reclaimDead(db, account.id);
+    if (held >= account.concurrency) return null;
+    const k: [string, string] = [account.id, idPrefix + (idCounter++).toString(36)];
+    db.slots.putSync(k, { owner: SELF, createdAt: now });
+    return k;
+  });
+  if (!key) return null;
+  let released = false;
+  return {
+    release(): void {
+      if (released) return;
+      released = true;
+      db.slots.removeSync(key);
+    },
+  };
+}
