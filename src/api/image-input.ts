@@ -1,0 +1,47 @@
+// An ImageSource (upload, base64 or URL) → checked bytes in their own unpooled ArrayBuffer, ready
+// to be transferred to a worker. Type is decided by magic bytes, never by headers or filenames.
+
+import { fetchImage, ImageFetchError, type FetchImageOptions } from '../fetch/image-url.js';
+import { describeFileType, sniffImageType } from './image-type.js';
+import type { ImageSource } from './params.js';
+import { failedBgDownload, failedImageDownload, fileTooLarge, invalidFileType } from './errors.js';
+
+export interface ImageInputDeps {
+  maxImageBytes: number;
+  fetchOptions: Partial<FetchImageOptions>;
+}
+
+/** A copy that owns its whole ArrayBuffer (transferable, and detached from the request body). */
+export function ownedCopy(bytes: Uint8Array): Uint8Array {
+  const out = Buffer.allocUnsafeSlow(bytes.byteLength);
+  out.set(bytes);
+  return new Uint8Array(out.buffer, 0, bytes.byteLength);
+}
+
+const owns = (b: Uint8Array) => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && !(b.buffer instanceof SharedArrayBuffer);
+
+export async function loadImage(source: ImageSource, deps: ImageInputDeps, signal: AbortSignal): Promise<Uint8Array> {
+  const background = source.field.startsWith('bg_');
+  let bytes: Uint8Array;
+  let declaredType: string | undefined;
+  let filename: string | undefined;
+  if (source.kind === 'url') {
+    try {
+      const fetched = await fetchImage(source.url, { ...deps.fetchOptions, maxBytes: deps.maxImageBytes, signal });
+      bytes = fetched.data;
+      declaredType = fetched.contentType;
+    } catch (err) {
+      if (err instanceof ImageFetchError) throw background ? failedBgDownload(err.reason) : failedImageDownload(err.reason);
+      throw err;
+    }
+  } else {
+    if (source.data.byteLength > deps.maxImageBytes) throw fileTooLarge(deps.maxImageBytes);
+    bytes = source.data;
+    declaredType = source.type;
+    filename = source.filename;
+  }
+  if (sniffImageType(bytes) === null) {
+    throw invalidFileType(describeFileType(bytes, declaredType, filename), background ? source.field : 'image');
+  }
+  return owns(bytes) ? new Uint8Array(bytes.buffer, 0, bytes.byteLength) : ownedCopy(bytes);
+}

@@ -1,0 +1,153 @@
+// POST /v1.0/removebg: auth → body limit → slot → rate → body → params → images → reserve →
+// pool → settle/refund → respond. Credits and slots move only in try/finally pairs.
+
+import type { Ledger, RateState } from '../ledger/ledger.js';
+import type { RemovalPool } from '../pool/pool-api.js';
+import type { Box, RemoveOptions, RemoveSuccess } from '../pool/task.js';
+import type { RequestContext } from '../http/context.js';
+import { parseForm } from '../http/forms.js';
+import { InsufficientCreditsError } from '../ledger/ledger.js';
+import { authenticate, rateHeaders } from './auth.js';
+import {
+  concurrencyLimitExceeded,
+  fileTooLarge,
+  fromRemoveFailure,
+  insufficientCredits,
+  rateLimitExceeded,
+  serviceBusy,
+  withHeaders,
+} from './errors.js';
+import { loadImage, type ImageInputDeps } from './image-input.js';
+import { parseRemoveRequest, wantsJson } from './params.js';
+
+export interface RemoveBgDeps extends ImageInputDeps {
+  ledger: Ledger;
+  pool: RemovalPool;
+  maxBodyBytes: number;
+  log: { error(msg: string, err?: unknown): void };
+}
+
+/** Rate-limit units for an input: its megapixels rounded up, at least 1 (REMOVEBG-API §3). */
+export const rateUnits = (width: number, height: number): number => Math.max(1, Math.ceil((width * height) / 1_000_000));
+
+export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): Promise<void> {
+  const { ledger, pool } = deps;
+  const account = authenticate(ctx, ledger);
+  if (ctx.declaredLength !== null && ctx.declaredLength > deps.maxBodyBytes) throw fileTooLarge(deps.maxBodyBytes, 'Request body');
+
+  const slot = ledger.acquireSlot(account);
+  if (!slot) throw concurrencyLimitExceeded();
+  try {
+    // One unit up front (the input size is unknown yet); the rest once the worker has decoded it.
+    const rate = ledger.takeRate(account, 1);
+    if (!rate.ok) throw withHeaders(rateLimitExceeded(rate.retryAfter), rateHeaders(rate));
+    let rateState: RateState = rate;
+
+    const body = await ctx.readBody(deps.maxBodyBytes);
+    const request = parseRemoveRequest(parseForm(ctx.header('content-type'), body));
+    const input = await loadImage(request.source, deps, ctx.signal);
+    const bgImage = request.bgSource ? await loadImage(request.bgSource, deps, ctx.signal) : undefined;
+    ctx.throwIfAborted();
+
+    let reservation;
+    try {
+      reservation = await ledger.reserve(account, request.size);
+    } catch (err) {
+      if (err instanceof InsufficientCreditsError || (err as { code?: string })?.code === 'insufficient_credits') {
+        throw insufficientCredits();
+      }
+      throw err;
+    }
+
+    let settled = false;
+    try {
+      ctx.throwIfAborted();
+      const options: RemoveOptions = { ...request.options, size: reservation.size };
+      if (bgImage) options.bgImage = bgImage;
+      let result;
+      try {
+        result = await pool.run({ input, options }, ctx.signal);
+      } catch (err) {
+        const code = (err as { code?: string })?.code;
+        if (code === 'queue_full') {
+          const s = pool.stats();
+          throw serviceBusy(1 + Math.ceil((s.queued + s.running) / Math.max(1, s.workers)));
+        }
+        throw err; // 'aborted' and friends: the client is gone or it is a 500
+      }
+      if (!result.ok) throw fromRemoveFailure(result.code, result.message);
+      if (ctx.aborted) return; // finished after the client left: refund below, write nothing
+
+      const extra = rateUnits(result.inputWidth, result.inputHeight) - 1;
+      if (extra > 0) rateState = ledger.takeRate(account, extra); // charged after the fact; may go over
+      await ledger.settle(reservation, { outputPixels: result.width * result.height, status: 200 });
+      settled = true;
+      respond(ctx, result, request.options, reservation.credits, rateState, wantsJson(ctx.header('accept')));
+    } finally {
+      if (!settled) await ledger.refund(reservation);
+    }
+  } finally {
+    slot.release();
+  }
+}
+
+/**
+ * remove.bg reports the foreground box in input coordinates when the output was only a downscale
+ * of the input; with crop/scale/position the output geometry is its own, so keep output coordinates.
+ */
+export function foregroundBox(result: RemoveSuccess, options: Pick<RemoveOptions, 'crop' | 'scale' | 'position'>): Box {
+  const fg = result.foreground;
+  const resized = result.width !== result.inputWidth || result.height !== result.inputHeight;
+  if (!resized || options.crop || options.scale !== undefined || options.position !== undefined) return fg;
+  const sx = result.inputWidth / result.width;
+  const sy = result.inputHeight / result.height;
+  return {
+    top: Math.round(fg.top * sy),
+    left: Math.round(fg.left * sx),
+    width: Math.round(fg.width * sx),
+    height: Math.round(fg.height * sy),
+  };
+}
+
+function respond(
+  ctx: RequestContext,
+  result: RemoveSuccess,
+  options: Pick<RemoveOptions, 'crop' | 'scale' | 'position'>,
+  credits: number,
+  rate: RateState,
+  json: boolean,
+): void {
+  const fg = foregroundBox(result, options);
+  const headers: Record<string, string> = {
+    'X-Width': String(result.width),
+    'X-Height': String(result.height),
+    'X-Max-Width': String(result.width),
+    'X-Max-Height': String(result.height),
+    'X-Credits-Charged': String(Math.round(credits)),
+    'X-Processing-Time-Ms': String(Math.round(performance.now() - ctx.startedAt)),
+    'X-Dropin-Provider': 'cutout',
+    'X-Foreground-Top': String(fg.top),
+    'X-Foreground-Left': String(fg.left),
+    'X-Foreground-Width': String(fg.width),
+    'X-Foreground-Height': String(fg.height),
+    ...rateHeaders(rate),
+  };
+  if (json) {
+    const data = Buffer.from(result.data.buffer, result.data.byteOffset, result.data.byteLength);
+    ctx.sendJson(
+      200,
+      {
+        data: {
+          result_b64: data.toString('base64'),
+          foreground_top: fg.top,
+          foreground_left: fg.left,
+          foreground_width: fg.width,
+          foreground_height: fg.height,
+        },
+      },
+      headers,
+    );
+  } else {
+    ctx.send(200, { 'Content-Type': result.contentType, ...headers }, result.data);
+  }
+}

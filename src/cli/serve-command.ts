@@ -1,0 +1,177 @@
+// `cutout serve [--host H] [--port P] [--data DIR] [--workers N] [--tls-cert F --tls-key F]`
+// Start order: ledger (reconcile dead owners, demo key) → pool → listen. SIGTERM/SIGINT close in
+// reverse: stop accepting, drain in-flight requests, close pool, close ledger.
+
+import { fork } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { ensureDemoKey, openLedger, reconcileDeadOwners } from '../ledger/lmdb-ledger.js';
+import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';
+import { createRemovalPool } from '../pool/pool.js';
+import { createServer, consoleLogger, type CutoutServer, type Logger } from '../http/server.js';
+import { assertNativeUws, FallbackUwsError } from '../http/native-check.js';
+
+export const SERVE_USAGE = `Usage: cutout serve [options]
+
+  --host HOST          interface to bind (CUTOUT_HOST, default 0.0.0.0)
+  --port PORT          port, 0 = any free port (CUTOUT_PORT, default 8080)
+  --data DIR           ledger and improve/ storage (CUTOUT_DATA_DIR, default ./data)
+  --workers N          removal worker threads per process (CUTOUT_WORKERS, default cores/2)
+  --processes N        server processes sharing the port via SO_REUSEPORT (CUTOUT_PROCESSES, default 1)
+  --max-queue N        queued removals before 503 (CUTOUT_MAX_QUEUE)
+  --tls-cert FILE      serve HTTPS with this certificate (CUTOUT_TLS_CERT)
+  --tls-key FILE       ... and this private key (CUTOUT_TLS_KEY)
+  --max-body-bytes N   largest request body (CUTOUT_MAX_BODY_BYTES)
+  --no-demo-key        do not create a demo key on first start
+`;
+
+export interface RunningService {
+  server: CutoutServer;
+  pool: RemovalPool;
+  ledger: Ledger;
+  demoKey: string | null;
+  /** Graceful stop; idempotent. */
+  shutdown(): Promise<void>;
+}
+
+/** Open everything and listen. Exposed for tests; the CLI wraps it with signal handling. */
+export async function startService(config: Config, log: Logger = consoleLogger): Promise<RunningService> {
+  assertNativeUws(); // before opening anything: never serve on uWS's slow JS fallback
+  const dataDir = resolve(config.dataDir);
+  await mkdir(dataDir, { recursive: true });
+
+  const ledger = openLedger(dataDir);
+  let pool: RemovalPool | undefined;
+  try {
+    // Refund holds and free slots left by processes that died mid-request.
+    const report = reconcileDeadOwners(ledger);
+    if (report.holds > 0 || report.slots > 0) {
+      log.info(`ledger: refunded ${report.holds} hold(s) and freed ${report.slots} slot(s) of dead processes`);
+    }
+    const demoKey = config.demoKey ? await ensureDemoKey(ledger) : null;
+
+    const poolOptions: PoolOptions = {};
+    if (config.workers !== undefined) poolOptions.workers = config.workers;
+    if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
+    pool = await createRemovalPool(poolOptions);
+
+    const server = createServer({ config, pool, ledger, log });
+    await server.listen();
+    const openPool = pool;
+    let stopping: Promise<void> | null = null;
+    return {
+      server,
+      pool: openPool,
+      ledger,
+      demoKey,
+      shutdown() {
+        stopping ??= (async () => {
+          await server.close();
+          await openPool.close();
+          await ledger.close();
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await pool?.close().catch(() => {});
+    await ledger.close().catch(() => {});
+    throw err;
+  }
+}
+
+/** `cutout serve …`: resolves with the process exit code once the server has shut down. */
+export async function runServeCommand(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(SERVE_USAGE);
+    return 0;
+  }
+  let config: Config;
+  try {
+    config = loadConfig(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`cutout serve: ${err.message}\n\n${SERVE_USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+
+  if (config.processes > 1) return runProcesses(argv, config.processes);
+
+  let service: RunningService;
+  try {
+    service = await startService(config);
+  } catch (err) {
+    if (err instanceof FallbackUwsError) {
+      process.stderr.write(`cutout serve: ${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`cutout serve: failed to start: ${(err as Error).message}\n`);
+    return 1;
+  }
+
+  if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
+  process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)})\n`);
+
+  return new Promise<number>((resolveExit) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals++;
+      if (signals > 1) {
+        process.stderr.write(`cutout serve: second ${signal}, exiting now\n`);
+        resolveExit(130);
+        return;
+      }
+      process.stdout.write(`cutout serve: ${signal} received, finishing ${service.server.inflight} in-flight request(s)\n`);
+      service.shutdown().then(
+        () => {
+          process.off('SIGTERM', onSignal);
+          process.off('SIGINT', onSignal);
+          process.stdout.write('cutout serve: stopped\n');
+          resolveExit(0);
+        },
+        (err) => {
+          process.stderr.write(`cutout serve: error while stopping: ${(err as Error).message}\n`);
+          resolveExit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+/**
+ * `--processes N`: N copies of this command, each with its own pool, sharing the port (uWS listens
+ * with SO_REUSEPORT on Linux) and the LMDB ledger (multi-process safe). Signals are forwarded.
+ */
+function runProcesses(argv: string[], count: number): Promise<number> {
+  const childArgs = stripFlag(argv, 'processes');
+  const entry = new URL('./main.js', import.meta.url);
+  const children = Array.from({ length: count }, (_, i) =>
+    fork(entry, ['serve', ...childArgs, '--processes', '1'], { env: { ...process.env, CUTOUT_PROCESS_INDEX: String(i) } }),
+  );
+  const forward = (signal: NodeJS.Signals) => {
+    for (const c of children) if (c.exitCode === null) c.kill(signal);
+  };
+  process.on('SIGTERM', forward);
+  process.on('SIGINT', forward);
+  return Promise.all(children.map((c) => new Promise<number>((r) => c.on('exit', (code) => r(code ?? 1))))).then((codes) => {
+    process.off('SIGTERM', forward);
+    process.off('SIGINT', forward);
+    return codes.find((c) => c !== 0) ?? 0;
+  });
+}
+
+function stripFlag(argv: string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === `--${name}`) i++;
+    else if (!a.startsWith(`--${name}=`)) out.push(a);
+  }
+  return out;
+}

@@ -1,0 +1,130 @@
+// Environment + command-line flags → one frozen, validated Config. Imports nothing of ours.
+// Flags win over env vars; env vars win over defaults.
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** Worker threads for the removal pool; undefined = the pool's default. */
+  readonly workers: number | undefined;
+  /** Server processes sharing the port (SO_REUSEPORT); each has its own pool. */
+  readonly processes: number;
+  /** Queued removals beyond the running ones before 503; undefined = the pool's default. */
+  readonly maxQueue: number | undefined;
+  readonly tlsCert: string | undefined;
+  readonly tlsKey: string | undefined;
+  /** Largest request body (a 22 MB image as base64 plus form overhead). */
+  readonly maxBodyBytes: number;
+  /** Largest decoded image (remove.bg: 22 MB). */
+  readonly maxImageBytes: number;
+  readonly fetchConnectTimeoutMs: number;
+  readonly fetchTimeoutMs: number;
+  /** TESTS ONLY (CUTOUT_TEST_ALLOW_LOOPBACK_FETCH=1): image_url may reach 127.0.0.1/::1. */
+  readonly testAllowLoopbackFetch: boolean;
+  /** Create and print a demo key on first start. */
+  readonly demoKey: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const MB = 1024 * 1024;
+export const DEFAULT_MAX_IMAGE_BYTES = 22 * MB;
+
+export const DEFAULTS = Object.freeze({
+  host: '0.0.0.0',
+  port: 8080,
+  dataDir: './data',
+  maxImageBytes: DEFAULT_MAX_IMAGE_BYTES,
+  maxBodyBytes: Math.ceil((DEFAULT_MAX_IMAGE_BYTES * 4) / 3) + MB,
+  fetchConnectTimeoutMs: 5_000,
+  fetchTimeoutMs: 20_000,
+});
+
+/** Flag name → env var. Every flag takes a value (`--port 8080` or `--port=8080`). */
+const FLAGS: Readonly<Record<string, string>> = {
+  host: 'CUTOUT_HOST',
+  port: 'CUTOUT_PORT',
+  data: 'CUTOUT_DATA_DIR',
+  workers: 'CUTOUT_WORKERS',
+  processes: 'CUTOUT_PROCESSES',
+  'max-queue': 'CUTOUT_MAX_QUEUE',
+  'tls-cert': 'CUTOUT_TLS_CERT',
+  'tls-key': 'CUTOUT_TLS_KEY',
+  'max-body-bytes': 'CUTOUT_MAX_BODY_BYTES',
+  'fetch-timeout-ms': 'CUTOUT_FETCH_TIMEOUT_MS',
+};
+const BOOLEAN_FLAGS: Readonly<Record<string, string>> = { 'no-demo-key': 'CUTOUT_NO_DEMO_KEY' };
+
+function parseArgv(argv: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new ConfigError(`Unexpected argument '${arg}'`);
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    if (name in BOOLEAN_FLAGS) {
+      out.set(name, eq < 0 ? 'true' : arg.slice(eq + 1));
+      continue;
+    }
+    if (!(name in FLAGS)) throw new ConfigError(`Unknown option '--${name}'`);
+    const value = eq < 0 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined) throw new ConfigError(`Option '--${name}' needs a value`);
+    out.set(name, value);
+  }
+  return out;
+}
+
+function integer(name: string, text: string | undefined, min: number, max: number): number | undefined {
+  if (text === undefined || text === '') return undefined;
+  const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(n >= min && n <= max)) throw new ConfigError(`Expected an integer from ${min} to ${max} for ${name} but received '${text}'`);
+  return n;
+}
+
+function bool(name: string, text: string | undefined): boolean {
+  if (text === undefined || text === '') return false;
+  if (/^(1|true|yes)$/i.test(text)) return true;
+  if (/^(0|false|no)$/i.test(text)) return false;
+  throw new ConfigError(`Expected true or false for ${name} but received '${text}'`);
+}
+
+/** Build the Config. `env` defaults to process.env; throws ConfigError with a one-line reason. */
+export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): Config {
+  const flags = parseArgv(argv);
+  const get = (flag: string): string | undefined => flags.get(flag) ?? env[FLAGS[flag] ?? BOOLEAN_FLAGS[flag] ?? ''];
+
+  const tlsCert = get('tls-cert') || undefined;
+  const tlsKey = get('tls-key') || undefined;
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) {
+    throw new ConfigError('--tls-cert and --tls-key must be given together');
+  }
+  const processes = get('processes');
+  if (processes !== undefined && processes !== '1' && (get('port') === '0')) {
+    throw new ConfigError('--processes above 1 needs a fixed --port (the processes share it)');
+  }
+  const host = get('host') || DEFAULTS.host;
+  if (/\s/.test(host)) throw new ConfigError(`Invalid host '${host}'`);
+
+  const config: Config = {
+    host,
+    port: integer('port', get('port'), 0, 65535) ?? DEFAULTS.port,
+    dataDir: get('data') || DEFAULTS.dataDir,
+    workers: integer('workers', get('workers'), 1, 256),
+    processes: integer('processes', get('processes'), 1, 64) ?? 1,
+    maxQueue: integer('max-queue', get('max-queue'), 0, 1_000_000),
+    tlsCert,
+    tlsKey,
+    maxImageBytes: DEFAULTS.maxImageBytes,
+    maxBodyBytes: integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes,
+    fetchConnectTimeoutMs: DEFAULTS.fetchConnectTimeoutMs,
+    fetchTimeoutMs: integer('fetch-timeout-ms', get('fetch-timeout-ms'), 100, 600_000) ?? DEFAULTS.fetchTimeoutMs,
+    testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),
+    demoKey: !bool('no-demo-key', get('no-demo-key')),
+  };
+  return Object.freeze(config);
+}

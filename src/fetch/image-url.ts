@@ -1,0 +1,238 @@
+// SSRF-safe download of image_url / bg_image_url (rembg's _validate_url + _resolve_public_ips):
+// http(s) only; every address the name resolves to must be public; the checked address is
+// PINNED for the connection (custom `lookup`, so DNS rebinding cannot swap it) while Host and
+// SNI keep the original name; each redirect is re-checked (max 3); bytes and time are capped.
+
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { blockedReason, isLoopback } from './address-rules.js';
+
+export interface FetchImageOptions {
+  /** Largest body accepted; the download is aborted as soon as it is exceeded. */
+  maxBytes: number;
+  /** Per hop: DNS + TCP (+ TLS) handshake. */
+  connectTimeoutMs: number;
+  /** Whole download, redirects included. */
+  totalTimeoutMs: number;
+  maxRedirects: number;
+  /** TESTS ONLY: let loopback addresses through (never private/link-local ones). */
+  allowLoopback?: boolean;
+  /** Extra CA certificates for https (tests with a self-signed server). */
+  ca?: string | Buffer;
+  /** Client disconnects abort the download too. */
+  signal?: AbortSignal;
+  /** Name resolution, injectable for tests. */
+  resolve?: (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+}
+
+export const DEFAULT_FETCH_OPTIONS = Object.freeze({
+  maxBytes: 22 * 1024 * 1024,
+  connectTimeoutMs: 5_000,
+  totalTimeoutMs: 20_000,
+  maxRedirects: 3,
+});
+
+export interface FetchedImage {
+  data: Buffer;
+  contentType: string | undefined;
+  finalUrl: URL;
+}
+
+/** A download failure; `reason` completes "Failed to download image from given image_url: …". */
+export class ImageFetchError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'ImageFetchError';
+  }
+}
+
+const defaultResolve = (hostname: string) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/** Resolve and vet a URL's host: the pinned address to connect to. */
+async function vetHost(url: URL, opts: FetchImageOptions): Promise<{ address: string; family: number }> {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ImageFetchError(`Unsupported URL scheme '${url.protocol.replace(':', '')}' (only http and https)`);
+  }
+  if (url.username || url.password) throw new ImageFetchError('URLs with credentials are not supported');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: Array<{ address: string; family: number }>;
+  if (isIP(host)) {
+    addresses = [{ address: host, family: isIP(host) }];
+  } else {
+    try {
+      addresses = await (opts.resolve ?? defaultResolve)(host);
+    } catch {
+      throw new ImageFetchError(`Could not resolve host '${host}'`);
+    }
+    if (addresses.length === 0) throw new ImageFetchError(`Could not resolve host '${host}'`);
+  }
+  // Every record must be public: a name with one private record is a rebinding tool.
+  for (const { address } of addresses) {
+    const reason = blockedReason(address);
+    if (reason !== null && !(opts.allowLoopback && isLoopback(address))) {
+      throw new ImageFetchError(`Refusing to connect to ${address} (${reason} address)`);
+    }
+  }
+  return addresses[0]!;
+}
+
+/** One HTTP exchange against a pinned address. Resolves with the response (body not read). */
+function requestOnce(
+  url: URL,
+  pinned: { address: string; family: number },
+  opts: FetchImageOptions,
+  signal: AbortSignal,
+): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const lookup: LookupFunction = (_hostname, options, cb) => {
+      // Node may ask for all records (autoSelectFamily); answer with the checked one either way.
+      if ((options as { all?: boolean }).all) (cb as unknown as (e: null, a: unknown[]) => void)(null, [pinned]);
+      else cb(null, pinned.address, pinned.family);
+    };
+    const mod = url.protocol === 'https:' ? https : http;
+    const req = mod.request(url, {
+      method: 'GET',
+      lookup,
+      signal,
+      agent: false, // no pooled sockets: a reused connection would skip the pin
+      headers: { 'User-Agent': 'cutout-image-fetch/1', Accept: 'image/*,*/*;q=0.5', 'Accept-Encoding': 'identity' },
+      ...(opts.ca !== undefined && { ca: opts.ca }),
+    });
+    const connectTimer = setTimeout(() => {
+      req.destroy(new ImageFetchError(`Connection timed out after ${opts.connectTimeoutMs} ms`));
+    }, opts.connectTimeoutMs);
+    req.on('socket', (socket) => {
+      const event = url.protocol === 'https:' ? 'secureConnect' : 'connect';
+      socket.once(event, () => clearTimeout(connectTimer));
+    });
+    req.on('response', (res) => {
+      clearTimeout(connectTimer);
+      resolve(res);
+    });
+    req.on('error', (err) => {
+      clearTimeout(connectTimer);
+      reject(err);
+    });
+    req.end();
+  });
+}
+
+function readCapped(res: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    // The first outcome wins: destroying the stream fires 'aborted'/'error' after our own verdict.
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      res.destroy();
+      reject(err);
+    };
+    const tooLarge = () => new ImageFetchError(`File exceeds limit of ${Math.round(maxBytes / 1048576)}MB`);
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      fail(tooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    res.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > maxBytes) fail(tooLarge());
+      else chunks.push(chunk);
+    });
+    res.on('error', fail);
+    res.on('aborted', () => fail(new ImageFetchError('Connection closed before the body was complete')));
+    res.on('end', () => {
+      if (!res.complete) {
+        fail(new ImageFetchError('Connection closed before the body was complete'));
+        return;
+      }
+      if (settled) return;
+      settled = true;
+      // One copy into an unpooled buffer the pool can take by transfer.
+      const out = Buffer.allocUnsafeSlow(total);
+      let offset = 0;
+      for (const c of chunks) offset += c.copy(out, offset);
+      resolve(out);
+    });
+  });
+}
+
+function describeNetworkError(err: unknown, opts: FetchImageOptions): ImageFetchError {
+  if (err instanceof ImageFetchError) return err;
+  const e = err as NodeJS.ErrnoException;
+  if (e?.name === 'AbortError' || e?.code === 'ABORT_ERR') {
+    const cause = (e as { cause?: unknown }).cause;
+    if (cause instanceof ImageFetchError) return cause;
+    return new ImageFetchError(`Timed out after ${opts.totalTimeoutMs} ms`);
+  }
+  switch (e?.code) {
+    case 'ECONNREFUSED':
+      return new ImageFetchError('Connection refused');
+    case 'ECONNRESET':
+      return new ImageFetchError('Connection reset by the remote server');
+    case 'ETIMEDOUT':
+      return new ImageFetchError('Connection timed out');
+    case 'HPE_INVALID_CONSTANT':
+    case 'HPE_INVALID_STATUS':
+      return new ImageFetchError('The remote server sent an invalid HTTP response');
+    default:
+      if (e?.code?.startsWith('ERR_TLS') || e?.code?.includes('CERT') || e?.code === 'EPROTO') {
+        return new ImageFetchError(`TLS error (${e.code})`);
+      }
+      return new ImageFetchError(`Network error${e?.code ? ` (${e.code})` : ''}`);
+  }
+}
+
+/** Download an image. Rejects with ImageFetchError (aborts by the client reject with the signal's reason). */
+export async function fetchImage(url: URL, options: Partial<FetchImageOptions> = {}): Promise<FetchedImage> {
+  const opts: FetchImageOptions = { ...DEFAULT_FETCH_OPTIONS, ...options };
+  const timeout = new AbortController();
+  const timer = setTimeout(
+    () => timeout.abort(new ImageFetchError(`Timed out after ${opts.totalTimeoutMs} ms`)),
+    opts.totalTimeoutMs,
+  );
+  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout.signal]) : timeout.signal;
+  try {
+    let current = url;
+    for (let hop = 0; ; hop++) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      const pinned = await vetHost(current, opts);
+      let res: http.IncomingMessage;
+      try {
+        res = await requestOnce(current, pinned, opts, signal);
+      } catch (err) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (timeout.signal.aborted) throw timeout.signal.reason;
+        throw describeNetworkError(err, opts);
+      }
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400 && res.headers.location) {
+        res.destroy();
+        if (hop >= opts.maxRedirects) throw new ImageFetchError(`Too many redirects (more than ${opts.maxRedirects})`);
+        try {
+          current = new URL(res.headers.location, current);
+        } catch {
+          throw new ImageFetchError('Invalid redirect location');
+        }
+        continue;
+      }
+      if (status < 200 || status >= 300) {
+        res.destroy();
+        throw new ImageFetchError(`HTTP Status ${status}`);
+      }
+      try {
+        const data = await readCapped(res, opts.maxBytes);
+        return { data, contentType: res.headers['content-type'], finalUrl: current };
+      } catch (err) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (timeout.signal.aborted) throw timeout.signal.reason;
+        throw describeNetworkError(err, opts);
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}

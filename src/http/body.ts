@@ -1,0 +1,83 @@
+// Bounded, abort-safe request body reader for uWS.
+// Declared Content-Length is checked before reading and one unpooled buffer of that size is
+// preallocated; every chunk is copied (uWS neuters it on return) and the running total is
+// checked on every chunk, so chunked or lying clients hit the same limit.
+
+import { fileTooLarge, invalidBody } from '../api/errors.js';
+
+/** The slice of uWS HttpResponse the reader needs (a fake implements it in unit tests). */
+export interface BodySource {
+  onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void): unknown;
+}
+
+export interface ReadBodyOptions {
+  /** Parsed Content-Length, or null when absent (chunked). */
+  declaredLength: number | null;
+  /** Largest body accepted, in bytes. */
+  limit: number;
+  /** Fires when the client disconnects; the promise then rejects with an AbortError. */
+  signal: AbortSignal;
+  /** Initial capacity without Content-Length. */
+  initialCapacity?: number;
+}
+
+/** Content-Length as a number, null when absent; NaN for garbage (caller answers 400). */
+export function parseContentLength(header: string | undefined): number | null {
+  if (header === undefined || header === '') return null;
+  return /^\d{1,15}$/.test(header.trim()) ? Number(header.trim()) : NaN;
+}
+
+export function abortError(): Error {
+  const err = new Error('The client closed the connection');
+  err.name = 'AbortError';
+  (err as Error & { code: string }).code = 'aborted';
+  return err;
+}
+
+/**
+ * Resolve with the whole body. With a Content-Length the result owns its ArrayBuffer exactly
+ * (transferable); without one it may be a view on a larger unpooled buffer.
+ */
+export function readBody(src: BodySource, opts: ReadBodyOptions): Promise<Buffer> {
+  const { declaredLength, limit, signal } = opts;
+  if (declaredLength !== null && !Number.isSafeInteger(declaredLength)) return Promise.reject(invalidBody('Invalid Content-Length header.'));
+  if (declaredLength !== null && declaredLength > limit) return Promise.reject(fileTooLarge(limit, 'Request body'));
+  if (signal.aborted) return Promise.reject(abortError());
+
+  return new Promise<Buffer>((resolve, reject) => {
+    let buf = Buffer.allocUnsafeSlow(declaredLength ?? Math.min(limit, opts.initialCapacity ?? 64 * 1024));
+    let length = 0;
+    let settled = false;
+    const finish = (err: unknown, value?: Buffer) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if (err) reject(err);
+      else resolve(value!);
+    };
+    const onAbort = () => finish(abortError());
+    signal.addEventListener('abort', onAbort, { once: true });
+
+    src.onData((chunk, isLast) => {
+      if (settled) return; // over the limit or aborted: drop the rest
+      try {
+        const n = chunk.byteLength;
+        if (length + n > limit || (declaredLength !== null && length + n > declaredLength)) {
+          finish(fileTooLarge(limit, 'Request body'));
+          return;
+        }
+        if (length + n > buf.byteLength) {
+          // Only without Content-Length: grow geometrically (amortised O(n), never concat per chunk).
+          const grown = Buffer.allocUnsafeSlow(Math.min(limit, Math.max(buf.byteLength * 2, length + n)));
+          buf.copy(grown, 0, 0, length);
+          buf = grown;
+        }
+        buf.set(new Uint8Array(chunk), length); // copy now: uWS neuters the chunk on return
+        length += n;
+        if (isLast) finish(null, length === buf.byteLength ? buf : buf.subarray(0, length));
+      } catch (err) {
+        finish(err);
+      }
+    });
+  });
+}

@@ -1,0 +1,70 @@
+// Request bodies → raw fields: multipart/form-data (uWS.getParts), application/json,
+// application/x-www-form-urlencoded, as remove.bg accepts them. No validation beyond syntax.
+
+import uWS from 'uWebSockets.js';
+import type { FilePart, RawFields, RawValue } from '../api/params.js';
+import { invalidBody } from '../api/errors.js';
+import { parseContentType } from './content-type.js';
+
+/** Fields whose multipart parts are always binary, whatever the part headers say. */
+const FILE_FIELDS = new Set(['image_file', 'bg_image_file']);
+
+export function parseForm(contentTypeHeader: string | undefined, body: Uint8Array): RawFields {
+  // An empty body is "no fields" whatever the type (removd sends Content-Type: application/json on GETs).
+  if (body.byteLength === 0) return new Map();
+  const { essence, params } = parseContentType(contentTypeHeader);
+  switch (essence) {
+    case 'multipart/form-data':
+      return parseMultipart(body, params.get('boundary'));
+    case 'application/json':
+      return parseJson(body);
+    case 'application/x-www-form-urlencoded':
+      return parseUrlencoded(body);
+    default:
+      if (essence.endsWith('+json')) return parseJson(body);
+      throw invalidBody(
+        `Unsupported Content-Type '${essence || '(none)'}'; use multipart/form-data, application/json or application/x-www-form-urlencoded.`,
+      );
+  }
+}
+
+const textDecoder = new TextDecoder('utf-8');
+
+function parseMultipart(body: Uint8Array, boundary: string | undefined): RawFields {
+  if (!boundary || boundary.length > 70) throw invalidBody('Malformed multipart/form-data body: missing or invalid boundary.');
+  // uWS matches the boundary literally: hand it a canonical header (lower-case type, unquoted boundary).
+  const parts = uWS.getParts(body, `multipart/form-data; boundary=${boundary}`);
+  if (!parts || parts.length === 0) throw invalidBody('Malformed multipart/form-data body: no parts found for the given boundary.');
+  const fields = new Map<string, RawValue>();
+  for (const part of parts) {
+    if (fields.has(part.name)) continue; // first value wins
+    // Part data points into `body`; it stays valid as long as body is referenced.
+    const data = new Uint8Array(part.data);
+    if (FILE_FIELDS.has(part.name) || part.filename !== undefined) {
+      const file: FilePart = { kind: 'file', data, ...(part.filename !== undefined && { filename: part.filename }), ...(part.type !== undefined && { type: part.type }) };
+      fields.set(part.name, file);
+    } else {
+      fields.set(part.name, textDecoder.decode(data));
+    }
+  }
+  return fields;
+}
+
+function parseJson(body: Uint8Array): RawFields {
+  let value: unknown;
+  try {
+    value = JSON.parse(textDecoder.decode(body));
+  } catch (err) {
+    throw invalidBody(`Malformed JSON body: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidBody('The JSON body must be an object.');
+  return new Map(Object.entries(value as Record<string, RawValue>));
+}
+
+function parseUrlencoded(body: Uint8Array): RawFields {
+  const fields = new Map<string, RawValue>();
+  for (const [key, value] of new URLSearchParams(textDecoder.decode(body))) {
+    if (!fields.has(key)) fields.set(key, value);
+  }
+  return fields;
+}

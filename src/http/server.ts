@@ -1,0 +1,217 @@
+// The HTTP service on uWebSockets.js: routes, the try/catch perimeter, 404/405/CORS, health, and a
+// listen/close lifecycle that drains in-flight requests. Dependencies are injected (pool, ledger).
+
+import { join } from 'node:path';
+import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import type { Config } from '../config.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { RemovalPool } from '../pool/pool-api.js';
+import type { FetchImageOptions } from '../fetch/image-url.js';
+import { handleAccount } from '../api/account.js';
+import { ApiError, internalError, methodNotAllowed, notFound, shuttingDown } from '../api/errors.js';
+import { handleImprove } from '../api/improve.js';
+import { handleRemoveBg } from '../api/removebg.js';
+import { RequestContext } from './context.js';
+import { assertNativeUws } from './native-check.js';
+
+export interface Logger {
+  info(msg: string): void;
+  error(msg: string, err?: unknown): void;
+}
+
+export const consoleLogger: Logger = {
+  info: (msg) => console.log(msg),
+  error: (msg, err) => console.error(msg, err instanceof Error ? err.stack : err ?? ''),
+};
+
+export interface ServerDeps {
+  config: Config;
+  pool: RemovalPool;
+  ledger: Ledger;
+  log?: Logger;
+  /** Overrides for image_url fetching (tests: `allowLoopback`, `ca`). */
+  fetchOptions?: Partial<FetchImageOptions>;
+  /** Observation points (tests, metrics): never affect the response. */
+  hooks?: ServerHooks;
+}
+
+export interface RequestInfo {
+  method: string;
+  path: string;
+  /** Status sent; 0 when the client went away first. */
+  status: number;
+  aborted: boolean;
+}
+
+export interface ServerHooks {
+  /** The client disconnected before the response was written. */
+  onAbort?(info: RequestInfo): void;
+  /** The handler is completely done (credits settled or refunded, slot released). */
+  onRequestEnd?(info: RequestInfo): void;
+}
+
+export interface CutoutServer {
+  /** Bind host:port (port 0 = any free port). Resolves with the bound port. */
+  listen(): Promise<number>;
+  /** The bound port (after listen). */
+  readonly port: number;
+  /** `http(s)://host:port` (after listen). */
+  readonly url: string;
+  /** Requests currently being handled. */
+  readonly inflight: number;
+  /** Resolves when no request is in flight. */
+  whenIdle(): Promise<void>;
+  /** Stop accepting, let in-flight requests finish, then drop remaining idle connections. Pool and ledger stay open (the caller owns them). */
+  close(): Promise<void>;
+}
+
+type Handler = (ctx: RequestContext) => void | Promise<void>;
+
+const CORS_PREFLIGHT_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+  'Access-Control-Allow-Headers': 'X-Api-Key, Content-Type, Accept, Authorization',
+  'Access-Control-Max-Age': '86400',
+});
+
+export function createServer(deps: ServerDeps): CutoutServer {
+  assertNativeUws();
+  const { config, pool, ledger } = deps;
+  const log = deps.log ?? consoleLogger;
+  const fetchOptions: Partial<FetchImageOptions> = {
+    connectTimeoutMs: config.fetchConnectTimeoutMs,
+    totalTimeoutMs: config.fetchTimeoutMs,
+    ...(config.testAllowLoopbackFetch && { allowLoopback: true }),
+    ...deps.fetchOptions,
+  };
+  const imageDeps = { maxImageBytes: config.maxImageBytes, fetchOptions, maxBodyBytes: config.maxBodyBytes };
+  let closing = false;
+
+  const routes: Record<string, Record<string, Handler>> = {
+    '/v1.0/removebg': { POST: (ctx) => handleRemoveBg(ctx, { ...imageDeps, ledger, pool, log }) },
+    '/v1.0/account': { GET: (ctx) => handleAccount(ctx, ledger) },
+    '/v1.0/improve': {
+      POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve') }),
+    },
+    '/healthz': { GET: (ctx) => void ctx.sendJson(200, { status: 'ok' }) },
+    '/readyz': {
+      GET: (ctx) => {
+        const ready = !closing && pool.ready && ledger.isOpen();
+        const checks = { pool: pool.ready, ledger: ledger.isOpen(), accepting: !closing };
+        ctx.sendJson(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
+      },
+    },
+  };
+
+  let inflight = 0;
+  let idleWaiters: Array<() => void> = [];
+  const settle = () => {
+    inflight--;
+    if (inflight === 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  };
+
+  async function dispatch(ctx: RequestContext): Promise<void> {
+    try {
+      const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
+      const route = routes[path];
+      if (!route) throw notFound(path);
+      if (ctx.method === 'OPTIONS') {
+        ctx.send(204, { ...CORS_PREFLIGHT_HEADERS, Allow: [...Object.keys(route), 'OPTIONS'].join(', ') }, '');
+        return;
+      }
+      const handler = route[ctx.method];
+      if (!handler) throw methodNotAllowed(ctx.method, path, [...Object.keys(route), 'OPTIONS']);
+      if (closing && path.startsWith('/v1.0/')) throw shuttingDown();
+      await handler(ctx);
+      if (!ctx.done) throw new Error(`handler for ${ctx.method} ${path} returned without responding`);
+    } catch (err) {
+      if (ctx.aborted) return; // nobody to answer; the handler's finally blocks already refunded
+      if (err instanceof ApiError) {
+        ctx.sendError(err);
+      } else {
+        log.error(`500 on ${ctx.method} ${ctx.path}`, err);
+        ctx.sendError(internalError());
+      }
+    }
+  }
+
+  const app: TemplatedApp =
+    config.tlsCert && config.tlsKey
+      ? uWS.SSLApp({ cert_file_name: config.tlsCert, key_file_name: config.tlsKey })
+      : uWS.App();
+
+  const hooks = deps.hooks ?? {};
+  const info = (ctx: RequestContext): RequestInfo => ({ method: ctx.method, path: ctx.path, status: ctx.status, aborted: ctx.aborted });
+  const callHook = (fn: ((i: RequestInfo) => void) | undefined, ctx: RequestContext) => {
+    try {
+      fn?.(info(ctx));
+    } catch (err) {
+      log.error('server hook failed', err);
+    }
+  };
+
+  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
+    // Perimeter: no exception may cross back into uWS.
+    let ctx: RequestContext;
+    try {
+      ctx = new RequestContext(res, req, hooks.onAbort && ((c) => callHook(hooks.onAbort, c)));
+    } catch (err) {
+      log.error('failed to read request', err);
+      res.cork(() => res.writeStatus('500 Internal Server Error').end());
+      return;
+    }
+    inflight++;
+    dispatch(ctx)
+      .catch((err) => log.error('unhandled error in dispatch', err))
+      .finally(() => {
+        settle();
+        callHook(hooks.onRequestEnd, ctx);
+      });
+  });
+
+  let listenSocket: us_listen_socket | null = null;
+  let boundPort = -1;
+  const scheme = config.tlsCert ? 'https' : 'http';
+
+  return {
+    listen() {
+      return new Promise<number>((resolve, reject) => {
+        app.listen(config.host, config.port, (token) => {
+          if (!token) {
+            reject(new Error(`Could not listen on ${config.host}:${config.port} (in use or not permitted)`));
+            return;
+          }
+          listenSocket = token;
+          boundPort = uWS.us_socket_local_port(token as unknown as uWS.us_socket);
+          resolve(boundPort);
+        });
+      });
+    },
+    get port() {
+      return boundPort;
+    },
+    get url() {
+      const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+      return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
+    },
+    get inflight() {
+      return inflight;
+    },
+    whenIdle() {
+      return inflight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
+    },
+    async close() {
+      closing = true;
+      if (listenSocket) {
+        uWS.us_listen_socket_close(listenSocket);
+        listenSocket = null;
+      }
+      await this.whenIdle();
+      // Idle keep-alive connections would hold the loop open; in-flight ones are done by now.
+      (app as TemplatedApp & { close?: () => void }).close?.();
+    },
+  };
+}

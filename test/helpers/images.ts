@@ -1,0 +1,62 @@
+// Test images synthesised with sharp (nothing copied into the repo), plus paths of real photos.
+
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+
+/** A w×h image: a dark square "subject" on a light background. */
+export async function makeImage(format: 'png' | 'jpeg' | 'webp', width = 64, height = 48): Promise<Buffer> {
+  const side = Math.max(1, Math.floor(Math.min(width, height) / 2));
+  const square = await sharp({ create: { width: side, height: side, channels: 3, background: { r: 20, g: 30, b: 40 } } })
+    .png()
+    .toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: { r: 235, g: 235, b: 230 } } })
+    .composite([{ input: square, left: Math.floor((width - side) / 2), top: Math.floor((height - side) / 2) }])
+    .toFormat(format)
+    .toBuffer();
+}
+
+/** A syntactically valid PNG whose IHDR claims width×height (a decompression-bomb header). */
+export function pngHeaderClaiming(width: number, height: number): Buffer {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf: Buffer) => {
+    let c = 0xffffffff;
+    for (const b of buf) c = crcTable[(c ^ b) & 0xff]! ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const c = Buffer.alloc(4);
+    c.writeUInt32BE(crc(td));
+    return Buffer.concat([len, td, c]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 6; // RGBA
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', Buffer.from([0x78, 0x9c, 0x63, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01])),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+export const EVAL_IMAGES_DIR = '/work/shared/eval/dev/images';
+
+/** Real photos from the shared eval set (read in place, never copied), or [] when absent. */
+export function evalPhotos(limit = Infinity): string[] {
+  if (!existsSync(EVAL_IMAGES_DIR)) return [];
+  return readdirSync(EVAL_IMAGES_DIR)
+    .filter((f) => /\.(jpe?g|png|webp)$/i.test(f))
+    .sort()
+    .slice(0, limit)
+    .map((f) => join(EVAL_IMAGES_DIR, f));
+}

@@ -1,0 +1,363 @@
+// Account-side acceptance helpers: run `cutout serve` as real child processes over one data folder, read
+// the same LMDB ledger from the test process, and make requests that can be held open mid-upload.
+//
+// Every server is spawned in its own process group (`detached`), so killing the group also kills the
+// children that `--processes N` forks. Groups are killed (SIGKILL) in t.teardown, on process exit, and
+// by an overall deadline, so a failing or stuck test never leaves servers behind.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Test } from 'tap';
+import { openLedger, type LmdbLedger } from '../../src/ledger/lmdb-ledger.js';
+import { multipart, type TestResponse } from './http-client.js';
+
+export const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const REMOVEBG = '/v1.0/removebg';
+
+// ---------------------------------------------------------------------------------------------------------
+// Process bookkeeping
+
+const liveGroups = new Set<number>();
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: already gone.
+  }
+  liveGroups.delete(pid);
+}
+
+process.once('exit', () => {
+  for (const pid of [...liveGroups]) killGroup(pid);
+});
+
+/** Kill every server still running after `ms` (a backstop; t.teardown normally does it first). */
+export function overallDeadline(t: Test, ms: number): void {
+  const timer = setTimeout(() => {
+    for (const pid of [...liveGroups]) killGroup(pid);
+    t.fail(`overall deadline of ${ms} ms passed; servers killed`);
+  }, ms);
+  timer.unref();
+  t.teardown(() => clearTimeout(timer));
+}
+
+/** A loopback port that is free right now (for `--processes N`, where port 0 would differ per process). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A fresh data folder, removed at teardown. Not t.testdir(): its ".test.js-…" suffix reads as a file
+ * extension to LMDB.
+ */
+export function makeDataDir(t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cutout-acct-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface ServeOptions {
+  dataDir: string;
+  /** Fixed port; default: a free one picked now. */
+  port?: number;
+  processes?: number;
+  workers?: number;
+  /** How long to wait for every process to print "listening on". Default 120 s. */
+  startTimeoutMs?: number;
+}
+
+export interface Served {
+  child: ChildProcess;
+  /** The process group id (= the spawned process's pid). */
+  pid: number;
+  port: number;
+  base: string;
+  /** Everything printed so far (stdout and stderr). */
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGKILL the whole process group and wait until the spawned process is gone. */
+  kill9(): Promise<void>;
+}
+
+/** `node dist/src/cli/main.js serve …` as a child; resolves once every process listens. */
+export async function serve(t: Test, opts: ServeOptions): Promise<Served> {
+  const processes = opts.processes ?? 1;
+  const port = opts.port ?? (await freePort());
+  const args = [MAIN, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', opts.dataDir, '--workers', String(opts.workers ?? 1), '--no-demo-key'];
+  if (processes > 1) args.push('--processes', String(processes));
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } });
+  const pid = child.pid!;
+  liveGroups.add(pid);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const kill9 = async (): Promise<void> => {
+    killGroup(pid);
+    await exited;
+  };
+  t.teardown(kill9);
+
+  let out = '';
+  let onOutput: () => void = () => {};
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    onOutput();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    out += d.toString();
+    onOutput();
+  });
+
+  const listening = () => (out.match(/cutout listening on /g) ?? []).length;
+  const startTimeoutMs = opts.startTimeoutMs ?? 120_000;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start within ${startTimeoutMs} ms:\n${out}`)), startTimeoutMs);
+    const check = () => {
+      if (listening() >= processes) {
+        clearTimeout(timer);
+        onOutput = () => {};
+        resolve();
+      }
+    };
+    onOutput = check;
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code ?? signal}) before listening:\n${out}`));
+    });
+    check();
+  });
+  return { child, pid, port, base: `http://127.0.0.1:${port}`, output: () => out, exited, kill9 };
+}
+
+/** Run `cutout <args…>` to completion (keys/usage admin commands), with a timeout. */
+export function cli(args: string[], timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`cutout ${args.join(' ')} timed out:\n${stdout}${stderr}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Ledger access from the test process (LMDB is multi-process; reads reset the snapshot first)
+
+export interface AccountSpec {
+  label?: string;
+  subscription?: number;
+  freeCallsPerMonth?: number;
+  concurrency?: number;
+  ratePerMinute?: number;
+}
+
+export interface LedgerProbe {
+  ledger: LmdbLedger;
+  create(spec: AccountSpec): { id: string; apiKey: string };
+  total(accountId: string): number;
+  /** Holds (reservations) of the account right now. */
+  holds(accountId: string): number;
+  /** Concurrency slots of the account right now, with their owner pids. */
+  slots(accountId: string): { count: number; pids: number[] };
+  /** Usage entries (settled requests) of the account. */
+  usage(accountId: string): number;
+}
+
+export function openProbe(t: Test, dataDir: string): LedgerProbe {
+  const ledger = openLedger(dataDir);
+  t.teardown(() => ledger.close());
+  const db = ledger.db;
+  return {
+    ledger,
+    create(spec) {
+      const { account, apiKey } = ledger.createAccount({ label: 'acceptance', freeCallsPerMonth: 0, ratePerMinute: 100_000, ...spec });
+      return { id: account.id, apiKey };
+    },
+    total: (id) => ledger.balances(id).total,
+    holds(id) {
+      db.root.resetReadTxn();
+      let n = 0;
+      for (const { value } of db.holds.getRange({})) if (value.accountId === id) n++;
+      return n;
+    },
+    slots(id) {
+      db.root.resetReadTxn();
+      const pids: number[] = [];
+      for (const { value } of db.slots.getRange({ start: [id], end: [id, '\uffff'] })) pids.push(value.owner.pid);
+      return { count: pids.length, pids };
+    },
+    usage(id) {
+      db.root.resetReadTxn();
+      let n = 0;
+      for (const { value } of db.usage.getRange({})) if (value.accountId === id) n++;
+      return n;
+    },
+  };
+}
+
+/** Poll `check` every `intervalMs` until it returns a truthy value; reject after `deadlineMs`. */
+export async function pollUntil<T>(check: () => T | undefined | null | false, what: string, deadlineMs = 30_000, intervalMs = 10): Promise<T> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Requests
+
+export interface Outcome {
+  /** The response, or null when the connection failed (reset by a killed server, timeout). */
+  res: TestResponse | null;
+  error?: Error;
+}
+
+/**
+ * A POST /v1.0/removebg whose headers and all but the last byte of the body are sent now; the server
+ * authenticates and takes a concurrency slot, then waits for the rest. `finish()` sends the last byte.
+ * `outcome` never rejects and always settles within `timeoutMs`.
+ */
+export interface HeldUpload {
+  finish(): void;
+  abort(): void;
+  outcome: Promise<Outcome>;
+  /** True once any response (or error) arrived. */
+  done(): boolean;
+}
+
+export function heldUpload(base: string, apiKey: string, image: Uint8Array, fields: Record<string, string>, timeoutMs = 120_000): HeldUpload {
+  const { body, contentType } = multipart([
+    { name: 'image_file', value: image, filename: 'image_file' },
+    ...Object.entries(fields).map(([name, value]) => ({ name, value })),
+  ]);
+  const req = http.request(base + REMOVEBG, {
+    method: 'POST',
+    agent: false,
+    headers: { 'X-Api-Key': apiKey, 'Content-Type': contentType, 'Content-Length': body.length },
+  });
+  let finished = false;
+  let settled = false;
+  const outcome = new Promise<Outcome>((resolve) => {
+    const settle = (o: Outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(o);
+    };
+    const timer = setTimeout(() => {
+      settle({ res: null, error: new Error(`no response within ${timeoutMs} ms`) });
+      req.destroy();
+    }, timeoutMs);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (error) => settle({ res: null, error }));
+      res.on('end', () => {
+        const b = Buffer.concat(chunks);
+        settle({
+          res: {
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: b,
+            text: () => b.toString('utf8'),
+            json: () => JSON.parse(b.toString('utf8')),
+          },
+        });
+      });
+    });
+    req.on('error', (error) => settle({ res: null, error }));
+  });
+  req.write(body.subarray(0, body.length - 1));
+  return {
+    finish() {
+      if (finished) return;
+      finished = true;
+      req.end(body.subarray(body.length - 1));
+    },
+    abort() {
+      req.destroy();
+    },
+    outcome,
+    done: () => settled,
+  };
+}
+
+/** A whole POST /v1.0/removebg at once; never rejects, settles within `timeoutMs`. */
+export function removeBg(base: string, apiKey: string, image: Uint8Array, fields: Record<string, string>, timeoutMs = 120_000): Promise<Outcome> {
+  const h = heldUpload(base, apiKey, image, fields, timeoutMs);
+  h.finish();
+  return h.outcome;
+}
+
+/** GET with a timeout; never rejects. */
+export function get(url: string, headers: Record<string, string>, timeoutMs = 30_000): Promise<Outcome> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (o: Outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(o);
+    };
+    const req = http.request(url, { method: 'GET', agent: false, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (error) => settle({ res: null, error }));
+      res.on('end', () => {
+        const b = Buffer.concat(chunks);
+        settle({ res: { status: res.statusCode ?? 0, headers: res.headers, body: b, text: () => b.toString('utf8'), json: () => JSON.parse(b.toString('utf8')) } });
+      });
+    });
+    const timer = setTimeout(() => {
+      settle({ res: null, error: new Error(`no response within ${timeoutMs} ms`) });
+      req.destroy();
+    }, timeoutMs);
+    req.on('error', (error) => settle({ res: null, error }));
+    req.end();
+  });
+}
+
+/** The error envelope's code, or undefined. */
+export function errorCode(res: TestResponse | null): string | undefined {
+  if (!res) return undefined;
+  try {
+    return (res.json() as { errors?: Array<{ code?: string }> }).errors?.[0]?.code;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Status histogram for messages: `{200: 3, 402: 9}`; `err` counts failed connections. */
+export function histogram(outcomes: Outcome[]): Record<string, number> {
+  const h: Record<string, number> = {};
+  for (const o of outcomes) {
+    const k = o.res ? String(o.res.status) : 'err';
+    h[k] = (h[k] ?? 0) + 1;
+  }
+  return h;
+}

@@ -1,0 +1,44 @@
+// config.ts: flags over env over defaults, validation, frozen result.
+import t from 'tap';
+import { ConfigError, DEFAULTS, loadConfig } from '../../src/config.js';
+
+t.test('defaults', async (t) => {
+  const c = loadConfig([], {});
+  t.equal(c.port, 8080);
+  t.equal(c.dataDir, './data');
+  t.equal(c.host, DEFAULTS.host);
+  t.equal(c.workers, undefined);
+  t.equal(c.testAllowLoopbackFetch, false);
+  t.equal(c.processes, 1);
+  t.ok(Object.isFrozen(c));
+});
+
+t.test('env and flags (flags win)', async (t) => {
+  const env = { CUTOUT_HOST: '127.0.0.1', CUTOUT_PORT: '9000', CUTOUT_DATA_DIR: '/tmp/x', CUTOUT_WORKERS: '2' };
+  const c = loadConfig(['--port', '0', '--workers=3'], env);
+  t.equal(c.host, '127.0.0.1');
+  t.equal(c.port, 0);
+  t.equal(c.dataDir, '/tmp/x');
+  t.equal(c.workers, 3);
+});
+
+t.test('TLS needs both files', async (t) => {
+  t.throws(() => loadConfig(['--tls-cert', 'a.pem'], {}), ConfigError);
+  const c = loadConfig(['--tls-cert', 'a.pem', '--tls-key', 'b.pem'], {});
+  t.equal(c.tlsCert, 'a.pem');
+});
+
+t.test('bad values', async (t) => {
+  t.throws(() => loadConfig(['--port', '70000'], {}), /port/);
+  t.throws(() => loadConfig(['--workers', '0'], {}), /workers/);
+  t.throws(() => loadConfig(['--port'], {}), /needs a value/);
+  t.throws(() => loadConfig(['--frobnicate', '1'], {}), /Unknown option/);
+  t.throws(() => loadConfig(['serve'], {}), /Unexpected argument/);
+  t.throws(() => loadConfig([], { CUTOUT_PORT: 'eighty' }), /port/);
+  t.throws(() => loadConfig(['--processes', '2', '--port', '0'], {}), /fixed --port/);
+});
+
+t.test('loopback fetch only through the explicitly named test variable', async (t) => {
+  t.equal(loadConfig([], { CUTOUT_TEST_ALLOW_LOOPBACK_FETCH: '1' }).testAllowLoopbackFetch, true);
+  t.throws(() => loadConfig(['--allow-loopback'], {}), /Unknown option/);
+});

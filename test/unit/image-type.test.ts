@@ -1,0 +1,33 @@
+// api/image-type.ts: magic-byte sniffing and the "received <x>" names.
+import t from 'tap';
+import { describeFileType, sniffImageType } from '../../src/api/image-type.js';
+
+const b = (...xs: Array<number | string>) =>
+  Uint8Array.from(xs.flatMap((x) => (typeof x === 'string' ? [...Buffer.from(x, 'latin1')] : [x])));
+
+t.test('accepted types', async (t) => {
+  t.equal(sniffImageType(b(0xff, 0xd8, 0xff, 0xe0)), 'jpg');
+  t.equal(sniffImageType(b(0x89, 'PNG\r\n', 0x1a, '\n')), 'png');
+  t.equal(sniffImageType(b('RIFF', 0, 0, 0, 0, 'WEBPVP8 ')), 'webp');
+  t.equal(sniffImageType(b('RIFF', 0, 0, 0, 0, 'WAVEfmt ')), null);
+  t.equal(sniffImageType(b(0xff, 0xd8)), null, 'too short');
+  t.equal(sniffImageType(new Uint8Array(0)), null);
+});
+
+t.test('names for refused types', async (t) => {
+  t.equal(describeFileType(b('GIF89a')), 'gif');
+  t.equal(describeFileType(b('BM', 0, 0)), 'bmp');
+  t.equal(describeFileType(b('II*', 0)), 'tiff');
+  t.equal(describeFileType(b('%PDF-1.7')), 'pdf');
+  t.equal(describeFileType(b(0, 0, 0, 0x18, 'ftypmp42')), 'mp4');
+  t.equal(describeFileType(b(0, 0, 0, 0x18, 'ftypheic')), 'heic');
+  t.equal(describeFileType(b(0, 0, 0, 0x18, 'ftypavif')), 'avif');
+  t.equal(describeFileType(b('RIFF', 0, 0, 0, 0, 'AVI LIST')), 'avi');
+  t.equal(describeFileType(b('<svg xmlns="x">')), 'svg');
+  t.equal(describeFileType(b('<!doctype html>')), 'html');
+  t.equal(describeFileType(new Uint8Array(0)), 'an empty file');
+  t.equal(describeFileType(b('hello'), 'text/plain'), 'plain');
+  t.equal(describeFileType(b('hello'), 'application/octet-stream', 'notes.txt'), 'txt');
+  t.equal(describeFileType(b('hello'), undefined, 'image_file'), 'an unknown file type', 'a dummy filename is not an extension');
+  t.equal(describeFileType(b('hello'), 'text/<script>'), 'an unknown file type', 'never echoes odd text');
+});
