@@ -2,7 +2,7 @@
 // to be transferred to a worker. Type is decided by magic bytes, never by headers or filenames.
 
 import { fetchImage, ImageFetchError, type FetchImageOptions } from '../fetch/image-url.js';
-import { describeFileType, sniffImageType } from './image-type.js';
+import { describeFileType, sniffImageType } from '../image/image-type.js';
 import type { ImageSource } from './params.js';
 import { failedBgDownload, failedImageDownload, fileTooLarge, invalidFileType } from './errors.js';
 

@@ -10,7 +10,7 @@ import { parseForm } from '../http/forms.js';
 import { authenticate } from './auth.js';
 import { fileTooLarge } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
-import { sniffImageType } from './image-type.js';
+import { sniffImageType } from '../image/image-type.js';
 import { parseImproveRequest } from './params.js';
 
 export interface ImproveDeps extends ImageInputDeps {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRemover } from '../lib/remove.js';
 import { DEFAULT_OPTIONS, type OutputFormat, type RemoveOptions, type SizeTier } from '../pool/task.js';
-import { sniffImage } from '../image/sniff.js';
+import { sniffImageType } from '../image/image-type.js';
 import { parseArgs } from './args.js';
 
 const SIZES: Record<string, SizeTier> = {
@@ -110,7 +110,7 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       try {
         const bytes = fs.readFileSync(file);
-        if (!sniffImage(bytes)) {
+        if (!sniffImageType(bytes)) {
           skipped.push(`${file}: not a JPEG, PNG or WebP image`);
           continue;
         }

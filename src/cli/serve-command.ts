@@ -2,7 +2,6 @@
 // Start order: ledger (reconcile dead owners, demo key) → pool → listen. SIGTERM/SIGINT close in
 // reverse: stop accepting, drain in-flight requests, close pool, close ledger.
 
-import { fork } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.js';
@@ -12,6 +11,7 @@ import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';
 import { createRemovalPool } from '../pool/pool.js';
 import { createServer, consoleLogger, type CutoutServer, type Logger } from '../http/server.js';
 import { assertNativeUws, FallbackUwsError } from '../http/native-check.js';
+import { runSupervisor } from './supervisor.js';
 
 export const SERVE_USAGE = `Usage: cutout serve [options]
 
@@ -99,7 +99,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     throw err;
   }
 
-  if (config.processes > 1) return runProcesses(argv, config.processes);
+  if (config.processes > 1) return runSupervisor({ count: config.processes, childArgs: stripFlag(argv, 'processes') });
 
   let service: RunningService;
   try {
@@ -141,28 +141,6 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
-  });
-}
-
-/**
- * `--processes N`: N copies of this command, each with its own pool, sharing the port (uWS listens
- * with SO_REUSEPORT on Linux) and the LMDB ledger (multi-process safe). Signals are forwarded.
- */
-function runProcesses(argv: string[], count: number): Promise<number> {
-  const childArgs = stripFlag(argv, 'processes');
-  const entry = new URL('./main.js', import.meta.url);
-  const children = Array.from({ length: count }, (_, i) =>
-    fork(entry, ['serve', ...childArgs, '--processes', '1'], { env: { ...process.env, CUTOUT_PROCESS_INDEX: String(i) } }),
-  );
-  const forward = (signal: NodeJS.Signals) => {
-    for (const c of children) if (c.exitCode === null) c.kill(signal);
-  };
-  process.on('SIGTERM', forward);
-  process.on('SIGINT', forward);
-  return Promise.all(children.map((c) => new Promise<number>((r) => c.on('exit', (code) => r(code ?? 1))))).then((codes) => {
-    process.off('SIGTERM', forward);
-    process.off('SIGINT', forward);
-    return codes.find((c) => c !== 0) ?? 0;
   });
 }
 

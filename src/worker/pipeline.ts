@@ -2,7 +2,7 @@
 // background → crop/placement → encode. Typed failures are returned, never thrown.
 import type { NativeBinding, NativeSession } from '../native/binding.js';
 import { MAX_INPUT_PIXELS, type RemoveResult, type RemoveTask } from '../pool/task.js';
-import { describeBytes, sniffImage } from '../image/sniff.js';
+import { describeFileType, sniffImageType } from '../image/image-type.js';
 import * as codec from './codec.js';
 import { cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
 
@@ -31,7 +31,7 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   };
   const { input, options } = task;
 
-  if (!sniffImage(input)) return fail('invalid_file_type', `Expected jpg/png/webp, received ${describeBytes(input)}`);
+  if (!sniffImageType(input)) return fail('invalid_file_type', `Expected jpg/png/webp, received ${describeFileType(input)}`);
   let probe: codec.Probe;
   try {
     probe = await codec.probe(input);

@@ -140,7 +140,7 @@ t.test('bad inputs give typed errors and the pool keeps working', async (t) => {
     t.ok(err instanceof RemoveError, `${code}: a RemoveError`);
     t.match(err, { code, ...(message ? { message } : {}) }, code);
   };
-  await expectCode(Buffer.from('definitely not an image'), 'invalid_file_type', /Expected jpg\/png\/webp, received unknown data/);
+  await expectCode(Buffer.from('definitely not an image'), 'invalid_file_type', /Expected jpg\/png\/webp, received an unknown file type/);
   await expectCode(new Uint8Array(0), 'invalid_file_type');
   const png = await syntheticPhoto(64, 64, 'png');
   await expectCode(png.subarray(0, png.length - 40), 'failed_to_read_image');

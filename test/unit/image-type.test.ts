@@ -1,6 +1,6 @@
 // api/image-type.ts: magic-byte sniffing and the "received <x>" names.
 import t from 'tap';
-import { describeFileType, sniffImageType } from '../../src/api/image-type.js';
+import { describeFileType, sniffImageType } from '../../src/image/image-type.js';
 
 const b = (...xs: Array<number | string>) =>
   Uint8Array.from(xs.flatMap((x) => (typeof x === 'string' ? [...Buffer.from(x, 'latin1')] : [x])));
