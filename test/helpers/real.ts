@@ -1,5 +1,5 @@
-// The real pool and ledger, when their modules have landed and can start here; null otherwise
-// (tests then skip with a reason instead of failing on someone else's unfinished work).
+// The real pool and ledger for integration tests. Both modules exist now: a failure to start them
+// is a test failure, never a skip.
 
 import type { Ledger } from '../../src/ledger/ledger.js';
 import type { PoolOptions, RemovalPool } from '../../src/pool/pool-api.js';
@@ -8,12 +8,8 @@ const POOL_MODULE = '../../src/pool/pool.js';
 const LEDGER_MODULE = '../../src/ledger/lmdb-ledger.js';
 
 export async function tryRealPool(opts: PoolOptions = { workers: 1 }): Promise<{ pool: RemovalPool } | { skip: string }> {
-  try {
-    const mod = (await import(POOL_MODULE)) as { createRemovalPool(o: PoolOptions): Promise<RemovalPool> };
-    return { pool: await mod.createRemovalPool(opts) };
-  } catch (err) {
-    return { skip: `real pool unavailable: ${(err as Error).message.split('\n')[0]}` };
-  }
+  const mod = (await import(POOL_MODULE)) as { createRemovalPool(o: PoolOptions): Promise<RemovalPool> };
+  return { pool: await mod.createRemovalPool(opts) };
 }
 
 export type RealLedger = Ledger & {
@@ -23,10 +19,6 @@ export type RealLedger = Ledger & {
 };
 
 export async function tryRealLedger(dir: string): Promise<{ ledger: RealLedger; module: Record<string, unknown> } | { skip: string }> {
-  try {
-    const mod = (await import(LEDGER_MODULE)) as { openLedger(dir: string): RealLedger | Promise<RealLedger> };
-    return { ledger: await mod.openLedger(dir), module: mod as unknown as Record<string, unknown> };
-  } catch (err) {
-    return { skip: `real ledger unavailable: ${(err as Error).message.split('\n')[0]}` };
-  }
+  const mod = (await import(LEDGER_MODULE)) as { openLedger(dir: string): RealLedger | Promise<RealLedger> };
+  return { ledger: await mod.openLedger(dir), module: mod as unknown as Record<string, unknown> };
 }
