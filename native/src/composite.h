@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "refine.h"
+
 namespace cutout {
 
 struct Box {
@@ -14,6 +16,7 @@ struct Box {
 struct CompositeParams {
   bool refine = true;
   bool decontaminate = true;
+  RefineParams refine_params{};
   // Region of interest in output pixels [x1, x2) × [y1, y2); alpha outside is zeroed. Disabled when x2 <= x1.
   int roi_x1 = 0, roi_y1 = 0, roi_x2 = 0, roi_y2 = 0;
 };

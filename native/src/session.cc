@@ -128,6 +128,13 @@ Napi::Value Session::JsComposite(const Napi::CallbackInfo& info) {
     Napi::Object o = info[3].As<Napi::Object>();
     p.refine = o.Get("refine").ToBoolean();
     p.decontaminate = o.Get("decontaminate").ToBoolean();
+    // Tuning knobs for benchmarks; the defaults live in RefineParams.
+    if (o.Get("refineRadius").IsNumber()) p.refine_params.radius = IntArg(o.Get("refineRadius"), "refineRadius", 1, 64);
+    if (o.Get("refineEps").IsNumber()) {
+      const float eps = o.Get("refineEps").As<Napi::Number>().FloatValue();
+      CUTOUT_THROW_TYPE_IF(!(eps > 0 && eps < 1), env, "ERR_CUTOUT_ARG", "Expected a number in (0, 1) for refineEps");
+      p.refine_params.eps = eps;
+    }
     Napi::Value roi = o.Get("roi");
     if (roi.IsArray()) {
       Napi::Array a = roi.As<Napi::Array>();

@@ -19,6 +19,9 @@ export interface CompositeOptions {
   decontaminate: boolean;
   /** [x1, y1, x2, y2) in output pixels. */
   roi?: [number, number, number, number];
+  /** Guided-filter tuning (benchmarks); defaults in native/src/refine.h. */
+  refineRadius?: number;
+  refineEps?: number;
 }
 
 export interface NativeBox {
