@@ -82,6 +82,9 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
       if (extra > 0) rateState = ledger.takeRate(account, extra); // charged after the fact; may go over
       await ledger.settle(reservation, { outputPixels: result.width * result.height, status: 200 });
       settled = true;
+      // Free the slot before the client can see the 200: its next request (maybe on another
+      // process) must not meet a cap still counting this one. release() is idempotent.
+      slot.release();
       respond(ctx, result, request.options, reservation.credits, rateState, wantsJson(ctx.header('accept')));
     } finally {
       if (!settled) await ledger.refund(reservation);

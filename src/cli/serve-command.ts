@@ -141,6 +141,9 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // A child of `--processes N` stops when its supervisor disappears (even by SIGKILL), rather
+    // than serving on as an orphan nobody supervises.
+    if (process.send && process.env.CUTOUT_PROCESS_INDEX !== undefined) process.once('disconnect', () => onSignal('SIGTERM'));
   });
 }
 

@@ -33,9 +33,20 @@ function killGroup(pid: number): void {
   liveGroups.delete(pid);
 }
 
-process.once('exit', () => {
+const killAll = (): void => {
   for (const pid of [...liveGroups]) killGroup(pid);
-});
+};
+process.once('exit', killAll);
+// A test process stopped by a signal (tap's timeout, Ctrl-C) does not emit 'exit': kill the servers, step
+// aside and re-raise, so the signal then does whatever it would have done without us.
+for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+  const onSignal = (): void => {
+    killAll();
+    process.removeListener(sig, onSignal);
+    process.kill(process.pid, sig);
+  };
+  process.on(sig, onSignal);
+}
 
 /** Kill every server still running after `ms` (a backstop; t.teardown normally does it first). */
 export function overallDeadline(t: Test, ms: number): void {
