@@ -130,6 +130,9 @@ export async function runServeCommand(argv: string[]): Promise<number> {
         () => {
           process.off('SIGTERM', onSignal);
           process.off('SIGINT', onSignal);
+          // The IPC channel to a supervisor would keep this process alive.
+          process.off('disconnect', orphaned);
+          if (process.connected) process.disconnect();
           process.stdout.write('cutout serve: stopped\n');
           resolveExit(0);
         },
@@ -143,7 +146,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     process.on('SIGINT', onSignal);
     // A child of `--processes N` stops when its supervisor disappears (even by SIGKILL), rather
     // than serving on as an orphan nobody supervises.
-    if (process.send && process.env.CUTOUT_PROCESS_INDEX !== undefined) process.once('disconnect', () => onSignal('SIGTERM'));
+    const orphaned = () => onSignal('SIGTERM');
+    if (process.send && process.env.CUTOUT_PROCESS_INDEX !== undefined) process.once('disconnect', orphaned);
   });
 }
 

@@ -73,3 +73,39 @@ t.test('a killed process is replaced; the port keeps answering', async (t) => {
   t.equal(await exited, 0, 'supervisor stops cleanly on SIGTERM');
   t.notMatch(out, /giving up/);
 });
+
+t.test('children stop when the supervisor is killed outright', async (t) => {
+  const port = await freePort();
+  const data = t.testdir({});
+  const sup = spawn(process.execPath, [CLI, 'serve', '--processes', '2', '--port', String(port), '--host', '127.0.0.1', '--data', data, '--workers', '1', '--no-demo-key'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  sup.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const deadline = Date.now() + 120_000;
+  while ((out.match(/cutout listening on/g) ?? []).length < 2) {
+    if (Date.now() > deadline) throw new Error(`servers did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const pids = [...out.matchAll(/started \(pid (\d+)\)/g)].map((m) => Number(m[1]));
+  t.teardown(() => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+  sup.kill('SIGKILL');
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  t.same(pids.filter(alive), [], 'no orphan server processes');
+});
