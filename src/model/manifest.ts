@@ -51,3 +51,17 @@ export function modelEntry(name?: string): { name: string; entry: ModelEntry; pa
   if (!entry) throw new Error(`Unknown model '${key}'; models/manifest.json lists ${Object.keys(manifest.models).join(', ')}`);
   return { name: key, entry, path: path.join(MODELS_DIR, entry.file) };
 }
+
+/** The addon's Session options for a model entry (main thread side: no addon loaded). */
+export function sessionOptionsFor(entry: ModelEntry, threads: number): {
+  threads: number;
+  inputName: string;
+  outputName: string;
+  width: number;
+  height: number;
+  mean: [number, number, number];
+  std: [number, number, number];
+} {
+  const { name, width, height, mean, std } = entry.input;
+  return { threads, inputName: name, outputName: entry.output, width, height, mean, std };
+}

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { PACKAGE_ROOT } from '../model/manifest.js';
 
+export { sessionOptionsFor } from '../model/manifest.js';
+
 export interface SessionOptions {
   threads: number;
   inputName: string;

@@ -1,7 +1,7 @@
 // The Piscina pool that runs removals: sizing, readiness, queue tracking, abort and error mapping.
 import os from 'node:os';
 import { Piscina, ArrayTaskQueue, queueOptionsSymbol } from 'piscina';
-import { modelEntry } from '../model/manifest.js';
+import { modelEntry, sessionOptionsFor } from '../model/manifest.js';
 import { verifyModelFile } from '../model/assemble.js';
 import type { PoolOptions, PoolStats, RemovalPool } from './pool-api.js';
 import type { RemoveResult, RemoveTask } from './task.js';
@@ -55,16 +55,7 @@ export async function createRemovalPool(opts: PoolOptions = {}): Promise<Removal
   const modelPath = opts.modelPath ?? model.path;
   if (!opts.modelPath && model.entry.sha256) verifyModelFile(modelPath, model.entry.sha256);
 
-  const config: WorkerConfig = {
-    modelPath,
-    threads,
-    inputName: model.entry.input.name,
-    outputName: model.entry.output,
-    width: model.entry.input.width,
-    height: model.entry.input.height,
-    mean: model.entry.input.mean,
-    std: model.entry.input.std,
-  };
+  const config: WorkerConfig = { modelPath, ...sessionOptionsFor(model.entry, threads) };
   const piscina = new Piscina({
     filename: new URL('../worker/worker.js', import.meta.url).href,
     minThreads: workers,

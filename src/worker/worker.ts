@@ -1,19 +1,12 @@
 // Piscina worker entry. Module evaluation loads the model (top-level await), so the pool only
 // hands this worker tasks once it can run them. Results travel back by transfer, not copy.
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
-import { loadBinding } from '../native/binding.js';
+import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { RemoveResult, RemoveTask } from '../pool/task.js';
 import { runPipeline, type PipelineContext } from './pipeline.js';
 
-export interface WorkerConfig {
+export interface WorkerConfig extends SessionOptions {
   modelPath: string;
-  threads: number;
-  inputName: string;
-  outputName: string;
-  width: number;
-  height: number;
-  mean: [number, number, number];
-  std: [number, number, number];
 }
 
 const config = workerData as WorkerConfig;

@@ -1,21 +1,13 @@
 // The Session runs the real model over tensors it owns, shares one model per process, and refuses bad input.
 import t from 'tap';
 import sharp from 'sharp';
-import { loadBinding, type SessionOptions } from '../../src/native/binding.js';
+import { loadBinding, sessionOptionsFor, type SessionOptions } from '../../src/native/binding.js';
 import { modelEntry } from '../../src/model/manifest.js';
 import { evalImage } from '../helpers/core-fixtures.js';
 
 const binding = loadBinding();
 const model = modelEntry();
-const opts: SessionOptions = {
-  threads: 2,
-  inputName: model.entry.input.name,
-  outputName: model.entry.output,
-  width: model.entry.input.width,
-  height: model.entry.input.height,
-  mean: model.entry.input.mean,
-  std: model.entry.input.std,
-};
+const opts: SessionOptions = sessionOptionsFor(model.entry, 2);
 
 t.test('missing model and bad options give coded errors', async (t) => {
   t.throws(() => new binding.Session('/nonexistent/model.onnx', opts), { code: 'ERR_CUTOUT_MODEL_MISSING', message: /nonexistent/ });

@@ -2,18 +2,10 @@
 import t from 'tap';
 import { Worker } from 'node:worker_threads';
 import { modelEntry } from '../../src/model/manifest.js';
-import { ADDON_PATH } from '../../src/native/binding.js';
+import { ADDON_PATH, sessionOptionsFor } from '../../src/native/binding.js';
 
 const model = modelEntry();
-const options = {
-  threads: 1,
-  inputName: model.entry.input.name,
-  outputName: model.entry.output,
-  width: model.entry.input.width,
-  height: model.entry.input.height,
-  mean: model.entry.input.mean,
-  std: model.entry.input.std,
-};
+const options = sessionOptionsFor(model.entry, 1);
 
 // Each worker opens a session, reports the process-wide model count and its RSS, then waits to be told to exit.
 const source = `
