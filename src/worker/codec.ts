@@ -107,8 +107,9 @@ export interface Encoded {
   contentType: ContentType;
 }
 
-// Level 6 without adaptive filtering: transparent pixels are zeroed upstream, so this is fast and small.
-const PNG_OPTIONS = { compressionLevel: 6, adaptiveFiltering: false } as const;
+// Level 4 without adaptive filtering: transparent pixels are zeroed upstream, so this is fast and small
+// (18 MP cut-out: 158 ms / 8.77 MB at level 4 against 196 ms / 8.71 MB at level 6).
+const PNG_OPTIONS = { compressionLevel: 4, adaptiveFiltering: false } as const;
 
 async function bytesOf(img: Sharp): Promise<Uint8Array> {
   // toUint8Array gives a transferable ArrayBuffer (a Buffer may be non-transferable).
