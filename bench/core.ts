@@ -96,7 +96,7 @@ async function child(variant: Variant, photo: Photo): Promise<ChildResult> {
 }
 
 async function parent(): Promise<void> {
-  const photos = benchPhotos();
+  const photos = await benchPhotos();
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
   const skipPeer = process.argv.includes('--no-peer');
   const self = fileURLToPath(import.meta.url);

@@ -66,7 +66,7 @@ async function drive(concurrency: number, total: number, budgetMs: number, job: 
 }
 
 async function main(): Promise<void> {
-  const photos = benchPhotos();
+  const photos = await benchPhotos();
   if (photos.length === 0) throw new Error('no bench photos found');
   const images = photos.map((p) => ({ name: p.name, bytes: fs.readFileSync(p.file) }));
   const bodies = images.map((img) => multipartBody(img.bytes, { size: SIZE }));
