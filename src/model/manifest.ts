@@ -52,8 +52,8 @@ export function modelEntry(name?: string): { name: string; entry: ModelEntry; pa
   return { name: key, entry, path: path.join(MODELS_DIR, entry.file) };
 }
 
-/** The addon's Session options for a model entry (main thread side: no addon loaded). */
-export function sessionOptionsFor(entry: ModelEntry, threads: number): {
+/** Options of the addon's Session (declared here so the main thread needs no addon import). */
+export interface SessionOptions {
   threads: number;
   inputName: string;
   outputName: string;
@@ -61,7 +61,10 @@ export function sessionOptionsFor(entry: ModelEntry, threads: number): {
   height: number;
   mean: [number, number, number];
   std: [number, number, number];
-} {
+}
+
+/** The addon's Session options for a model entry. */
+export function sessionOptionsFor(entry: ModelEntry, threads: number): SessionOptions {
   const { name, width, height, mean, std } = entry.input;
   return { threads, inputName: name, outputName: entry.output, width, height, mean, std };
 }

@@ -2,19 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { PACKAGE_ROOT } from '../model/manifest.js';
+import { PACKAGE_ROOT, type SessionOptions } from '../model/manifest.js';
 
-export { sessionOptionsFor } from '../model/manifest.js';
-
-export interface SessionOptions {
-  threads: number;
-  inputName: string;
-  outputName: string;
-  width: number;
-  height: number;
-  mean: [number, number, number];
-  std: [number, number, number];
-}
+export { sessionOptionsFor, type SessionOptions } from '../model/manifest.js';
 
 export interface CompositeOptions {
   refine: boolean;
