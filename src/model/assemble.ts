@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { decodeModel, encodeModel, keepOutputs, widenFp16 } from './onnx-transform.js';
 import { MODELS_DIR, PACKAGE_ROOT, type ModelEntry } from './manifest.js';
+import { quantizeInt8, type CalibrationTable } from './quantize.js';
 
 export class ModelError extends Error {
   constructor(
@@ -72,9 +73,17 @@ export function applyTransforms(bytes: Uint8Array, transforms: string[]): Uint8A
   for (const t of transforms) {
     if (t === 'fp16-to-fp32') widenFp16(model);
     else if (t.startsWith('keep-output:')) keepOutputs(model, t.slice('keep-output:'.length).split(','));
+    else if (t.startsWith('quantize-int8:')) quantizeInt8(model, readCalibration(t.slice('quantize-int8:'.length)));
     else throw new Error(`Unknown model transform '${t}'`);
   }
   return encodeModel(model);
+}
+
+/** A calibration table committed beside the manifest (models/<file>). */
+function readCalibration(file: string): CalibrationTable {
+  const full = path.join(MODELS_DIR, file);
+  if (!fs.existsSync(full)) throw new ModelError('model_source_missing', `Calibration table ${full} is missing`);
+  return JSON.parse(fs.readFileSync(full, 'utf8')) as CalibrationTable;
 }
 
 /** Verify an assembled model file against its expected hash; throws a ModelError naming file and hash. */

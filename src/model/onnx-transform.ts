@@ -6,12 +6,12 @@ const require = createRequire(import.meta.url);
 
 // onnx-proto is generated protobufjs code with loose types; we touch only a few fields.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-type Proto = any;
+export type Proto = any;
 
 const FLOAT = 1;
 const FLOAT16 = 10;
 
-function loadOnnx(): Proto {
+export function loadOnnx(): Proto {
   try {
     return require('onnx-proto').onnx;
   } catch (err) {
