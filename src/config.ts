@@ -5,6 +5,8 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly dataDir: string;
+  /** Model name from models/manifest.json; undefined = the manifest's default. */
+  readonly model: string | undefined;
   /** Worker threads for the removal pool; undefined = the pool's default. */
   readonly workers: number | undefined;
   /** Server processes sharing the port (SO_REUSEPORT); each has its own pool. */
@@ -51,6 +53,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   port: 'CUTOUT_PORT',
   data: 'CUTOUT_DATA_DIR',
   workers: 'CUTOUT_WORKERS',
+  model: 'CUTOUT_MODEL',
   processes: 'CUTOUT_PROCESSES',
   'max-queue': 'CUTOUT_MAX_QUEUE',
   'tls-cert': 'CUTOUT_TLS_CERT',
@@ -114,6 +117,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     host,
     port: integer('port', get('port'), 0, 65535) ?? DEFAULTS.port,
     dataDir: get('data') || DEFAULTS.dataDir,
+    model: get('model') || undefined,
     workers: integer('workers', get('workers'), 1, 256),
     processes: integer('processes', get('processes'), 1, 64) ?? 1,
     maxQueue: integer('max-queue', get('max-queue'), 0, 1_000_000),

@@ -7,8 +7,8 @@ import { PACKAGE_ROOT } from '../model/manifest.js';
 const USAGE = `cutout: self-hosted background removal with the remove.bg v1.0 API
 
 Usage:
-  cutout serve [--host H] [--port P] [--data DIR] [--workers N] [--processes N] [--tls-cert F --tls-key F]
-  cutout remove <file|dir>... [-o OUT] [--size SIZE] [--format FMT] [--bg-color HEX]
+  cutout serve [--host H] [--port P] [--data DIR] [--workers N] [--model NAME] [--processes N] [--tls-cert F --tls-key F]
+  cutout remove <file|dir>... [-o OUT] [--size SIZE] [--format FMT] [--bg-color HEX] [--model NAME]
   cutout keys create|list|revoke|credit ...   (manage API keys in the data folder)
   cutout usage [--since DATE|DAYS] [--json]
   cutout --version

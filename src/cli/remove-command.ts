@@ -13,7 +13,7 @@ const FORMATS: ReadonlySet<string> = new Set(['auto', 'png', 'jpg', 'webp', 'zip
 const EXT: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp', 'application/zip': '.zip' };
 
 export const REMOVE_USAGE = `Usage: cutout remove <file|dir>... [-o OUT] [--size full|preview|medium|hd|4k|50MP] [--format png|jpg|webp|zip|auto]
-                     [--bg-color HEX] [--channels rgba|alpha] [--no-refine] [--workers N]
+                     [--bg-color HEX] [--channels rgba|alpha] [--no-refine] [--workers N] [--model NAME]
 Removes the background of each image (folders are searched recursively) and writes the results
 to OUT (default: next to each input, as NAME.cutout.EXT). Non-images are reported and skipped.`;
 
@@ -99,7 +99,16 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
   for (const m of missing) io.stderr.write(`cutout: ${m}: no such file or folder\n`);
   if (typeof outDir === 'string') fs.mkdirSync(outDir, { recursive: true });
 
-  const remover = await createRemover(workers ? { workers } : {});
+  const model = flags.get('model');
+  if (model === true) return usageError(io, '--model needs a model name (see models/manifest.json)');
+  let remover: Awaited<ReturnType<typeof createRemover>>;
+  try {
+    remover = await createRemover({ ...(workers ? { workers } : {}), ...(model ? { model } : {}) });
+  } catch (err) {
+    // Unknown or unassembled model, or a pool that cannot start: nothing was processed.
+    io.stderr.write(`cutout: ${(err as Error).message}\n`);
+    return 1;
+  }
   let ok = 0;
   let failed = missing.length;
   const started = Date.now();

@@ -19,6 +19,7 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --port PORT          port, 0 = any free port (CUTOUT_PORT, default 8080)
   --data DIR           ledger and improve/ storage (CUTOUT_DATA_DIR, default ./data)
   --workers N          removal worker threads per process (CUTOUT_WORKERS, default cores/2)
+  --model NAME         model from models/manifest.json (CUTOUT_MODEL, default: the manifest's default)
   --processes N        server processes sharing the port via SO_REUSEPORT (CUTOUT_PROCESSES, default 1)
   --max-queue N        queued removals before 503 (CUTOUT_MAX_QUEUE)
   --tls-cert FILE      serve HTTPS with this certificate (CUTOUT_TLS_CERT)
@@ -54,6 +55,7 @@ export async function startService(config: Config, log: Logger = consoleLogger):
 
     const poolOptions: PoolOptions = {};
     if (config.workers !== undefined) poolOptions.workers = config.workers;
+    if (config.model !== undefined) poolOptions.model = config.model;
     if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
     pool = await createRemovalPool(poolOptions);
 

@@ -8,7 +8,9 @@ export interface PoolOptions {
   threadsPerWorker?: number;
   /** Queued tasks beyond the running ones before run() rejects with code 'queue_full'. */
   maxQueue?: number;
-  /** Path of the ONNX model; default models/<default>.onnx from the manifest. */
+  /** Model name from models/manifest.json; default: the manifest's default. */
+  model?: string;
+  /** Path of an ONNX model file to load instead of the named model's (same input/output contract). */
   modelPath?: string;
 }
 

@@ -51,7 +51,7 @@ export async function createRemovalPool(opts: PoolOptions = {}): Promise<Removal
   const sizing = defaultSizing();
   const workers = opts.workers ?? sizing.workers;
   const threads = opts.threadsPerWorker ?? Math.max(1, Math.floor(os.availableParallelism() / workers));
-  const model = modelEntry();
+  const model = modelEntry(opts.model);
   const modelPath = opts.modelPath ?? model.path;
   if (!opts.modelPath && model.entry.sha256) verifyModelFile(modelPath, model.entry.sha256);
 

@@ -36,6 +36,9 @@ t.test('a broken image fails the run; bad flags are usage errors', async (t) => 
   t.match(bad.stderr, /unknown --size 'gigantic'/);
   const color = run(['remove', dir, '--bg-color', 'zzz']);
   t.equal(color.status, 2);
+  const model = run(['remove', dir, '--model', 'isnet-huge', '--workers', '1']);
+  t.equal(model.status, 1, 'an unknown model processes nothing');
+  t.match(model.stderr, /Unknown model 'isnet-huge'; models\/manifest.json lists isnet-fp32, isnet-int8, isnet-fp16/);
   t.equal(run(['remove']).status, 2);
   t.match(run(['remove', '--help']).stdout, /Usage: cutout remove/);
 });

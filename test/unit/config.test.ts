@@ -8,6 +8,7 @@ t.test('defaults', async (t) => {
   t.equal(c.dataDir, './data');
   t.equal(c.host, DEFAULTS.host);
   t.equal(c.workers, undefined);
+  t.equal(c.model, undefined, 'the manifest default');
   t.equal(c.testAllowLoopbackFetch, false);
   t.equal(c.processes, 1);
   t.ok(Object.isFrozen(c));
@@ -20,6 +21,8 @@ t.test('env and flags (flags win)', async (t) => {
   t.equal(c.port, 0);
   t.equal(c.dataDir, '/tmp/x');
   t.equal(c.workers, 3);
+  t.equal(loadConfig([], { CUTOUT_MODEL: 'isnet-fp32' }).model, 'isnet-fp32');
+  t.equal(loadConfig(['--model', 'isnet-int8'], { CUTOUT_MODEL: 'isnet-fp32' }).model, 'isnet-int8');
 });
 
 t.test('TLS needs both files', async (t) => {
