@@ -11,8 +11,10 @@ import { PACKAGE_ROOT, modelEntry } from '../src/model/manifest.js';
 import { benchPhotos, type Photo } from './photos.js';
 import { markdownTable, median, quantile } from './stats.js';
 
-type Variant = 'ort-node' | 'addon' | 'pipeline' | 'pipeline-bilinear' | 'peer';
-const VARIANTS: Variant[] = ['ort-node', 'addon', 'pipeline', 'pipeline-bilinear', 'peer'];
+// The default model (fp32) throughout; the -int8 variants run the int8 model quantised from it.
+type Variant = 'ort-node' | 'addon' | 'addon-int8' | 'pipeline' | 'pipeline-bilinear' | 'pipeline-int8' | 'peer';
+const VARIANTS: Variant[] = ['ort-node', 'addon', 'addon-int8', 'pipeline', 'pipeline-bilinear', 'pipeline-int8', 'peer'];
+const INT8_MODEL = 'isnet-int8';
 const THREADS = 2;
 
 interface ChildResult {
@@ -41,7 +43,7 @@ async function child(variant: Variant, photo: Photo): Promise<ChildResult> {
   const { warmup, runs } = runsFor(mp, variant);
   const times: number[] = [];
   let stages: Record<string, number> | undefined;
-  const model = modelEntry();
+  const model = modelEntry(variant.endsWith('-int8') ? INT8_MODEL : undefined);
   const time = async (fn: () => Promise<unknown> | unknown): Promise<void> => {
     for (let i = 0; i < warmup + runs; i++) {
       const t0 = performance.now();
@@ -61,7 +63,7 @@ async function child(variant: Variant, photo: Photo): Promise<ChildResult> {
     for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) input[c * plane + i] = (rgb[i * 3 + c]! - mean[c]!) / std[c]!;
     const feeds = { [model.entry.input.name]: new ort.Tensor('float32', input, [1, 3, height, width]) };
     await time(() => session.run(feeds, [model.entry.output]));
-  } else if (variant === 'addon') {
+  } else if (variant === 'addon' || variant === 'addon-int8') {
     const { loadBinding } = await import('../src/native/binding.js');
     const b = loadBinding();
     const { width, height, mean, std, name } = model.entry.input;
@@ -69,11 +71,11 @@ async function child(variant: Variant, photo: Photo): Promise<ChildResult> {
     const rgb = await modelInputFor(photo.file);
     // (b) includes our preprocessing into the input tensor; (a) does not include its JS loop.
     await time(() => s.infer(rgb, 3));
-  } else if (variant === 'pipeline' || variant === 'pipeline-bilinear') {
+  } else if (variant === 'pipeline' || variant === 'pipeline-bilinear' || variant === 'pipeline-int8') {
     const { createRemovalPool } = await import('../src/pool/pool.js');
     const { DEFAULT_OPTIONS } = await import('../src/pool/task.js');
-    const pool = await createRemovalPool({ workers: 1, threadsPerWorker: THREADS });
-    const refine = variant === 'pipeline';
+    const pool = await createRemovalPool({ workers: 1, threadsPerWorker: THREADS, model: model.name });
+    const refine = variant !== 'pipeline-bilinear';
     const all: Record<string, number>[] = [];
     await time(async () => {
       const r = await pool.run({ input: new Uint8Array(bytes), options: { ...DEFAULT_OPTIONS, size: 'full', format: 'png', refine, decontaminate: refine } });
@@ -106,7 +108,7 @@ async function parent(): Promise<void> {
       if (only && !only.includes(variant)) continue;
       if (variant === 'peer' && skipPeer) continue;
       // Inference alone does not depend on the photo's size: measure it on the first photo only.
-      if ((variant === 'ort-node' || variant === 'addon') && photo !== photos[0]) continue;
+      if ((variant === 'ort-node' || variant.startsWith('addon')) && photo !== photos[0]) continue;
       process.stderr.write(`bench: ${variant} on ${photo.name}…\n`);
       try {
         const out = execFileSync(process.execPath, [self, '--child', variant, photo.name, photo.file], { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -138,9 +140,13 @@ async function parent(): Promise<void> {
     const d = get('peer', photo.name);
     if (c && b) ratios.push(`${photo.name}: pipeline / addon inference: ${(median(c.times) / median(b.times)).toFixed(2)} (target ≤ 1.3 at 12 MP+)`);
     if (c && d) ratios.push(`${photo.name}: peer / pipeline: ${(median(d.times) / median(c.times)).toFixed(1)}× (target ≥ 10× at 12 MP+)`);
+    const ci = get('pipeline-int8', photo.name);
+    const bi = get('addon-int8');
+    if (ci && bi) ratios.push(`${photo.name}: int8 model: pipeline / addon inference: ${(median(ci.times) / median(bi.times)).toFixed(2)}${d ? `, peer / pipeline ${(median(d.times) / median(ci.times)).toFixed(1)}×` : ''}`);
     if (c?.stages && b) {
       const extra = (c.stages.composite ?? 0) - (get('pipeline-bilinear', photo.name)?.stages?.composite ?? 0);
-      ratios.push(`${photo.name}: refinement + decontamination cost: ${Math.round(extra)} ms = ${((100 * extra) / median(b.times)).toFixed(1)}% of inference (target ≤ 15%)`);
+      const ofInt8 = bi ? `, ${((100 * extra) / median(bi.times)).toFixed(1)}% of int8 inference` : '';
+      ratios.push(`${photo.name}: refinement + decontamination cost: ${Math.round(extra)} ms = ${((100 * extra) / median(b.times)).toFixed(1)}% of inference${ofInt8} (target ≤ 15%)`);
     }
   }
   console.log(`\n${ratios.join('\n')}`);
