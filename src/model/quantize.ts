@@ -5,8 +5,9 @@
 // scale input×weight, and its output quantised again. ONNX Runtime fuses each DQ→Conv→Q group into
 // one QLinearConv, which runs on the CPU's int8 dot-product instructions (AVX512-VNNI / AVX-VNNI).
 // A Conv followed only by a Relu loses the Relu: a uint8 output with zero point 0 clamps at 0 already.
-// Convs named in the table's `float` list keep float weights (their neighbours still quantise the
-// tensors they share).
+// MaxPool and Resize keep their input's scale (ORT then runs them on bytes), Concat and Add get
+// quantised outputs (QLinearConcat / QLinearAdd), so tensors stay uint8 between the convolutions.
+// Convs named in the table's `float` list keep float weights. docs/models.md has the measurements.
 import { loadOnnx, type Proto } from './onnx-transform.js';
 
 export interface CalibrationTable {
