@@ -1,5 +1,5 @@
 // Quality benchmark: `npm run bench:quality [-- --only am_ --limit N --variants peer,plain]`.
-// Scores the peer library and our three pipelines on the DEV evaluation set, side by side in one
+// Scores the peer library and our four pipelines on the DEV evaluation set, side by side in one
 // run, at the ground truth's resolution. See docs/quality.md.
 //
 // Evaluation data is read at run time from ../shared/eval/dev (relative to the repo root) or
@@ -119,14 +119,14 @@ async function loadOurs(): Promise<{ remover?: Remover; error?: string }> {
 }
 
 function ourVariant(name: string, description: string, remover: Remover | undefined, unavailable: string | undefined,
-  refine: boolean, decontaminate: boolean): Variant {
+  refine: boolean, matting: boolean, decontaminate: boolean): Variant {
   return {
     name,
     description,
     run: async (_imagePath, bytes) => {
       if (remover === undefined) throw new Error(unavailable ?? 'our library is unavailable');
       const t0 = performance.now();
-      const out = await remover.remove(bytes, { size: 'full', format: 'png', channels: 'rgba', refine, decontaminate });
+      const out = await remover.remove(bytes, { size: 'full', format: 'png', channels: 'rgba', refine, matting, decontaminate });
       const seconds = (performance.now() - t0) / 1000;
       const decoded = await decodeRgba(out.data);
       return { ...decoded, seconds };
@@ -385,15 +385,16 @@ async function main(): Promise<void> {
 
   const wanted = (name: string): boolean => args.variants === undefined || args.variants.includes(name);
   const peer = new PeerClient();
-  const needOurs = ['plain', 'refined', 'refined+decont'].some(wanted);
+  const needOurs = ['plain', 'refined', 'refined+decont', 'default'].some(wanted);
   const ours = needOurs ? await loadOurs() : {};
   if (ours.error !== undefined) console.error(`warning: ${ours.error}; our variants will be reported as failed`);
   const allVariants: Variant[] = [
     { name: 'peer', description: '@imgly/background-removal-node 1.4.5, model medium, raw RGBA output',
       run: (p) => peer.run(p) },
-    ourVariant('plain', 'ours, bilinear upscaling (refine:false, decontaminate:false)', ours.remover, ours.error, false, false),
-    ourVariant('refined', 'ours, refine:true, decontaminate:false', ours.remover, ours.error, true, false),
-    ourVariant('refined+decont', 'ours, refine:true, decontaminate:true', ours.remover, ours.error, true, true),
+    ourVariant('plain', 'ours, bilinear upscaling (refine:false, decontaminate:false)', ours.remover, ours.error, false, false, false),
+    ourVariant('refined', 'ours, refine:true, matting:false, decontaminate:false', ours.remover, ours.error, true, false, false),
+    ourVariant('refined+decont', 'ours, refine:true, matting:false, decontaminate:true', ours.remover, ours.error, true, false, true),
+    ourVariant('default', 'ours, the default: refine:true, matting:true, decontaminate:true', ours.remover, ours.error, true, true, true),
   ];
   const variants = allVariants.filter((v) => wanted(v.name));
   if (variants.length === 0) throw new Error(`no variants selected (known: ${allVariants.map((v) => v.name).join(', ')})`);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "foreground.h"
+#include "matting.h"
 #include "refine.h"
 
 namespace cutout {
@@ -65,7 +66,10 @@ Box ForegroundBox(const uint8_t* rgba, int w, int h) {
 Box CompositeAlpha(uint8_t* rgba, int w, int h, const float* mask, int mw, int mh, const CompositeParams& p) {
   const size_t stride = static_cast<size_t>(w) * 4;
   UpsampleMatteBilinear(mask, mw, mh, rgba + 3, w, h, 4, stride);
-  if (p.refine) RefineMatteGuided(rgba, w, h, mask, mw, mh, p.refine_params);
+  if (p.refine) {
+    RefineMatteGuided(rgba, w, h, mask, mw, mh, p.refine_params);
+    if (p.matting) MatteByColourModel(rgba, w, h, mw, mh, p.matting_params);
+  }
   ApplyRoi(rgba, w, h, p);
   if (p.decontaminate) {
     EstimateForeground(rgba, w, h, ForegroundParams{});

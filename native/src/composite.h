@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "matting.h"
 #include "refine.h"
 
 namespace cutout {
@@ -14,9 +15,13 @@ struct Box {
 };
 
 struct CompositeParams {
+  // Guided refinement of the upscaled matte; off = plain bilinear upscaling (matting is skipped too).
   bool refine = true;
+  // Colour-model matting after the refinement (only with refine).
+  bool matting = true;
   bool decontaminate = true;
   RefineParams refine_params{};
+  MattingParams matting_params{};
   // Region of interest in output pixels [x1, x2) × [y1, y2); alpha outside is zeroed. Disabled when x2 <= x1.
   int roi_x1 = 0, roi_y1 = 0, roi_x2 = 0, roi_y2 = 0;
 };
@@ -24,7 +29,7 @@ struct CompositeParams {
 // Alpha at or above this counts as subject for the foreground box (~10%: ignores faint mask noise).
 constexpr uint8_t kForegroundThreshold = 26;
 
-// Writes the upscaled (and optionally refined) matte into rgba's alpha, applies the ROI,
+// Writes the upscaled (and optionally refined, then colour-matted) matte into rgba's alpha, applies the ROI,
 // estimates foreground colour (or zeroes the colour of fully transparent pixels), and returns
 // the subject's bounding box (all zero when nothing is foreground).
 Box CompositeAlpha(uint8_t* rgba, int w, int h, const float* mask, int mw, int mh, const CompositeParams& p);

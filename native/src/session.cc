@@ -112,7 +112,7 @@ Napi::Value Session::JsInfer(const Napi::CallbackInfo& info) {
   return output_.Value();
 }
 
-// composite(rgba: Uint8Array, width, height, { refine, decontaminate, roi?: [x1,y1,x2,y2] }) → box
+// composite(rgba: Uint8Array, width, height, { refine, matting?, decontaminate, roi?: [x1,y1,x2,y2] }) → box
 Napi::Value Session::JsComposite(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   RequireOpen(env);
@@ -128,6 +128,15 @@ Napi::Value Session::JsComposite(const Napi::CallbackInfo& info) {
     Napi::Object o = info[3].As<Napi::Object>();
     p.refine = o.Get("refine").ToBoolean();
     p.decontaminate = o.Get("decontaminate").ToBoolean();
+    // Newer than refine/decontaminate, so strict: absent means on, anything but a boolean is a broken contract.
+    Napi::Value matting = o.Get("matting");
+    CUTOUT_THROW_TYPE_IF(!matting.IsUndefined() && !matting.IsBoolean(), env, "ERR_CUTOUT_ARG",
+                         "Expected a boolean for matting but received ",
+                         matting.IsNull()     ? "null"
+                         : matting.IsNumber() ? "a number"
+                         : matting.IsString() ? "a string"
+                                              : "another type");
+    if (matting.IsBoolean()) p.matting = matting.As<Napi::Boolean>().Value();
     // Tuning knobs for benchmarks; the defaults live in RefineParams.
     if (o.Get("refineRadius").IsNumber()) p.refine_params.radius = IntArg(o.Get("refineRadius"), "refineRadius", 1, 64);
     if (o.Get("refineEps").IsNumber()) {

@@ -318,6 +318,7 @@ export function parseRemoveRequest(fields: RawFields): RemoveRequest {
     channels,
     crop,
     refine: true,
+    matting: true,
     decontaminate: true,
   };
   if (bgColorText !== undefined) options.bgColor = parseBgColor(bgColorText);

@@ -16,6 +16,21 @@ export class RemoveError extends Error {
   }
 }
 
+// The quality switches callers set by hand (the HTTP API and the CLI build theirs): a wrong type would
+// otherwise be coerced silently in the worker.
+const BOOLEAN_OPTIONS = ['refine', 'matting', 'decontaminate'] as const;
+
+function checkOptions(options: RemoveInputOptions): void {
+  for (const name of BOOLEAN_OPTIONS) {
+    const value: unknown = options[name];
+    if (value !== undefined && typeof value !== 'boolean') {
+      throw Object.assign(new TypeError(`Expected a boolean for ${name} but received ${String(value)} of type ${typeof value}`), {
+        code: 'ERR_INVALID_ARG_TYPE',
+      });
+    }
+  }
+}
+
 export interface Remover {
   /**
    * Remove the background of one encoded image. The caller's buffer is left intact (copied once on
@@ -35,6 +50,7 @@ export async function createRemover(poolOptions: PoolOptions = {}): Promise<Remo
       // Capture the caller's stack before crossing into the worker (as sharp does).
       const stack = new Error().stack;
       const { transferInput, ...rest } = options;
+      checkOptions(rest);
       const opts: RemoveOptions = { ...DEFAULT_OPTIONS, ...rest };
       const result = await pool.run({ input: transferInput ? input : new Uint8Array(input), options: opts });
       if (!result.ok) {

@@ -7,7 +7,10 @@ import { PACKAGE_ROOT, type SessionOptions } from '../model/manifest.js';
 export { sessionOptionsFor, type SessionOptions } from '../model/manifest.js';
 
 export interface CompositeOptions {
+  /** Guided refinement; false = plain bilinear upscaling (and no matting). */
   refine: boolean;
+  /** Colour-model matting after the refinement (native/src/matting.h); absent = on. Ignored without refine. */
+  matting?: boolean;
   decontaminate: boolean;
   /** [x1, y1, x2, y2) in output pixels. */
   roi?: [number, number, number, number];
@@ -26,7 +29,7 @@ export interface NativeBox {
 export interface NativeSession {
   /** Preprocess a model-sized RGB/RGBA image into the input tensor and run the model. Returns the output tensor (owned by the session, overwritten by the next call). */
   infer(pixels: Uint8Array, channels: 3 | 4): Float32Array;
-  /** Write the last mask into `rgba`'s alpha in place (upscaled, optionally refined/decontaminated). */
+  /** Write the last mask into `rgba`'s alpha in place (upscaled, optionally refined/matted/decontaminated). */
   composite(rgba: Uint8Array, width: number, height: number, options: CompositeOptions): NativeBox;
   close(): void;
   readonly inputTensor: Float32Array;

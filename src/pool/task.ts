@@ -47,8 +47,10 @@ export interface RemoveOptions {
   /** Subject position as percentages of free space (0..100); absent = original (or centre with scale). */
   position?: { x: number; y: number };
   roi?: Roi;
-  /** Edge-aware matte refinement at full resolution (default on). */
+  /** Edge-aware matte refinement at full resolution (default on). false = plain bilinear upscaling, no matting. */
   refine: boolean;
+  /** Colour-model matting of the soft edge band after refinement (default on; only with refine). */
+  matting: boolean;
   /** Foreground colour estimation for semi-transparent pixels (default on). */
   decontaminate: boolean;
 }
@@ -59,6 +61,7 @@ export const DEFAULT_OPTIONS: Readonly<RemoveOptions> = Object.freeze({
   channels: 'rgba',
   crop: false,
   refine: true,
+  matting: true,
   decontaminate: true,
 });
 

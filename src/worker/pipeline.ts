@@ -79,6 +79,7 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   const inputAlpha = probe.hasAlpha ? extractAlpha(ctx.binding, rgba) : undefined;
   const box = ctx.session.composite(rgba.data, rgba.width, rgba.height, {
     refine: options.refine,
+    matting: options.matting,
     decontaminate: options.decontaminate,
     ...(roi ? { roi } : {}),
   });

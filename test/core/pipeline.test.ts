@@ -41,6 +41,27 @@ t.test('a real photo: the subject is opaque, the backdrop transparent, the box t
   t.ok(f.left > 50 && f.left < 200 && f.width > 500 && f.height > 400, `foreground box ${JSON.stringify(f)}`);
 });
 
+t.test('matting:false is accepted and only softens the edge band; the quality switches must be booleans', async (t) => {
+  const photo = evalImage('am_GT04');
+  const on = await rgbaOf((await remover.remove(photo, { size: 'full', format: 'png' })).data);
+  const off = await rgbaOf((await remover.remove(photo, { size: 'full', format: 'png', matting: false })).data);
+  let changed = 0;
+  let crossed = 0;
+  for (let i = 3; i < on.data.length; i += 4) {
+    if (on.data[i] !== off.data[i]) changed++;
+    if (on.data[i]! >= 128 !== off.data[i]! >= 128) crossed++;
+  }
+  t.ok(changed > 1000, `matting (on by default) changed ${changed} alpha values`);
+  t.equal(crossed, 0, 'but none across 0.5');
+  for (const [name, bad, shown] of [['matting', 'no', 'no of type string'], ['refine', 1, '1 of type number'], ['decontaminate', null, 'null of type object']] as const) {
+    await t.rejects(remover.remove(photo, { size: 'preview', [name]: bad } as never), {
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_TYPE',
+      message: `Expected a boolean for ${name} but received ${shown}`,
+    }, `${name}: ${JSON.stringify(bad)}`);
+  }
+});
+
 t.test('EXIF orientation is applied: a rotated file comes out upright', async (t) => {
   const upright = evalImage('am_GT04');
   // Store the pixels rotated 90° counter-clockwise and tag orientation 6 (display rotates 90° clockwise).
