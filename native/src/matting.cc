@@ -6,6 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include "dilate.h"
+
 namespace cutout {
 namespace {
 
@@ -110,30 +112,6 @@ void Sample(const float* L, int lw, int lh, float gx, float gy, float s, float* 
   const float* c = &L[(static_cast<size_t>(y1) * lw + x0) * kCh];
   const float* d = &L[(static_cast<size_t>(y1) * lw + x1) * kCh];
   for (int k = 0; k < kCh; ++k) out[k] = (a[k] * (1 - fx) + b[k] * fx) * (1 - fy) + (c[k] * (1 - fx) + d[k] * fx) * fy;
-}
-
-// Separable OR-dilation of a byte mask by radius k (square window, clipped at the borders).
-void DilateOr(std::vector<uint8_t>& m, int gw, int gh, int k) {
-  if (k <= 0) return;
-  std::vector<uint8_t> t(m.size());
-  for (int j = 0; j < gh; ++j) {
-    const uint8_t* __restrict s = &m[static_cast<size_t>(j) * gw];
-    uint8_t* __restrict d = &t[static_cast<size_t>(j) * gw];
-    std::memcpy(d, s, gw);
-    for (int o = 1; o <= k && o < gw; ++o) {  // shifted ORs: whole-row vector ops
-      for (int i = 0; i < gw - o; ++i) d[i] |= s[i + o];
-      for (int i = o; i < gw; ++i) d[i] |= s[i - o];
-    }
-  }
-  for (int j = 0; j < gh; ++j) {
-    uint8_t* __restrict d = &m[static_cast<size_t>(j) * gw];
-    std::memset(d, 0, gw);
-    const int a = std::max(0, j - k), b = std::min(gh - 1, j + k);
-    for (int q = a; q <= b; ++q) {
-      const uint8_t* __restrict s = &t[static_cast<size_t>(q) * gw];
-      for (int i = 0; i < gw; ++i) d[i] |= s[i];
-    }
-  }
 }
 
 // Per band cell: the local colour model, ready for the per-pixel projection.

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "dilate.h"
+
 namespace cutout {
 namespace {
 
@@ -79,30 +81,6 @@ void AreaAverage(const uint8_t* rgba, int w, const std::vector<int>& cx, const s
     for (int i = gx0; i < gx1; ++i) {
       const double inv = 1.0 / (255.0 * rows * (cx[i + 1] - cx[i]));
       for (int c = 0; c < 4; ++c) o[i * 4 + c] = static_cast<float>(sums[static_cast<size_t>(i - gx0) * 4 + c] * inv);
-    }
-  }
-}
-
-// Separable OR-dilation of a byte mask by radius k (window clipped at the borders).
-void DilateOr(std::vector<uint8_t>& m, int gw, int gh, int k) {
-  if (k <= 0) return;
-  std::vector<uint8_t> t(m.size());
-  for (int j = 0; j < gh; ++j) {
-    const uint8_t* __restrict s = &m[static_cast<size_t>(j) * gw];
-    uint8_t* __restrict d = &t[static_cast<size_t>(j) * gw];
-    std::memcpy(d, s, gw);
-    for (int o = 1; o <= k && o < gw; ++o) {  // shifted ORs: whole-row vector ops
-      for (int i = 0; i < gw - o; ++i) d[i] |= s[i + o];
-      for (int i = o; i < gw; ++i) d[i] |= s[i - o];
-    }
-  }
-  for (int j = 0; j < gh; ++j) {
-    uint8_t* __restrict d = &m[static_cast<size_t>(j) * gw];
-    std::memset(d, 0, gw);
-    const int a = std::max(0, j - k), b = std::min(gh - 1, j + k);
-    for (int q = a; q <= b; ++q) {
-      const uint8_t* __restrict s = &t[static_cast<size_t>(q) * gw];
-      for (int i = 0; i < gw; ++i) d[i] |= s[i];
     }
   }
 }
