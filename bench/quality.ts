@@ -1,4 +1,4 @@
-// Quality benchmark: `npm run bench:quality [-- --only am_ --limit N --variants peer,plain]`.
+// Quality benchmark: `npm run bench:quality [-- --only am_ --limit N --variants peer,plain --model isnet-int8]`.
 // Scores the peer library and our four pipelines on the DEV evaluation set, side by side in one
 // run, at the ground truth's resolution. See docs/quality.md.
 //
@@ -106,13 +106,13 @@ async function decodeRgba(data: Uint8Array): Promise<{ rgba: Uint8Array; width: 
   return { rgba: new Uint8Array(raw.buffer, raw.byteOffset, raw.length), width: info.width, height: info.height };
 }
 
-async function loadOurs(): Promise<{ remover?: Remover; error?: string }> {
+async function loadOurs(model: string | undefined): Promise<{ remover?: Remover; error?: string }> {
   // Resolved at run time so that this bench builds (and runs the peer) before the library lands.
   const spec = '../src/lib/remove.js';
   try {
-    const mod = (await import(spec)) as { createRemover?: (o: { workers: number }) => Promise<Remover> };
+    const mod = (await import(spec)) as { createRemover?: (o: { workers: number; model?: string }) => Promise<Remover> };
     if (typeof mod.createRemover !== 'function') return { error: `${spec} has no createRemover export` };
-    return { remover: await mod.createRemover({ workers: 1 }) };
+    return { remover: await mod.createRemover({ workers: 1, ...(model ? { model } : {}) }) };
   } catch (err) {
     return { error: `our library is unavailable: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` };
   }
@@ -268,12 +268,14 @@ interface Args {
   limit: number;
   variants: string[] | undefined;
   contact: boolean;
+  /** Our model, by manifest name (default: the manifest's default). */
+  model: string | undefined;
   /** Output directory (default bench/results). */
   out: string | undefined;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { only: [], limit: Infinity, variants: undefined, contact: true, out: undefined };
+  const args: Args = { only: [], limit: Infinity, variants: undefined, contact: true, model: undefined, out: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const value = (): string => {
@@ -289,8 +291,9 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a.startsWith('--variants=')) args.variants = a.slice(11).split(',');
     else if (a === '--no-contact') args.contact = false;
     else if (a === '--out') args.out = value();
+    else if (a === '--model') args.model = value();
     else if (a.startsWith('--out=')) args.out = a.slice(6);
-    else throw new Error(`unknown argument ${a} (use --only PREFIX[,PREFIX], --limit N, --variants a,b, --no-contact, --out DIR)`);
+    else throw new Error(`unknown argument ${a} (use --only PREFIX[,PREFIX], --limit N, --variants a,b, --no-contact, --model NAME, --out DIR)`);
   }
   if (!(args.limit > 0)) throw new Error('--limit must be a positive number');
   return args;
@@ -386,7 +389,7 @@ async function main(): Promise<void> {
   const wanted = (name: string): boolean => args.variants === undefined || args.variants.includes(name);
   const peer = new PeerClient();
   const needOurs = ['plain', 'refined', 'refined+decont', 'default'].some(wanted);
-  const ours = needOurs ? await loadOurs() : {};
+  const ours = needOurs ? await loadOurs(args.model) : {};
   if (ours.error !== undefined) console.error(`warning: ${ours.error}; our variants will be reported as failed`);
   const allVariants: Variant[] = [
     { name: 'peer', description: '@imgly/background-removal-node 1.4.5, model medium, raw RGBA output',
@@ -422,7 +425,7 @@ async function main(): Promise<void> {
     `# Quality benchmark (${new Date().toISOString()})`,
     '',
     `Eval set: ${evalDir} (${rows.length} of ${manifest.length} items). Predictions are resized to the GT size.`,
-    `Variants: ${variants.map((v) => `**${v.name}**: ${v.description}`).join('; ')}.`,
+    `Variants: ${variants.map((v) => `**${v.name}**: ${v.description}`).join('; ')}. Our model: ${args.model ?? 'the manifest default'}.`,
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. ` +
       `s/img = median wall seconds per image (peer: in its own process, excl. file read; ours: remove() incl. PNG encode). ` +
       `Whole bench: ${totalSeconds.toFixed(0)} s.`,
