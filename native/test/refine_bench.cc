@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Timing of UpsampleMatteBilinear / RefineMatteGuided / EstimateForeground on a synthetic 12 MP photo
+// Timing of UpsampleMatteBilinear / RefineMatteGuided / MatteByColourModel / EstimateForeground on a synthetic 12 MP photo
 // with a 1024×1024 model-like matte (soft blob, noisy boundary, a wide "hair" zone), plus edge-case
 // smoke tests (1-px images, 1×1 mattes, all-0 / all-1 mattes, NaN, matte larger than the image).
 // Exit status != 0 on a failed check.
 //
 //   g++ -O3 -march=x86-64-v3 -std=c++17 -Inative/src native/test/refine_bench.cc native/src/refine.cc
-//       native/src/foreground.cc -o /tmp/refine_bench && /tmp/refine_bench [runs] [w] [h]
+//       native/src/matting.cc native/src/dilate.cc native/src/foreground.cc -o /tmp/refine_bench && /tmp/refine_bench [runs] [w] [h]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "foreground.h"
+#include "matting.h"
 #include "refine.h"
 
 namespace {
@@ -118,6 +119,12 @@ void EdgeCases() {
       if (kind == 0 || kind == 1 || kind == 3)
         for (size_t k = 3; k < img.size(); k += 4) CHECK(img[k] == before[k]);  // nothing uncertain
       before = img;
+      cutout::MatteByColourModel(img.data(), w, h, lw, lh, cutout::MattingParams());
+      for (size_t k = 0; k < img.size(); ++k) {
+        if (k % 4 != 3) CHECK(img[k] == before[k]);                            // RGB read-only
+        else CHECK((img[k] >= 128) == (before[k] >= 128));                    // never across 0.5
+      }
+      before = img;
       cutout::EstimateForeground(img.data(), w, h, fp);
       for (size_t k = 0; k < img.size(); k += 4) {
         CHECK(img[k + 3] == before[k + 3]);
@@ -132,6 +139,7 @@ void EdgeCases() {
   // Null / empty arguments are no-ops.
   cutout::UpsampleMatteBilinear(nullptr, 1, 1, nullptr, 1, 1, 1, 1);
   cutout::RefineMatteGuided(nullptr, 0, 0, nullptr, 0, 0, rp);
+  cutout::MatteByColourModel(nullptr, 0, 0, 0, 0, cutout::MattingParams());
   cutout::EstimateForeground(nullptr, 0, 0, fp);
   // Scratch estimates at huge sizes must not overflow.
   CHECK(cutout::RefineScratchBytes(100000, 100000, 1024, 1024) > 0);
@@ -181,7 +189,7 @@ int main(int argc, char** argv) {
   const std::vector<float> low = MakeMatte(lw, lh);
   cutout::RefineParams rp;
   cutout::ForegroundParams fp;
-  std::vector<double> t_up, t_ref, t_fg, c_up, c_ref, c_fg;
+  std::vector<double> t_up, t_ref, t_mat, t_fg, c_up, c_ref, c_mat, c_fg;
   std::vector<uint8_t> img;
   size_t partial = 0, band_changed = 0;
   for (int i = 0; i < runs; ++i) {
@@ -205,6 +213,12 @@ int main(int argc, char** argv) {
       }
     }
     c0 = CpuMs();
+    auto t2m = std::chrono::steady_clock::now();
+    cutout::MatteByColourModel(img.data(), w, h, lw, lh, cutout::MattingParams());
+    auto t2n = std::chrono::steady_clock::now();
+    c_mat.push_back(CpuMs() - c0);
+    t_mat.push_back(Ms(t2m, t2n));
+    c0 = CpuMs();
     auto t2b = std::chrono::steady_clock::now();
     cutout::EstimateForeground(img.data(), w, h, fp);
     auto t3 = std::chrono::steady_clock::now();
@@ -219,13 +233,14 @@ int main(int argc, char** argv) {
               lh, runs);
   std::printf("  UpsampleMatteBilinear %12.1f %10.1f %12.1f\n", Median(t_up), mn(t_up), Median(c_up));
   std::printf("  RefineMatteGuided     %12.1f %10.1f %12.1f\n", Median(t_ref), mn(t_ref), Median(c_ref));
+  std::printf("  MatteByColourModel    %12.1f %10.1f %12.1f\n", Median(t_mat), mn(t_mat), Median(c_mat));
   std::printf("  EstimateForeground    %12.1f %10.1f %12.1f\n", Median(t_fg), mn(t_fg), Median(c_fg));
-  std::printf("  refine+foreground     %12.1f %10.1f %12.1f\n", Median(t_ref) + Median(t_fg), mn(t_ref) + mn(t_fg),
-              Median(c_ref) + Median(c_fg));
+  std::printf("  refine+matting+fg     %12.1f %10.1f %12.1f\n", Median(t_ref) + Median(t_mat) + Median(t_fg),
+              mn(t_ref) + mn(t_mat) + mn(t_fg), Median(c_ref) + Median(c_mat) + Median(c_fg));
   std::printf("  partial-alpha pixels %.2f%%, alpha changed by refinement %.2f%%\n", 100.0 * partial / (w * double(h)),
               100.0 * band_changed / (w * double(h)));
-  std::printf("  scratch: refine %.1f MB, foreground %.1f MB\n", cutout::RefineScratchBytes(w, h, lw, lh) / 1e6,
-              cutout::ForegroundScratchBytes(w, h) / 1e6);
+  std::printf("  scratch: refine %.1f MB, matting %.1f MB, foreground %.1f MB\n", cutout::RefineScratchBytes(w, h, lw, lh) / 1e6,
+              cutout::MattingScratchBytes(w, h, lw, lh) / 1e6, cutout::ForegroundScratchBytes(w, h) / 1e6);
   if (g_failures) std::printf("%d CHECK failures\n", g_failures);
   return g_failures ? 1 : 0;
 }
