@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dilate.h"
+#include "grid.h"
 
 namespace cutout {
 namespace {
@@ -14,12 +14,8 @@ namespace {
 // Per cell of the colour planes: Σf·r, Σf·g, Σf·b, Σf (sure foreground), then the same for background.
 constexpr int kCh = 8;
 
-// Cell edges when n_dst cells tile n_src pixels (n_dst <= n_src, so each cell has >= 1 pixel).
-std::vector<int> CellEdges(int n_src, int n_dst) {
-  std::vector<int> e(n_dst + 1);
-  for (int i = 0; i <= n_dst; ++i) e[i] = static_cast<int>(static_cast<int64_t>(i) * n_src / n_dst);
-  return e;
-}
+// Grid rows averaged per call of AreaAverage (bounds that buffer to 16 rows of cells).
+constexpr int kRowsPerPass = 16;
 
 // Box blur of radius r, in place, on a kCh-channel interleaved w×h plane: borders clamped (edge cells
 // repeat), always normalised by the full window. Horizontal pass through one row buffer; the vertical
@@ -132,59 +128,35 @@ void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const Matti
   const size_t row_bytes = static_cast<size_t>(w) * 4;
   const std::vector<int> cx = CellEdges(w, gw), cy = CellEdges(h, gh);
 
-  // 1. One pass over the photo: mean colour and alpha per grid cell (column sums over the cell's rows,
-  // contiguous u8 adds, then one reduction per cell), classified at once. Uncertain cells are marked;
-  // sure ones add their colour to the half-size plane L0 (f·rgb, f, b·rgb, b per half cell).
+  // 1. One pass over the photo: mean colour and alpha per grid cell (AreaAverage), classified at once.
+  // Uncertain cells are marked; sure ones add their colour to the half-size plane L0 (f·rgb, f, b·rgb,
+  // b per half cell).
   const int w0 = (gw + 1) / 2, h0 = (gh + 1) / 2;
   std::vector<float> L0(static_cast<size_t>(w0) * h0 * kCh, 0.f);
   std::vector<uint8_t> band(gn);
   bool any_uncertain = false;
   {
-    std::vector<uint32_t> accv(row_bytes);
-    std::vector<uint64_t> sums(static_cast<size_t>(gw) * 4);
-    uint32_t* __restrict acc = accv.data();
-    for (int j = 0; j < gh; ++j) {
-      std::fill(sums.begin(), sums.end(), 0);
-      int y = cy[j];
-      while (y < cy[j + 1]) {
-        // u32 column sums hold 2^24 rows of 255 without overflow.
-        const int y_end = static_cast<int>(std::min<int64_t>(cy[j + 1], static_cast<int64_t>(y) + (1 << 24)));
-        std::fill(accv.begin(), accv.end(), 0u);
-        for (; y < y_end; ++y) {
-          const uint8_t* __restrict row = rgba + static_cast<size_t>(y) * row_bytes;
-          for (size_t k = 0; k < row_bytes; ++k) acc[k] += row[k];
-        }
+    // kRowsPerPass grid rows at a time: the full grid is never stored.
+    std::vector<float> cells(static_cast<size_t>(gw) * kRowsPerPass * 4);
+    for (int j0 = 0; j0 < gh; j0 += kRowsPerPass) {
+      const int j1 = std::min(gh, j0 + kRowsPerPass);
+      AreaAverage(rgba, w, cx, cy, 0, gw, j0, j1, cells.data(), gw);
+      for (int j = j0; j < j1; ++j) {
+        const float* c = &cells[static_cast<size_t>(j - j0) * gw * 4];
+        uint8_t* brow = &band[static_cast<size_t>(j) * gw];
+        float* half = &L0[static_cast<size_t>(j / 2) * w0 * kCh];
         for (int i = 0; i < gw; ++i) {
-          uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-          for (size_t x = static_cast<size_t>(cx[i]) * 4; x < static_cast<size_t>(cx[i + 1]) * 4; x += 4) {
-            s0 += acc[x];
-            s1 += acc[x + 1];
-            s2 += acc[x + 2];
-            s3 += acc[x + 3];
-          }
-          uint64_t* s = &sums[static_cast<size_t>(i) * 4];
-          s[0] += s0;
-          s[1] += s1;
-          s[2] += s2;
-          s[3] += s3;
+          const float a = c[4 * i + 3];
+          const bool uncertain = a > lo && a < hi;
+          brow[i] = uncertain;
+          any_uncertain |= uncertain;
+          if (uncertain) continue;
+          float* o = &half[(i / 2) * kCh + (a >= hi ? 0 : 4)];  // a >= hi: sure foreground, else background
+          o[0] += c[4 * i];
+          o[1] += c[4 * i + 1];
+          o[2] += c[4 * i + 2];
+          o[3] += 1.f;
         }
-      }
-      const double rows = cy[j + 1] - cy[j];
-      uint8_t* brow = &band[static_cast<size_t>(j) * gw];
-      float* half = &L0[static_cast<size_t>(j / 2) * w0 * kCh];
-      for (int i = 0; i < gw; ++i) {
-        const double inv = 1.0 / (255.0 * rows * (cx[i + 1] - cx[i]));
-        const uint64_t* s = &sums[static_cast<size_t>(i) * 4];
-        const float a = static_cast<float>(s[3] * inv);
-        const bool uncertain = a > lo && a < hi;
-        brow[i] = uncertain;
-        any_uncertain |= uncertain;
-        if (uncertain) continue;
-        float* o = &half[(i / 2) * kCh + (a >= hi ? 0 : 4)];  // a >= hi: sure foreground, else background
-        o[0] += static_cast<float>(s[0] * inv);
-        o[1] += static_cast<float>(s[1] * inv);
-        o[2] += static_cast<float>(s[2] * inv);
-        o[3] += 1.f;
       }
     }
   }
@@ -296,6 +268,7 @@ size_t MattingScratchBytes(int w, int h, int lw, int lh, const MattingParams& p)
   bytes += (w0 * h0 + w1 * h1 + ((w1 + 3) / 4) * ((h1 + 3) / 4)) * kCh * sizeof(float);  // L0, L1, L2
   bytes += w0 * kCh * sizeof(float) * (r + 3);                      // blur row, column sums, ring
   bytes += static_cast<size_t>(w) * 4 * sizeof(uint32_t) + gw * 4 * sizeof(uint64_t);  // area sums
+  bytes += gw * kRowsPerPass * 4 * sizeof(float);                                       // averaged cells
   bytes += gw * (sizeof(CellModel) + 1) + (gw + gh + 2) * sizeof(int);                 // row models, edges
   return bytes;
 }

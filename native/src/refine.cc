@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dilate.h"
+#include "grid.h"
 
 namespace cutout {
 namespace {
@@ -30,58 +30,6 @@ void BuildTaps(int n_src, int n_dst, std::vector<int>& i0, std::vector<int>& i1,
     i0[d] = i;
     i1[d] = std::min(i + 1, n_src - 1);
     f[d] = n_src > 1 ? static_cast<float>(s - i) : 0.f;
-  }
-}
-
-// Cell edges when n_dst cells tile n_src pixels (n_dst <= n_src, so each cell has >= 1 pixel).
-std::vector<int> CellEdges(int n_src, int n_dst) {
-  std::vector<int> e(n_dst + 1);
-  for (int i = 0; i <= n_dst; ++i) e[i] = static_cast<int>(static_cast<int64_t>(i) * n_src / n_dst);
-  return e;
-}
-
-// Area-average the full-res RGBA image onto grid cells [gx0,gx1)×[gy0,gy1) (cell edges cx, cy) into
-// G (4 floats per cell: r,g,b,a in 0..1, row stride gw cells). Column sums over a cell's rows first
-// (contiguous u8 adds, vectorised), then one horizontal reduction per cell.
-void AreaAverage(const uint8_t* rgba, int w, const std::vector<int>& cx, const std::vector<int>& cy, int gx0, int gx1,
-                 int gy0, int gy1, float* G, int gw) {
-  const size_t row_bytes = static_cast<size_t>(w) * 4;
-  const size_t xa = static_cast<size_t>(cx[gx0]) * 4, xb = static_cast<size_t>(cx[gx1]) * 4;
-  std::vector<uint32_t> accv(xb - xa);
-  std::vector<uint64_t> sums(static_cast<size_t>(gx1 - gx0) * 4);
-  uint32_t* __restrict acc = accv.data();
-  for (int j = gy0; j < gy1; ++j) {
-    std::fill(sums.begin(), sums.end(), 0);
-    int y = cy[j];
-    while (y < cy[j + 1]) {
-      // u32 column sums hold 2^24 rows of 255 without overflow.
-      const int y_end = static_cast<int>(std::min<int64_t>(cy[j + 1], static_cast<int64_t>(y) + (1 << 24)));
-      std::fill(accv.begin(), accv.end(), 0u);
-      for (; y < y_end; ++y) {
-        const uint8_t* __restrict row = rgba + static_cast<size_t>(y) * row_bytes + xa;
-        for (size_t k = 0; k < xb - xa; ++k) acc[k] += row[k];
-      }
-      for (int i = gx0; i < gx1; ++i) {
-        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (size_t x = static_cast<size_t>(cx[i]) * 4 - xa; x < static_cast<size_t>(cx[i + 1]) * 4 - xa; x += 4) {
-          s0 += acc[x];
-          s1 += acc[x + 1];
-          s2 += acc[x + 2];
-          s3 += acc[x + 3];
-        }
-        uint64_t* s = &sums[static_cast<size_t>(i - gx0) * 4];
-        s[0] += s0;
-        s[1] += s1;
-        s[2] += s2;
-        s[3] += s3;
-      }
-    }
-    const double rows = cy[j + 1] - cy[j];
-    float* o = G + static_cast<size_t>(j) * gw * 4;
-    for (int i = gx0; i < gx1; ++i) {
-      const double inv = 1.0 / (255.0 * rows * (cx[i + 1] - cx[i]));
-      for (int c = 0; c < 4; ++c) o[i * 4 + c] = static_cast<float>(sums[static_cast<size_t>(i - gx0) * 4 + c] * inv);
-    }
   }
 }
 
@@ -281,7 +229,7 @@ void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, in
         }
         const int t0 = ti;
         while (ti < ntx && need[static_cast<size_t>(tj) * ntx + ti]) ++ti;
-        AreaAverage(rgba, w, cx, cy, t0 * kTile, std::min(gw, ti * kTile), gy0, gy1, G.data(), gw);
+        AreaAverage(rgba, w, cx, cy, t0 * kTile, std::min(gw, ti * kTile), gy0, gy1, &G[static_cast<size_t>(gy0) * gw * 4], gw);
         // AreaAverage also wrote the alpha average into lane 3: restore the float matte.
         for (int j = gy0; j < gy1; ++j)
           for (int i = t0 * kTile; i < std::min(gw, ti * kTile); ++i)

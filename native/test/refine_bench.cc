@@ -5,7 +5,7 @@
 // Exit status != 0 on a failed check.
 //
 //   g++ -O3 -march=x86-64-v3 -std=c++17 -Inative/src native/test/refine_bench.cc native/src/refine.cc
-//       native/src/matting.cc native/src/dilate.cc native/src/foreground.cc -o /tmp/refine_bench && /tmp/refine_bench [runs] [w] [h]
+//       native/src/matting.cc native/src/grid.cc native/src/foreground.cc -o /tmp/refine_bench && /tmp/refine_bench [runs] [w] [h]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
