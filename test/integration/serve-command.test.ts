@@ -1,4 +1,4 @@
-// `cutout serve` as a process: refuses uWS's JS fallback, rejects bad flags, starts with ledger+pool, drains on SIGTERM.
+// `cutout serve` as a process: refuses uWS's JS fallback, rejects bad flags and unknown models, starts with ledger+pool, drains on SIGTERM.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,6 +48,14 @@ t.test('bad flags exit 2 with usage', async (t) => {
   t.equal(await exit, 2);
   t.match(out.join(''), /port/);
   t.match(out.join(''), /Usage: cutout serve/);
+});
+
+t.test('an unknown model (flag or env) stops the start with the names it knows', async (t) => {
+  for (const [args, env] of [[['--model', 'isnet-huge'], {}], [[], { CUTOUT_MODEL: 'isnet-huge' }]] as const) {
+    const { out, exit } = run(['--port', '0', '--data', t.testdir(), ...args], env);
+    t.equal(await exit, 1);
+    t.match(out.join(''), /Unknown model 'isnet-huge'; models\/manifest.json lists isnet-fp32, isnet-int8, isnet-fp16/);
+  }
 });
 
 t.test('start, serve, drain on SIGTERM', async (t) => {

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { activationTensors, Histogram, HISTOGRAM_BINS, percentileClipRange } from '../../src/model/calibration.js';
-import { ModelError, verifyModelFile, sha256 } from '../../src/model/assemble.js';
+import { applyTransforms, ModelError, verifyModelFile, sha256 } from '../../src/model/assemble.js';
 import { decodeModel, encodeModel, loadOnnx } from '../../src/model/onnx-transform.js';
 import { activationParams, quantizeInt8, quantizeWeights } from '../../src/model/quantize.js';
 
@@ -171,4 +171,13 @@ t.test('a missing or altered model file is named with its expected hash', async 
   t.match(err?.message, expected);
   fs.writeFileSync(file, new Uint8Array([1, 2, 3]));
   t.doesNotThrow(() => verifyModelFile(file, expected));
+});
+
+t.test('a manifest naming a missing calibration table or an unknown transform fails clearly', async (t) => {
+  const bytes = tinyModel();
+  t.throws(() => applyTransforms(bytes, ['quantize-int8:no-such-table.json']), {
+    code: 'model_source_missing',
+    message: /Calibration table .*no-such-table\.json is missing/,
+  });
+  t.throws(() => applyTransforms(bytes, ['quantize-int4:x.json']), /Unknown model transform 'quantize-int4:x.json'/);
 });
