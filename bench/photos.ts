@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { debianFiles } from '../src/model/debian-files.js';
+import { evalDir } from '../src/quality/eval-dir.js';
 
 export interface Photo {
   name: string;
@@ -11,7 +12,7 @@ export interface Photo {
 }
 
 const CACHE = path.join(PACKAGE_ROOT, 'bench', '.photos');
-const EVAL_DIR = process.env.CUTOUT_EVAL_DIR ?? path.resolve(PACKAGE_ROOT, '..', 'shared', 'eval', 'dev');
+const EVAL_DIR = evalDir();
 
 /** name → [Debian package, file inside it]. */
 const LARGE: Record<string, [string, string]> = {

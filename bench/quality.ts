@@ -2,8 +2,8 @@
 // Scores the peer library and our four pipelines on the DEV evaluation set, side by side in one
 // run, at the ground truth's resolution. See docs/quality.md.
 //
-// Evaluation data is read at run time from ../shared/eval/dev (relative to the repo root) or
-// $CUTOUT_EVAL_DIR; it is never copied into the repository.
+// Evaluation data is read at run time from $CUTOUT_EVAL_DIR or ../shared/eval/dev (beside the repo,
+// or beside the local checkout a fresh clone came from: src/quality/eval-dir.ts); never copied.
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -25,6 +25,7 @@ import {
   type AlphaScores,
   type Matte,
 } from '../src/quality/metrics.js';
+import { evalDir as findEvalDir } from '../src/quality/eval-dir.js';
 import { parseManifest, type ManifestRow } from '../src/quality/manifest.js';
 import { renderMarkdown, summarize, type ItemResult, type VariantResult } from '../src/quality/report.js';
 import type { PeerRequest, PeerResponse } from './peer.js';
@@ -379,7 +380,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const args = parseArgs(process.argv.slice(2));
   const root = repoRoot();
-  const evalDir = path.resolve(process.env['CUTOUT_EVAL_DIR'] ?? path.join(root, '../shared/eval/dev'));
+  const evalDir = findEvalDir(root);
   const manifest = parseManifest(await readFile(path.join(evalDir, 'manifest.csv'), 'utf8'));
   const rows = manifest
     .filter((r) => args.only.length === 0 || args.only.some((p) => r.id.startsWith(p)))

@@ -2,10 +2,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { PACKAGE_ROOT } from '../../src/model/manifest.js';
+import { evalDir } from '../../src/quality/eval-dir.js';
 
 /** ../shared/eval/dev beside the project root (research data: read in place, never copied). */
-export const EVAL_DIR = process.env.CUTOUT_EVAL_DIR ?? path.resolve(PACKAGE_ROOT, '..', 'shared', 'eval', 'dev');
+export const EVAL_DIR = evalDir();
 
 export function evalImage(id: string): Buffer {
   const manifest = readManifest();

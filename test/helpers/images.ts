@@ -3,6 +3,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { evalDir } from '../../src/quality/eval-dir.js';
 
 /** A w×h image: a dark square "subject" on a light background. */
 export async function makeImage(format: 'png' | 'jpeg' | 'webp', width = 64, height = 48): Promise<Buffer> {
@@ -49,7 +50,7 @@ export function pngHeaderClaiming(width: number, height: number): Buffer {
   ]);
 }
 
-export const EVAL_IMAGES_DIR = '/work/shared/eval/dev/images';
+export const EVAL_IMAGES_DIR = join(evalDir(), 'images');
 
 /** Real photos from the shared eval set (read in place, never copied), or [] when absent. */
 export function evalPhotos(limit = Infinity): string[] {
