@@ -2,6 +2,7 @@
 // from, or where $CUTOUT_EVAL_DIR says.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { evalDir } from '../../src/quality/eval-dir.js';
@@ -23,8 +24,9 @@ t.test('env, then beside the repo, then beside its local origin', async (t) => {
 
   t.equal(evalDir(main), shared, 'beside the checkout');
   t.equal(evalDir(clone), shared, 'a clone elsewhere finds the data beside the checkout it came from');
-  const bare = path.join(root, 'tmp', 'plain');
-  fs.mkdirSync(bare);
+  // Outside any git checkout (the test's own fixtures sit inside this repository's).
+  const bare = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-evaldir-'));
+  t.teardown(() => fs.rmSync(bare, { recursive: true, force: true }));
   t.equal(evalDir(bare), path.resolve(bare, '..', 'shared', 'eval', 'dev'), 'nothing found: the documented place, for the error message');
   process.env.CUTOUT_EVAL_DIR = path.join(root, 'elsewhere');
   t.equal(evalDir(clone), path.join(root, 'elsewhere'), '$CUTOUT_EVAL_DIR wins');
