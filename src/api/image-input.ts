@@ -3,6 +3,7 @@
 
 import { fetchImage, ImageFetchError, type FetchImageOptions } from '../fetch/image-url.js';
 import { describeFileType, sniffImageType } from '../image/image-type.js';
+import { ownedCopy, ownsBuffer } from '../image/owned-bytes.js';
 import type { ImageSource } from './params.js';
 import { failedBgDownload, failedImageDownload, fileTooLarge, invalidFileType } from './errors.js';
 
@@ -10,15 +11,6 @@ export interface ImageInputDeps {
   maxImageBytes: number;
   fetchOptions: Partial<FetchImageOptions>;
 }
-
-/** A copy that owns its whole ArrayBuffer (transferable, and detached from the request body). */
-export function ownedCopy(bytes: Uint8Array): Uint8Array {
-  const out = Buffer.allocUnsafeSlow(bytes.byteLength);
-  out.set(bytes);
-  return new Uint8Array(out.buffer, 0, bytes.byteLength);
-}
-
-const owns = (b: Uint8Array) => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && !(b.buffer instanceof SharedArrayBuffer);
 
 export async function loadImage(source: ImageSource, deps: ImageInputDeps, signal: AbortSignal): Promise<Uint8Array> {
   const background = source.field.startsWith('bg_');
@@ -43,5 +35,5 @@ export async function loadImage(source: ImageSource, deps: ImageInputDeps, signa
   if (sniffImageType(bytes) === null) {
     throw invalidFileType(describeFileType(bytes, declaredType, filename), background ? source.field : 'image');
   }
-  return owns(bytes) ? new Uint8Array(bytes.buffer, 0, bytes.byteLength) : ownedCopy(bytes);
+  return ownsBuffer(bytes) ? new Uint8Array(bytes.buffer, 0, bytes.byteLength) : ownedCopy(bytes);
 }

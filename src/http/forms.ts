@@ -5,6 +5,7 @@ import uWS from 'uWebSockets.js';
 import type { FilePart, RawFields, RawValue } from '../api/params.js';
 import { invalidBody } from '../api/errors.js';
 import { parseContentType } from './content-type.js';
+import { ownedCopy } from '../image/owned-bytes.js';
 
 /** Fields whose multipart parts are always binary, whatever the part headers say. */
 const FILE_FIELDS = new Set(['image_file', 'bg_image_file']);
@@ -38,13 +39,16 @@ function parseMultipart(body: Uint8Array, boundary: string | undefined): RawFiel
   const fields = new Map<string, RawValue>();
   for (const part of parts) {
     if (fields.has(part.name)) continue; // first value wins
-    // Part data points into `body`; it stays valid as long as body is referenced.
-    const data = new Uint8Array(part.data);
+    // part.data is an external ArrayBuffer pointing into `body` that does NOT keep it alive: once the
+    // body is collected it reads freed memory (a crash, or another request's bytes). Copy file parts
+    // into a buffer of their own (which also makes them transferable to a worker); text parts are
+    // decoded now, while `body` is still a live argument of this frame.
     if (FILE_FIELDS.has(part.name) || part.filename !== undefined) {
+      const data = ownedCopy(new Uint8Array(part.data));
       const file: FilePart = { kind: 'file', data, ...(part.filename !== undefined && { filename: part.filename }), ...(part.type !== undefined && { type: part.type }) };
       fields.set(part.name, file);
     } else {
-      fields.set(part.name, textDecoder.decode(data));
+      fields.set(part.name, textDecoder.decode(new Uint8Array(part.data)));
     }
   }
   return fields;
