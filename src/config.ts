@@ -19,6 +19,8 @@ export interface Config {
   readonly maxBodyBytes: number;
   /** Largest decoded image (remove.bg: 22 MB). */
   readonly maxImageBytes: number;
+  /** Deadline of every request, counted from its first byte: 408 while the body arrives, 503 after. */
+  readonly requestTimeoutMs: number;
   readonly fetchConnectTimeoutMs: number;
   readonly fetchTimeoutMs: number;
   /** TESTS ONLY (CUTOUT_TEST_ALLOW_LOOPBACK_FETCH=1): image_url may reach 127.0.0.1/::1. */
@@ -45,6 +47,8 @@ export const DEFAULTS = Object.freeze({
   maxBodyBytes: Math.ceil((DEFAULT_MAX_IMAGE_BYTES * 4) / 3) + MB,
   fetchConnectTimeoutMs: 5_000,
   fetchTimeoutMs: 20_000,
+  // Two minutes: a full queue of 64 photos at ~1 s each still fits, and no client waits for ever.
+  requestTimeoutMs: 120_000,
 });
 
 /** Flag name → env var. Every flag takes a value (`--port 8080` or `--port=8080`). */
@@ -60,6 +64,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   'tls-key': 'CUTOUT_TLS_KEY',
   'max-body-bytes': 'CUTOUT_MAX_BODY_BYTES',
   'fetch-timeout-ms': 'CUTOUT_FETCH_TIMEOUT_MS',
+  'request-timeout': 'CUTOUT_REQUEST_TIMEOUT',
 };
 const BOOLEAN_FLAGS: Readonly<Record<string, string>> = { 'no-demo-key': 'CUTOUT_NO_DEMO_KEY' };
 
@@ -87,6 +92,16 @@ function integer(name: string, text: string | undefined, min: number, max: numbe
   const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
   if (!(n >= min && n <= max)) throw new ConfigError(`Expected an integer from ${min} to ${max} for ${name} but received '${text}'`);
   return n;
+}
+
+/** Seconds, decimals allowed (`--request-timeout 0.5`), as milliseconds. */
+function seconds(name: string, text: string | undefined, minMs: number, maxMs: number): number | undefined {
+  if (text === undefined || text === '') return undefined;
+  const ms = /^\d+(\.\d+)?$/.test(text.trim()) ? Math.round(Number(text.trim()) * 1000) : NaN;
+  if (!(ms >= minMs && ms <= maxMs)) {
+    throw new ConfigError(`Expected a number of seconds from ${minMs / 1000} to ${maxMs / 1000} for ${name} but received '${text}'`);
+  }
+  return ms;
 }
 
 function bool(name: string, text: string | undefined): boolean {
@@ -125,6 +140,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     tlsKey,
     maxImageBytes: DEFAULTS.maxImageBytes,
     maxBodyBytes: integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes,
+    requestTimeoutMs: seconds('request-timeout', get('request-timeout'), 10, 86_400_000) ?? DEFAULTS.requestTimeoutMs,
     fetchConnectTimeoutMs: DEFAULTS.fetchConnectTimeoutMs,
     fetchTimeoutMs: integer('fetch-timeout-ms', get('fetch-timeout-ms'), 100, 600_000) ?? DEFAULTS.fetchTimeoutMs,
     testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),

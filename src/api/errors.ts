@@ -35,6 +35,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = Object.freeze({
   403: '403 Forbidden',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
+  408: '408 Request Timeout',
   413: '413 Payload Too Large',
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',
@@ -188,6 +189,29 @@ export function serviceBusy(retryAfterSeconds: number): ApiError {
     { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   );
 }
+
+/** The body was still arriving when the request's deadline passed (a slow or stalled upload). */
+export function requestTimeout(timeoutMs: number): ApiError {
+  return new ApiError(
+    408,
+    'request_timeout',
+    'Request timeout',
+    `The request body did not arrive within ${formatSeconds(timeoutMs)}.`,
+  );
+}
+
+/** The request's deadline passed while it waited or ran: credits were refunded, retry later. */
+export function deadlineExceeded(timeoutMs: number, retryAfterSeconds: number): ApiError {
+  return new ApiError(
+    503,
+    'service_unavailable',
+    'Service busy',
+    `The request could not be completed within ${formatSeconds(timeoutMs)}; no credits were charged. Please retry later.`,
+    { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+  );
+}
+
+const formatSeconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
 
 export function shuttingDown(): ApiError {
   return new ApiError(503, 'service_unavailable', 'Service unavailable', 'The server is shutting down.', {

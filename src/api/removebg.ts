@@ -2,7 +2,7 @@
 // pool → settle/refund → respond. Credits and slots move only in try/finally pairs.
 
 import type { Ledger, RateState } from '../ledger/ledger.js';
-import type { RemovalPool } from '../pool/pool-api.js';
+import { backlogSeconds, type RemovalPool } from '../pool/pool-api.js';
 import type { Box, RemoveOptions, RemoveSuccess } from '../pool/task.js';
 import type { RequestContext } from '../http/context.js';
 import { parseForm } from '../http/forms.js';
@@ -65,18 +65,17 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
       const options: RemoveOptions = { ...request.options, size: reservation.size };
       if (bgImage) options.bgImage = bgImage;
       let result;
+      ctx.phase = 'queued';
       try {
-        result = await pool.run({ input, options }, ctx.signal);
+        result = await pool.run({ input, options }, ctx.signal, { onStart: () => (ctx.phase = 'running') });
       } catch (err) {
         const code = (err as { code?: string })?.code;
-        if (code === 'queue_full') {
-          const s = pool.stats();
-          throw serviceBusy(1 + Math.ceil((s.queued + s.running) / Math.max(1, s.workers)));
-        }
-        throw err; // 'aborted' and friends: the client is gone or it is a 500
+        if (code === 'queue_full') throw serviceBusy(backlogSeconds(pool.stats()));
+        ctx.throwIfAborted(); // the client left, or the deadline passed (dispatch answers it)
+        throw err; // a worker failure: a 500
       }
+      ctx.throwIfAborted(); // finished after the client left or past the deadline: refund below
       if (!result.ok) throw fromRemoveFailure(result.code, result.message);
-      if (ctx.aborted) return; // finished after the client left: refund below, write nothing
 
       const extra = rateUnits(result.inputWidth, result.inputHeight) - 1;
       if (extra > 0) rateState = ledger.takeRate(account, extra); // charged after the fact; may go over

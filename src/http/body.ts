@@ -42,7 +42,7 @@ export function readBody(src: BodySource, opts: ReadBodyOptions): Promise<Buffer
   const { declaredLength, limit, signal } = opts;
   if (declaredLength !== null && !Number.isSafeInteger(declaredLength)) return Promise.reject(invalidBody('Invalid Content-Length header.'));
   if (declaredLength !== null && declaredLength > limit) return Promise.reject(fileTooLarge(limit, 'Request body'));
-  if (signal.aborted) return Promise.reject(abortError());
+  if (signal.aborted) return Promise.reject(signal.reason ?? abortError());
 
   return new Promise<Buffer>((resolve, reject) => {
     let buf = Buffer.allocUnsafeSlow(declaredLength ?? Math.min(limit, opts.initialCapacity ?? 64 * 1024));
@@ -55,7 +55,8 @@ export function readBody(src: BodySource, opts: ReadBodyOptions): Promise<Buffer
       if (err) reject(err);
       else resolve(value!);
     };
-    const onAbort = () => finish(abortError());
+    // The signal's reason: the client left (AbortError) or the deadline passed (its ApiError).
+    const onAbort = () => finish(signal.reason ?? abortError());
     signal.addEventListener('abort', onAbort, { once: true });
 
     src.onData((chunk, isLast) => {

@@ -1,10 +1,31 @@
 // One request's state, captured synchronously from uWS (HttpRequest dies when the callback returns).
 // Owns the only onAborted registration and guards every later write: corked, at most once,
-// never after the client went away.
+// never after the client went away. Owns the request's deadline too: when it passes, `signal`
+// fires with the error the client gets (408 while the body arrives, 503 after), so every await
+// of the handler (body, URL fetch, queue, worker) lets go and the finally blocks refund.
 
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { STATUS_TEXT, type ApiError } from '../api/errors.js';
+import { deadlineExceeded, requestTimeout, STATUS_TEXT, type ApiError } from '../api/errors.js';
 import { abortError, parseContentLength, readBody } from './body.js';
+
+/** Where a request is, for the deadline's choice of error and its log line. */
+export type RequestPhase = 'headers' | 'body' | 'preparing' | 'queued' | 'running' | 'responding';
+
+export interface ContextOptions {
+  /** The client disconnected (not called for a deadline). */
+  onAbort?: (ctx: RequestContext) => void;
+  /** Deadline from the first byte, in ms; none when absent. */
+  timeoutMs?: number;
+  /** The deadline passed before the response was written (the log line). */
+  onDeadline?: (ctx: RequestContext) => void;
+  /** Retry-After for a deadline 503, in seconds (from the pool's backlog). */
+  retryAfterSeconds?: () => number;
+}
+
+/** How long after the deadline a handler may take to unwind before the answer is sent without it. */
+const UNWIND_GRACE_MS = 1_000;
+
+let nextRequestId = 1;
 
 export const COMMON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Access-Control-Allow-Origin': '*',
@@ -21,17 +42,32 @@ export class RequestContext {
   readonly headers: Readonly<Record<string, string>>;
   readonly declaredLength: number | null;
   readonly startedAt = performance.now();
+  /** Sequence number within this process, for log lines. */
+  readonly id = nextRequestId++;
+  readonly remoteAddress: string;
   private readonly controller = new AbortController();
   private responded = false;
+  private clientGone = false;
+  private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The error sent for a passed deadline; undefined while the deadline holds. */
+  expiredWith: ApiError | undefined;
+  phase: RequestPhase = 'headers';
   /** Status written, or 0 while none was (or the client left first). */
   status = 0;
 
-  constructor(private readonly res: HttpResponse, req: HttpRequest, onAbort?: (ctx: RequestContext) => void) {
+  constructor(
+    private readonly res: HttpResponse,
+    req: HttpRequest,
+    private readonly opts: ContextOptions = {},
+  ) {
     // onAborted first: after it fires `res` must never be touched again.
     res.onAborted(() => {
+      this.clientGone = true;
+      this.clearDeadline();
       this.controller.abort(abortError());
-      onAbort?.(this);
+      opts.onAbort?.(this);
     });
+    this.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
     this.method = req.getMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
@@ -41,18 +77,47 @@ export class RequestContext {
     });
     this.headers = headers;
     this.declaredLength = parseContentLength(headers['content-length']);
+    if (opts.timeoutMs !== undefined) {
+      this.deadlineTimer = setTimeout(() => this.expire(opts.timeoutMs!), opts.timeoutMs);
+    }
   }
 
+  /** Fires when the client leaves or the deadline passes; its reason is what to throw. */
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
+  /** The client went away: nobody to answer. */
   get aborted(): boolean {
-    return this.controller.signal.aborted;
+    return this.clientGone;
   }
 
   get done(): boolean {
-    return this.responded || this.aborted;
+    return this.responded || this.clientGone;
+  }
+
+  private clearDeadline(): void {
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+  }
+
+  private expire(timeoutMs: number): void {
+    this.deadlineTimer = undefined;
+    if (this.done) return;
+    const err = this.phase === 'body' || this.phase === 'headers' ? requestTimeout(timeoutMs) : deadlineExceeded(timeoutMs, this.opts.retryAfterSeconds?.() ?? 1);
+    this.expiredWith = err;
+    this.opts.onDeadline?.(this);
+    this.controller.abort(err);
+    // The handler unwinds (refunds, frees its slot) and answers through dispatch's catch; if some
+    // await ignores the signal, answer anyway: no client waits past its deadline by more than this.
+    setTimeout(() => this.sendExpired(), UNWIND_GRACE_MS).unref();
+  }
+
+  /** Answer a passed deadline (once). A 408 closes the connection: its body may still be coming. */
+  sendExpired(): boolean {
+    const err = this.expiredWith;
+    if (!err) return false;
+    return this.sendError(err, {}, err.status === 408);
   }
 
   header(name: string): string | undefined {
@@ -60,18 +125,26 @@ export class RequestContext {
     return v === undefined || v === '' ? undefined : v;
   }
 
+  /** Throws the signal's reason (the client left, or the deadline's ApiError). */
   throwIfAborted(): void {
-    if (this.aborted) throw abortError();
+    if (this.controller.signal.aborted) throw this.controller.signal.reason;
   }
 
-  readBody(limit: number): Promise<Buffer> {
-    return readBody(this.res, { declaredLength: this.declaredLength, limit, signal: this.signal });
+  async readBody(limit: number): Promise<Buffer> {
+    this.phase = 'body';
+    try {
+      return await readBody(this.res, { declaredLength: this.declaredLength, limit, signal: this.signal });
+    } finally {
+      if (this.phase === 'body') this.phase = 'preparing';
+    }
   }
 
   /** Write one complete response (corked). Returns false when the client is gone or it was sent already. */
   send(status: number, headers: Record<string, string>, body: string | Uint8Array, closeConnection = false): boolean {
     if (this.done) return false;
     this.responded = true;
+    this.clearDeadline();
+    this.phase = 'responding';
     this.status = status;
     this.res.cork(() => {
       this.res.writeStatus(STATUS_TEXT[status] ?? String(status));
@@ -90,11 +163,12 @@ export class RequestContext {
    * The error envelope. The connection stays open even when the body was not read: uWS skips the
    * rest of a framed body itself, and closing with unread input risks a TCP reset that eats the answer.
    */
-  sendError(err: ApiError, extraHeaders: Record<string, string> = {}): boolean {
+  sendError(err: ApiError, extraHeaders: Record<string, string> = {}, closeConnection = false): boolean {
     return this.send(
       err.status,
       { 'Content-Type': 'application/json; charset=utf-8', ...extraHeaders, ...err.headers },
       JSON.stringify(err),
+      closeConnection,
     );
   }
 }

@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Config } from '../config.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { RemovalPool } from '../pool/pool-api.js';
+import { backlogSeconds, type RemovalPool } from '../pool/pool-api.js';
 import type { FetchImageOptions } from '../fetch/image-url.js';
 import { handleAccount } from '../api/account.js';
 import { ApiError, internalError, methodNotAllowed, notFound, shuttingDown } from '../api/errors.js';
 import { handleImprove } from '../api/improve.js';
 import { handleRemoveBg } from '../api/removebg.js';
-import { RequestContext } from './context.js';
+import { RequestContext, type ContextOptions } from './context.js';
 import { assertNativeUws } from './native-check.js';
 
 export interface Logger {
@@ -41,6 +41,8 @@ export interface RequestInfo {
   /** Status sent; 0 when the client went away first. */
   status: number;
   aborted: boolean;
+  /** The request's deadline passed before it was answered otherwise. */
+  timedOut: boolean;
 }
 
 export interface ServerHooks {
@@ -129,6 +131,10 @@ export function createServer(deps: ServerDeps): CutoutServer {
       if (!ctx.done) throw new Error(`handler for ${ctx.method} ${path} returned without responding`);
     } catch (err) {
       if (ctx.aborted) return; // nobody to answer; the handler's finally blocks already refunded
+      if (ctx.expiredWith) {
+        ctx.sendExpired(); // whatever the handler threw on its way out, the client gets the deadline's error
+        return;
+      }
       if (err instanceof ApiError) {
         ctx.sendError(err);
       } else {
@@ -144,7 +150,13 @@ export function createServer(deps: ServerDeps): CutoutServer {
       : uWS.App();
 
   const hooks = deps.hooks ?? {};
-  const info = (ctx: RequestContext): RequestInfo => ({ method: ctx.method, path: ctx.path, status: ctx.status, aborted: ctx.aborted });
+  const info = (ctx: RequestContext): RequestInfo => ({
+    method: ctx.method,
+    path: ctx.path,
+    status: ctx.status,
+    aborted: ctx.aborted,
+    timedOut: ctx.expiredWith !== undefined,
+  });
   const callHook = (fn: ((i: RequestInfo) => void) | undefined, ctx: RequestContext) => {
     try {
       fn?.(info(ctx));
@@ -153,11 +165,22 @@ export function createServer(deps: ServerDeps): CutoutServer {
     }
   };
 
+  const contextOptions: ContextOptions = {
+    timeoutMs: config.requestTimeoutMs,
+    ...(hooks.onAbort && { onAbort: (c: RequestContext) => callHook(hooks.onAbort, c) }),
+    onDeadline: (c) =>
+      log.info(
+        `deadline: request #${c.id} ${c.method} ${c.path} from ${c.remoteAddress} passed ${config.requestTimeoutMs / 1000} s while ${c.phase}; ` +
+          `answered ${c.expiredWith?.status ?? 0}${c.phase === 'body' || c.phase === 'headers' ? '' : ', credits refunded'}`,
+      ),
+    retryAfterSeconds: () => backlogSeconds(pool.stats()),
+  };
+
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
     // Perimeter: no exception may cross back into uWS.
     let ctx: RequestContext;
     try {
-      ctx = new RequestContext(res, req, hooks.onAbort && ((c) => callHook(hooks.onAbort, c)));
+      ctx = new RequestContext(res, req, contextOptions);
     } catch (err) {
       log.error('failed to read request', err);
       res.cork(() => res.writeStatus('500 Internal Server Error').end());

@@ -1,5 +1,8 @@
 // The contract of the worker pool as seen by its callers (library API, CLI, HTTP layer).
+import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './task.js';
+
+export type { RunEvents } from './fifo-queue.js';
 
 export interface PoolOptions {
   /** Worker threads (each runs one removal at a time). Default: 1 per 2 cores, at least 1. */
@@ -14,22 +17,27 @@ export interface PoolOptions {
   modelPath?: string;
 }
 
-export interface PoolStats {
+export interface PoolStats extends FifoQueueStats {
   workers: number;
-  running: number;
-  queued: number;
 }
 
 export interface RemovalPool {
   /**
    * Run one removal. `task.input` is transferred (its ArrayBuffer is detached afterwards when it
    * owns the whole buffer). Resolves with a RemoveResult (typed failures are values, not throws).
-   * Rejects with an Error whose `.code` is 'queue_full' when the queue is at its limit, or
-   * 'aborted' when `signal` fired while the task was still queued.
+   * Tasks start in arrival order (one FIFO per pool). Rejects with an Error whose `.code` is
+   * 'queue_full' when the queue is at its limit, 'aborted' as soon as `signal` fires (a waiting
+   * task is dropped; a running one finishes on its worker and its result is thrown away),
+   * 'pool_closed', or 'worker_failed'. A success's `timings.queue` is its wait in ms.
    */
-  run(task: RemoveTask, signal?: AbortSignal): Promise<RemoveResult>;
+  run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents): Promise<RemoveResult>;
   stats(): PoolStats;
   /** True once every worker has loaded the model. */
   readonly ready: boolean;
   close(): Promise<void>;
+}
+
+/** Retry-After for a busy pool: the backlog per worker, at about a second a photo. */
+export function backlogSeconds(stats: PoolStats): number {
+  return 1 + Math.ceil((stats.queued + stats.running) / Math.max(1, stats.workers));
 }

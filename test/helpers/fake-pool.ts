@@ -1,9 +1,11 @@
 // A RemovalPool stand-in for protocol tests: no model, instant, scriptable.
 // By default it "removes" by echoing the input bytes back with the requested content type, and
 // reads PNG dimensions from the IHDR so X-Width/X-Height are real. It transfers the input like the
-// real pool (the caller's buffer is detached afterwards) and honours abort only while "queued".
+// real pool (the caller's buffer is detached afterwards) and queues in the real pool's FifoQueue, so
+// aborts, deadlines and ordering behave as in production (`new FakePool({ workers: 1 })` to queue).
 
-import type { PoolStats, RemovalPool } from '../../src/pool/pool-api.js';
+import { FifoQueue } from '../../src/pool/fifo-queue.js';
+import type { PoolStats, RemovalPool, RunEvents } from '../../src/pool/pool-api.js';
 import type { ContentType, RemoveResult, RemoveTask } from '../../src/pool/task.js';
 
 export interface Gate {
@@ -37,6 +39,13 @@ export class FakePool implements RemovalPool {
   rejectNextWith: string | null = null;
   private gates: Array<{ enter: (t: RemoveTask) => void; wait: Promise<void> }> = [];
   running = 0;
+  readonly workers: number;
+  private readonly queue: FifoQueue<RemoveTask, RemoveResult>;
+
+  constructor(opts: { workers?: number; maxQueue?: number } = {}) {
+    this.workers = opts.workers ?? Number.POSITIVE_INFINITY;
+    this.queue = new FifoQueue((task) => this.execute(task), { concurrency: this.workers, maxQueue: opts.maxQueue ?? Number.POSITIVE_INFINITY });
+  }
 
   /** Hold the next run() inside "inference" until released. */
   hold(): Gate {
@@ -48,7 +57,7 @@ export class FakePool implements RemovalPool {
     return { started, release };
   }
 
-  async run(task: RemoveTask, signal?: AbortSignal): Promise<RemoveResult> {
+  async run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents): Promise<RemoveResult> {
     if (this.closed) throw Object.assign(new Error('closed'), { code: 'pool_closed' });
     if (signal?.aborted) throw Object.assign(new Error('aborted'), { code: 'aborted' });
     if (this.rejectNextWith) {
@@ -56,6 +65,10 @@ export class FakePool implements RemovalPool {
       this.rejectNextWith = null;
       throw Object.assign(new Error(code), { code });
     }
+    return this.queue.run(task, signal, events);
+  }
+
+  private async execute(task: RemoveTask): Promise<RemoveResult> {
     // Take the input the way postMessage's transfer list would: the caller's view is detached.
     const input = structuredClone(task.input, { transfer: [task.input.buffer as ArrayBuffer] });
     const owned: RemoveTask = { input, options: task.options };
@@ -65,7 +78,7 @@ export class FakePool implements RemovalPool {
       const gate = this.gates.shift();
       if (gate) {
         gate.enter(owned);
-        await gate.wait; // running: an abort does not stop it (as in the real pool)
+        await gate.wait; // running: an abort does not stop it (as in the real pool); the caller stops waiting
       }
       return await this.respond(owned);
     } finally {
@@ -74,7 +87,7 @@ export class FakePool implements RemovalPool {
   }
 
   stats(): PoolStats {
-    return { workers: 1, running: this.running, queued: 0 };
+    return { workers: Number.isFinite(this.workers) ? this.workers : 1, ...this.queue.stats() };
   }
 
   async close(): Promise<void> {
