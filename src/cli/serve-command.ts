@@ -21,7 +21,10 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --workers N          removal worker threads per process (CUTOUT_WORKERS, default cores/2)
   --model NAME         model from models/manifest.json (CUTOUT_MODEL, default: the manifest's default)
   --processes N        server processes sharing the port via SO_REUSEPORT (CUTOUT_PROCESSES, default 1)
-  --max-queue N        queued removals before 503 (CUTOUT_MAX_QUEUE)
+  --max-queue N        removals waiting per process before 503 service_busy (CUTOUT_MAX_QUEUE, default 64)
+  --request-timeout S  deadline of every request in seconds, from its first byte: 408 while the
+                       body is still arriving, 503 + Retry-After after, credits refunded
+                       (CUTOUT_REQUEST_TIMEOUT, default 120)
   --tls-cert FILE      serve HTTPS with this certificate (CUTOUT_TLS_CERT)
   --tls-key FILE       ... and this private key (CUTOUT_TLS_KEY)
   --max-body-bytes N   largest request body (CUTOUT_MAX_BODY_BYTES)

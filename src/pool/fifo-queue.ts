@@ -99,6 +99,11 @@ export class FifoQueue<T, R> {
     return { running: this.running, queued: this.queued, ...this.counters };
   }
 
+  /** Resolves once nothing runs or waits (tasks whose callers left included). */
+  whenIdle(): Promise<void> {
+    return this.running === 0 && this.queued === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
   /** Stop taking tasks; waiting ones are rejected with 'pool_closed'. Resolves once nothing runs. */
   close(): Promise<void> {
     this.closed = true;
@@ -111,7 +116,7 @@ export class FifoQueue<T, R> {
     this.waiting.length = 0;
     this.head = 0;
     this.queued = 0;
-    return this.running === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.whenIdle();
   }
 
   private start(task: T, waitMs: number, signal: AbortSignal | undefined, events: RunEvents | undefined): Promise<R> {

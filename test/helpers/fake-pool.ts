@@ -86,6 +86,11 @@ export class FakePool implements RemovalPool {
     }
   }
 
+  /** Resolves when no task runs or waits (also the ones whose callers left). */
+  whenIdle(): Promise<void> {
+    return this.queue.whenIdle();
+  }
+
   stats(): PoolStats {
     return { workers: Number.isFinite(this.workers) ? this.workers : 1, ...this.queue.stats() };
   }

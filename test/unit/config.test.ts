@@ -45,3 +45,14 @@ t.test('loopback fetch only through the explicitly named test variable', async (
   t.equal(loadConfig([], { CUTOUT_TEST_ALLOW_LOOPBACK_FETCH: '1' }).testAllowLoopbackFetch, true);
   t.throws(() => loadConfig(['--allow-loopback'], {}), /Unknown option/);
 });
+
+t.test('--request-timeout: seconds (decimals allowed), default 120 s, bounded', async (t) => {
+  t.equal(loadConfig([], {}).requestTimeoutMs, 120_000);
+  t.equal(loadConfig(['--request-timeout', '30'], {}).requestTimeoutMs, 30_000);
+  t.equal(loadConfig(['--request-timeout=0.25'], {}).requestTimeoutMs, 250);
+  t.equal(loadConfig([], { CUTOUT_REQUEST_TIMEOUT: '2.5' }).requestTimeoutMs, 2_500);
+  t.equal(loadConfig(['--request-timeout', '5'], { CUTOUT_REQUEST_TIMEOUT: '9' }).requestTimeoutMs, 5_000, 'flag wins');
+  for (const bad of ['0', '-1', 'ten', '1e3', '86401', '0.001']) {
+    t.throws(() => loadConfig(['--request-timeout', bad], {}), { name: 'ConfigError', message: /request-timeout/ }, bad);
+  }
+});
