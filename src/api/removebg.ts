@@ -111,6 +111,14 @@ export function foregroundBox(result: RemoveSuccess, options: Pick<RemoveOptions
   };
 }
 
+/** `Server-Timing: queue;dur=3.1, decode;dur=40.2, …` (W3C Server Timing) from the stage timings. */
+export function serverTiming(timings: Readonly<Record<string, number>>): string {
+  return Object.entries(timings)
+    .filter(([name, ms]) => /^[A-Za-z][\w-]*$/.test(name) && Number.isFinite(ms))
+    .map(([name, ms]) => `${name};dur=${Math.round(ms * 10) / 10}`)
+    .join(', ');
+}
+
 function respond(
   ctx: RequestContext,
   result: RemoveSuccess,
@@ -128,6 +136,8 @@ function respond(
     'X-Credits-Charged': String(Math.round(credits)),
     'X-Processing-Time-Ms': String(Math.round(performance.now() - ctx.startedAt)),
     'X-Dropin-Provider': 'cutout',
+    // Where the time went (queue wait and worker stages), for operators and bench:soak.
+    ...(Object.keys(result.timings).length > 0 && { 'Server-Timing': serverTiming(result.timings) }),
     'X-Foreground-Top': String(fg.top),
     'X-Foreground-Left': String(fg.left),
     'X-Foreground-Width': String(fg.width),

@@ -30,7 +30,7 @@ let nextRequestId = 1;
 export const COMMON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers':
-    'X-Width, X-Height, X-Credits-Charged, X-Processing-Time-Ms, X-Dropin-Provider, X-Foreground-Top, X-Foreground-Left, X-Foreground-Width, X-Foreground-Height, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Max-Width, X-Max-Height, Retry-After',
+    'X-Width, X-Height, X-Credits-Charged, X-Processing-Time-Ms, X-Dropin-Provider, X-Foreground-Top, X-Foreground-Left, X-Foreground-Width, X-Foreground-Height, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Max-Width, X-Max-Height, Retry-After, Server-Timing',
 });
 
 export class RequestContext {
