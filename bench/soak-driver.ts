@@ -1,0 +1,313 @@
+// Soak driver: one real `cutout serve` process (real pool, real LMDB ledger in a temp folder), real
+// photos cycling, N requests at concurrency C, sizes mixed. Samples the server's RSS from /proc while
+// it runs and checks the credits the headers announced against the ledger's delta. Used by
+// bench/soak.ts (npm run bench:soak) and by the CI-sized soak test; bounded in count and time.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../src/model/manifest.js';
+import { median, quantile } from './stats.js';
+
+const CLI = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
+
+export interface SoakOptions {
+  requests: number;
+  concurrency: number;
+  /** Image files to cycle through. */
+  photos: string[];
+  /** Sizes to cycle through (remove.bg values), e.g. ['preview', 'full']. */
+  sizes: string[];
+  workers?: number;
+  model?: string;
+  /** A client gives up after this long and counts the request as unanswered. */
+  clientTimeoutMs?: number;
+  /** Server --request-timeout in seconds (default: the server's own). */
+  requestTimeoutSeconds?: number;
+  /** Stop starting requests after this long (the run stays bounded). */
+  budgetMs?: number;
+  /** Extra environment for the server process. */
+  env?: NodeJS.ProcessEnv;
+  /** Progress lines go here (default: none). */
+  progress?: (line: string) => void;
+}
+
+export interface RequestRecord {
+  index: number;
+  photo: string;
+  size: string;
+  /** 0 = never answered. */
+  status: number;
+  latencyMs: number;
+  /** Server-Timing queue;dur, when the server reported it. */
+  queueMs: number | null;
+  credits: number;
+  bytes: number;
+  /** Body of a non-200 (truncated), to see why a valid photo was refused. */
+  error?: string;
+}
+
+export interface RssSample {
+  t: number;
+  done: number;
+  rssMb: number;
+}
+
+export interface SoakReport {
+  requests: number;
+  concurrency: number;
+  workers: number;
+  model: string;
+  sizes: string[];
+  photos: number;
+  answered: number;
+  unanswered: number;
+  statuses: Record<string, number>;
+  wallS: number;
+  imagesPerS: number;
+  latencyMs: { p50: number; p99: number; max: number; maxOverP50: number };
+  queueWaitMs: { p50: number; max: number; reported: number };
+  /** Time from leaving the queue to the answer (latency minus queue wait). */
+  serviceMs: { p50: number; max: number };
+  credits: { fromHeaders: number; ledgerDelta: number; exact: boolean };
+  rssMb: { idle: number; peak: number; hwm: number; secondTenth: number; lastTenth: number; growthPct: number; growthPerRequestMb: number };
+  non200: RequestRecord[];
+  samples: RssSample[];
+  cpu: { model: string; cores: number; flags: string[] };
+}
+
+function cli(args: string[], dataDir: string): string {
+  const r = spawnSync(process.execPath, [CLI, ...args, '--data', dataDir], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cutout ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/** VmRSS and VmHWM of a process in MB (the worker threads are inside it). */
+export function processMemory(pid: number): { rssMb: number; hwmMb: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
+}
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  stderr: string[];
+}
+
+async function startServer(dataDir: string, opts: SoakOptions): Promise<Server> {
+  const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--no-demo-key', '--workers', String(opts.workers ?? 1)];
+  if (opts.model) args.push('--model', opts.model);
+  if (opts.requestTimeoutSeconds !== undefined) args.push('--request-timeout', String(opts.requestTimeoutSeconds));
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  const stderr: string[] = [];
+  child.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = /cutout listening on (\S+)/.exec(out);
+      if (m) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited (${code}) before listening: ${stderr.join('')}`)));
+  });
+  return { child, url, stderr };
+}
+
+async function stopServer(server: Server): Promise<void> {
+  if (server.child.exitCode !== null) return;
+  const exited = new Promise<void>((r) => server.child.once('exit', () => r()));
+  server.child.kill('SIGTERM');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function multipart(image: Buffer, fields: Record<string, string>): { body: Buffer; type: string } {
+  const b = `----soak${Math.random().toString(16).slice(2)}`;
+  const parts: Buffer[] = [Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="image_file"; filename="image_file"\r\n\r\n`), image, Buffer.from('\r\n')];
+  for (const [k, v] of Object.entries(fields)) parts.push(Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  parts.push(Buffer.from(`--${b}--\r\n`));
+  return { body: Buffer.concat(parts), type: `multipart/form-data; boundary=${b}` };
+}
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+function send(agent: http.Agent, url: string, method: string, headers: Record<string, string | number>, body: Buffer | undefined, timeoutMs: number): Promise<Answer | null> {
+  return new Promise((resolve) => {
+    const req = http.request(url, { method, agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+      });
+      res.on('error', () => resolve(null));
+    });
+    // Never answered within the client's patience: give up, as a real client would.
+    const timer = setTimeout(() => {
+      req.destroy();
+      resolve(null);
+    }, timeoutMs);
+    req.on('error', () => {
+      clearTimeout(timer);
+      resolve(null);
+    });
+    req.end(body);
+  });
+}
+
+async function balance(agent: http.Agent, url: string, key: string): Promise<number> {
+  const r = await send(agent, `${url}/v1.0/account`, 'GET', { 'X-Api-Key': key }, undefined, 30_000);
+  if (!r || r.status !== 200) throw new Error(`GET /v1.0/account failed: ${r?.status}`);
+  const attrs = (JSON.parse(r.body.toString()) as { data: { attributes: { credits: { total: number }; api: { free_calls: number } } } }).data.attributes;
+  return attrs.credits.total + attrs.api.free_calls;
+}
+
+export function queueWait(serverTiming: string | string[] | undefined): number | null {
+  const m = /(?:^|,\s*)queue;dur=([\d.]+)/.exec(String(serverTiming ?? ''));
+  return m ? Number(m[1]) : null;
+}
+
+/** Least-squares slope of y over x. */
+function slope(xs: number[], ys: number[]): number {
+  const n = xs.length;
+  if (n < 2) return 0;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += (xs[i]! - mx) * (ys[i]! - my);
+    den += (xs[i]! - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+export function cpuInfo(): SoakReport['cpu'] {
+  let flags: string[] = [];
+  try {
+    const line = /^flags\s*:(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '';
+    flags = line.trim().split(/\s+/).filter((f) => /^(avx|fma|f16c|amx)/.test(f));
+  } catch {
+    // not Linux: no flags
+  }
+  return { model: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), flags };
+}
+
+export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
+  if (opts.photos.length === 0) throw new Error('runSoak: no photos');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-soak-'));
+  const key = cli(['keys', 'create', '--credits', String(opts.requests * 2 + 10), '--free-calls', '0', '--concurrency', String(opts.concurrency + 4), '--rate', '1000000000', '--label', 'soak'], dataDir);
+  const server = await startServer(dataDir, opts);
+  const pid = server.child.pid!;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency + 2 });
+  const images = opts.photos.map((f) => fs.readFileSync(f));
+  const records: RequestRecord[] = [];
+  const samples: RssSample[] = [];
+  let done = 0;
+  const t0 = performance.now();
+  const sample = () => samples.push({ t: round((performance.now() - t0) / 1000, 2), done, rssMb: round(processMemory(pid).rssMb) });
+  try {
+    const idle = processMemory(pid).rssMb;
+    const before = await balance(agent, server.url, key);
+    sample();
+    const sampler = setInterval(sample, 250);
+    const budgetEnd = performance.now() + (opts.budgetMs ?? Number.POSITIVE_INFINITY);
+    const timeoutMs = opts.clientTimeoutMs ?? 300_000;
+    let next = 0;
+    const lane = async () => {
+      while (next < opts.requests && performance.now() < budgetEnd) {
+        const index = next++;
+        const p = index % images.length;
+        const size = opts.sizes[index % opts.sizes.length]!;
+        const { body, type } = multipart(images[p]!, { size, format: 'png' });
+        const start = performance.now();
+        const r = await send(agent, `${server.url}/v1.0/removebg`, 'POST', { 'X-Api-Key': key, 'Content-Type': type, 'Content-Length': body.length }, body, timeoutMs);
+        const rec: RequestRecord = {
+          index,
+          photo: path.basename(opts.photos[p]!),
+          size,
+          status: r?.status ?? 0,
+          latencyMs: round(performance.now() - start),
+          queueMs: queueWait(r?.headers['server-timing']),
+          credits: Number(r?.headers['x-credits-charged'] ?? 0),
+          bytes: r?.body.length ?? 0,
+        };
+        if (r && r.status !== 200) rec.error = r.body.toString('utf8').slice(0, 300);
+        records.push(rec);
+        done++;
+        if (opts.progress && done % Math.max(1, Math.round(opts.requests / 20)) === 0) {
+          opts.progress(`  ${done}/${opts.requests} answered=${records.filter((x) => x.status !== 0).length} rss=${round(processMemory(pid).rssMb)} MB`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: opts.concurrency }, lane));
+    clearInterval(sampler);
+    sample();
+    const wallS = (performance.now() - t0) / 1000;
+    const hwm = processMemory(pid).hwmMb;
+    const after = await balance(agent, server.url, key);
+
+    const ok = records.filter((r) => r.status === 200);
+    const lat = ok.map((r) => r.latencyMs);
+    const waits = records.map((r) => r.queueMs).filter((q): q is number => q !== null);
+    const services = ok.filter((r) => r.queueMs !== null).map((r) => r.latencyMs - r.queueMs!);
+    const statuses: Record<string, number> = {};
+    for (const r of records) statuses[String(r.status)] = (statuses[String(r.status)] ?? 0) + 1;
+    const n = records.length;
+    const inRange = (lo: number, hi: number) => samples.filter((s) => s.done >= lo && s.done <= hi).map((s) => s.rssMb);
+    const secondHalf = samples.filter((s) => s.done >= n / 2);
+    const secondTenth = mean(inRange(n / 10, (2 * n) / 10));
+    const lastTenth = mean(inRange((9 * n) / 10, n));
+    const fromHeaders = records.reduce((a, r) => a + r.credits, 0);
+    const p50 = median(lat);
+    return {
+      requests: opts.requests,
+      concurrency: opts.concurrency,
+      workers: opts.workers ?? 1,
+      model: opts.model ?? '(default)',
+      sizes: opts.sizes,
+      photos: opts.photos.length,
+      answered: records.filter((r) => r.status !== 0).length,
+      unanswered: records.filter((r) => r.status === 0).length + (opts.requests - n),
+      statuses,
+      wallS: round(wallS, 2),
+      imagesPerS: round(ok.length / wallS, 3),
+      latencyMs: { p50: round(p50), p99: round(quantile(lat, 0.99)), max: round(Math.max(0, ...lat)), maxOverP50: round(Math.max(0, ...lat) / (p50 || 1), 2) },
+      queueWaitMs: { p50: round(median(waits)), max: round(Math.max(0, ...waits)), reported: waits.length },
+      serviceMs: { p50: round(median(services)), max: round(Math.max(0, ...services)) },
+      credits: { fromHeaders, ledgerDelta: before - after, exact: fromHeaders === before - after },
+      rssMb: {
+        idle: round(idle),
+        peak: round(Math.max(...samples.map((s) => s.rssMb))),
+        hwm: round(hwm),
+        secondTenth: round(secondTenth),
+        lastTenth: round(lastTenth),
+        growthPct: round(secondTenth ? ((lastTenth - secondTenth) / secondTenth) * 100 : 0, 2),
+        growthPerRequestMb: round(slope(secondHalf.map((s) => s.done), secondHalf.map((s) => s.rssMb)), 4),
+      },
+      non200: records.filter((r) => r.status !== 200),
+      samples,
+      cpu: cpuInfo(),
+    };
+  } finally {
+    agent.destroy();
+    await stopServer(server);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
