@@ -183,7 +183,7 @@ export function methodNotAllowed(method: string, path: string, allowed: readonly
 export function serviceBusy(retryAfterSeconds: number): ApiError {
   return new ApiError(
     503,
-    'service_unavailable',
+    'service_busy',
     'Service busy',
     'The removal queue is full, please retry later.',
     { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
@@ -204,7 +204,7 @@ export function requestTimeout(timeoutMs: number): ApiError {
 export function deadlineExceeded(timeoutMs: number, retryAfterSeconds: number): ApiError {
   return new ApiError(
     503,
-    'service_unavailable',
+    'service_busy',
     'Service busy',
     `The request could not be completed within ${formatSeconds(timeoutMs)}; no credits were charged. Please retry later.`,
     { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },

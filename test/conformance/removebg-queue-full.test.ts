@@ -13,7 +13,7 @@ t.test('queue_full', async (t) => {
   const res = await postImage(url, await makeImage('png'));
   t.equal(res.status, 503);
   t.ok(Number(res.headers['retry-after']) >= 1);
-  t.equal(firstError(res).code, 'service_unavailable');
+  t.equal(firstError(res).code, 'service_busy');
   t.equal(ledger.balances(acct.id).total, before, 'refunded');
   t.equal(ledger.counts.refund, 1);
 });

@@ -30,7 +30,7 @@ t.test('a stalled worker: 503 with Retry-After at the deadline, credit refunded,
   const ended = events.nextEnd('/v1.0/removebg');
   const res = await postImage(url, await makeImage('png'));
   t.equal(res.status, 503);
-  t.equal(firstError(res).code, 'service_unavailable');
+  t.equal(firstError(res).code, 'service_busy');
   t.match(firstError(res).detail, /within 0\.3 s; no credits were charged/);
   t.ok(Number(res.headers['retry-after']) >= 1, 'Retry-After');
   t.match(res.headers['content-type'], /application\/json/);
@@ -59,7 +59,7 @@ t.test('a task waiting in the queue past its deadline is dropped and never runs'
   await gate.started;
   const second = await postImage(url, await makeImage('png', 20, 10));
   t.equal(second.status, 503);
-  t.equal(firstError(second).code, 'service_unavailable');
+  t.equal(firstError(second).code, 'service_busy');
   t.equal((await first).status, 503);
   t.equal(pool.stats().dropped, 1, 'the queued task was dropped');
   gate.release();

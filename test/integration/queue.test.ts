@@ -8,7 +8,7 @@ import { makeImage } from '../helpers/images.js';
 import { FakePool } from '../helpers/fake-pool.js';
 import { KEY, startTestServer } from '../helpers/server.js';
 
-t.test('a full queue: 503 service_unavailable with Retry-After, nothing charged', async (t) => {
+t.test('a full queue: 503 service_busy with Retry-After, nothing charged', async (t) => {
   const { url, pool, ledger } = await startTestServer(t, { pool: new FakePool({ workers: 1, maxQueue: 1 }) });
   const acct = ledger.authenticate(KEY)!;
   const before = ledger.balances(acct.id).total;
@@ -19,7 +19,7 @@ t.test('a full queue: 503 service_unavailable with Retry-After, nothing charged'
   while (pool.stats().queued < 1) await new Promise((r) => setImmediate(r));
   const refused = await postImage(url, await makeImage('png', 8, 8));
   t.equal(refused.status, 503);
-  t.equal(firstError(refused).code, 'service_unavailable');
+  t.equal(firstError(refused).code, 'service_busy');
   t.match(firstError(refused).detail, /queue is full/);
   t.equal(refused.headers['retry-after'], '3', 'backlog of 2 on 1 worker → 3 s');
   gate.release();
