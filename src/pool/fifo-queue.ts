@@ -1,28 +1,45 @@
-// The one queue in front of the workers: strict FIFO, bounded, abort-aware.
+// The one queue in front of the workers: strict FIFO, bounded, abort-aware, and optionally batching.
 // Piscina's own queue is not a FIFO under load (a task with an AbortSignal waits in a skip queue
 // and the second-oldest one is pushed back to the tail on every completion: piscina#1031), so tasks
 // wait here and are handed over only when a worker slot is free, without a signal. Piscina then
 // never queues anything.
+//
+// Batching (for a GPU session): a free slot takes up to `maxBatch` waiting tasks, in arrival order,
+// and waits at most `maxWaitMs` after the oldest one arrived for the batch to fill. With the
+// defaults (1, 0 ms) it is a plain FIFO of single tasks.
 
 export interface FifoQueueOptions {
-  /** Tasks running at once (the pool's workers). */
+  /** Batches (or single tasks) running at once: the pool's workers. */
   concurrency: number;
   /** Tasks waiting beyond the running ones before run() rejects with code 'queue_full'. */
   maxQueue: number;
+  /** Most tasks handed to one executor call (default 1). */
+  maxBatch?: number;
+  /** How long the oldest waiting task may wait for a fuller batch while a slot is free (default 0). */
+  maxWaitMs?: number;
 }
 
 export interface FifoQueueStats {
+  /** Tasks running (in all running batches). */
   running: number;
   queued: number;
   /** Longest time a task waited before it started, since the queue was made (ms). */
   longestWaitMs: number;
   started: number;
+  /** Executor calls (batches) started. */
+  batches: number;
   /** Tasks whose caller left (abort/deadline) while they waited: dropped, never run. */
   dropped: number;
 }
 
 /** Runs one task; `waitMs` is how long it waited in the queue. */
 export type Executor<T, R> = (task: T, waitMs: number) => Promise<R>;
+
+/**
+ * Runs a batch and settles each task on its own: one bad input fails only its own entry. When the
+ * whole call rejects, each task of the batch is run again alone, so no task fails for another.
+ */
+export type BatchExecutor<T, R> = (tasks: readonly T[], waitsMs: readonly number[]) => Promise<ReadonlyArray<PromiseSettledResult<R>>>;
 
 export interface RunEvents {
   /** The task left the queue and started. */
@@ -37,6 +54,10 @@ interface Entry<T, R> {
   signal: AbortSignal | undefined;
   onAbort: () => void;
   events: RunEvents | undefined;
+  /** The caller stopped waiting (abort while running): its result goes nowhere. */
+  gone: boolean;
+  /** Run alone: its batch failed as a whole. */
+  solo: boolean;
 }
 
 export function codedError(code: string, message: string): Error & { code: string } {
@@ -44,20 +65,42 @@ export function codedError(code: string, message: string): Error & { code: strin
 }
 
 export class FifoQueue<T, R> {
-  private readonly waiting: Array<Entry<T, R> | undefined> = [];
-  private head = 0;
-  private queued = 0;
-  private running = 0;
+  private waiting: Array<Entry<T, R>> = [];
+  private runningTasks = 0;
+  private runningBatches = 0;
   private closed = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
   private idleWaiters: Array<() => void> = [];
-  private readonly counters = { longestWaitMs: 0, started: 0, dropped: 0 };
+  private readonly counters = { longestWaitMs: 0, started: 0, batches: 0, dropped: 0 };
+  private readonly exec: BatchExecutor<T, R>;
+  private readonly maxBatch: number;
+  private readonly maxWaitMs: number;
 
+  /** A FIFO of single tasks. */
+  constructor(exec: Executor<T, R>, opts: FifoQueueOptions & { maxBatch?: 1 });
+  /** A batching FIFO. */
+  constructor(exec: BatchExecutor<T, R>, opts: FifoQueueOptions, batched: 'batched');
   constructor(
-    private readonly exec: Executor<T, R>,
+    exec: Executor<T, R> | BatchExecutor<T, R>,
     private readonly opts: FifoQueueOptions,
+    batched?: 'batched',
   ) {
     if (!(opts.concurrency >= 1)) throw new RangeError(`Expected concurrency >= 1 but received ${opts.concurrency}`);
     if (!(opts.maxQueue >= 0)) throw new RangeError(`Expected maxQueue >= 0 but received ${opts.maxQueue}`);
+    this.maxBatch = opts.maxBatch ?? 1;
+    this.maxWaitMs = opts.maxWaitMs ?? 0;
+    if (!(Number.isInteger(this.maxBatch) && this.maxBatch >= 1)) throw new RangeError(`Expected an integer maxBatch >= 1 but received ${opts.maxBatch}`);
+    if (!(this.maxWaitMs >= 0 && Number.isFinite(this.maxWaitMs))) throw new RangeError(`Expected maxWaitMs >= 0 but received ${opts.maxWaitMs}`);
+    if (batched) {
+      this.exec = exec as BatchExecutor<T, R>;
+    } else {
+      if (this.maxBatch !== 1) throw new RangeError('A single-task executor takes maxBatch 1; pass "batched" for batches');
+      const single = exec as Executor<T, R>;
+      this.exec = async (tasks, waits) => [await single(tasks[0]!, waits[0]!).then(
+        (value): PromiseSettledResult<R> => ({ status: 'fulfilled', value }),
+        (reason: unknown): PromiseSettledResult<R> => ({ status: 'rejected', reason }),
+      )];
+    }
   }
 
   /**
@@ -68,9 +111,9 @@ export class FifoQueue<T, R> {
   run(task: T, signal?: AbortSignal, events?: RunEvents): Promise<R> {
     if (this.closed) return Promise.reject(codedError('pool_closed', 'The worker pool is closed'));
     if (signal?.aborted) return Promise.reject(codedError('aborted', 'The request was aborted before it started'));
-    if (this.queued === 0 && this.running < this.opts.concurrency) return this.start(task, 0, signal, events);
-    if (this.queued >= this.opts.maxQueue) return Promise.reject(codedError('queue_full', 'The work queue is full'));
-
+    if (this.waiting.length >= this.opts.maxQueue && !this.startsNow()) {
+      return Promise.reject(codedError('queue_full', 'The work queue is full'));
+    }
     return new Promise<R>((resolve, reject) => {
       const entry: Entry<T, R> = {
         task,
@@ -79,110 +122,140 @@ export class FifoQueue<T, R> {
         reject,
         signal,
         events,
+        gone: false,
+        solo: false,
         onAbort: () => {
-          const i = this.waiting.indexOf(entry, this.head);
-          if (i < 0) return; // already started: start() handles it
-          this.waiting[i] = undefined; // a hole: skipped by the pump, O(1) here
-          this.queued--;
-          this.counters.dropped++;
-          reject(codedError('aborted', 'The request was aborted while queued'));
-          this.compact();
+          const i = this.waiting.indexOf(entry);
+          if (i >= 0) {
+            this.waiting.splice(i, 1); // bounded by maxQueue: cheap
+            this.counters.dropped++;
+            reject(codedError('aborted', 'The request was aborted while queued'));
+            if (this.waiting.length === 0) this.clearTimer();
+            this.notifyIdle();
+          } else {
+            entry.gone = true; // running: answer the caller now, drop the result later
+            reject(codedError('aborted', 'The request was aborted while its task ran'));
+          }
         },
       };
       signal?.addEventListener('abort', entry.onAbort, { once: true });
       this.waiting.push(entry);
-      this.queued++;
+      this.pump();
     });
   }
 
   stats(): FifoQueueStats {
-    return { running: this.running, queued: this.queued, ...this.counters };
+    return { running: this.runningTasks, queued: this.waiting.length, ...this.counters };
   }
 
   /** Resolves once nothing runs or waits (tasks whose callers left included). */
   whenIdle(): Promise<void> {
-    return this.running === 0 && this.queued === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.runningBatches === 0 && this.waiting.length === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Stop taking tasks; waiting ones are rejected with 'pool_closed'. Resolves once nothing runs. */
   close(): Promise<void> {
     this.closed = true;
-    for (let i = this.head; i < this.waiting.length; i++) {
-      const e = this.waiting[i];
-      if (!e) continue;
+    this.clearTimer();
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const e of waiting) {
       e.signal?.removeEventListener('abort', e.onAbort);
       e.reject(codedError('pool_closed', 'The worker pool closed before the task started'));
     }
-    this.waiting.length = 0;
-    this.head = 0;
-    this.queued = 0;
     return this.whenIdle();
   }
 
-  private start(task: T, waitMs: number, signal: AbortSignal | undefined, events: RunEvents | undefined): Promise<R> {
-    this.running++;
-    this.counters.started++;
-    if (waitMs > this.counters.longestWaitMs) this.counters.longestWaitMs = waitMs;
-    let work: Promise<R>;
+  /** A task arriving now would start at once (no wait, a free slot, no batch to fill). */
+  private startsNow(): boolean {
+    return this.waiting.length === 0 && this.runningBatches < this.opts.concurrency && this.maxWaitMs === 0;
+  }
+
+  private pump(): void {
+    while (this.runningBatches < this.opts.concurrency && this.waiting.length > 0) {
+      const oldest = this.waiting[0]!;
+      const waited = performance.now() - oldest.enqueuedAt;
+      const full = this.waiting.length >= this.maxBatch;
+      if (!full && !oldest.solo && waited < this.maxWaitMs && !this.closed) {
+        // Give the batch until the oldest task's wait runs out to fill up.
+        if (!this.timer) this.timer = setTimeout(() => ((this.timer = undefined), this.pump()), this.maxWaitMs - waited);
+        return;
+      }
+      this.clearTimer();
+      const take = oldest.solo ? 1 : Math.min(this.maxBatch, this.waiting.length);
+      this.startBatch(this.waiting.splice(0, take));
+    }
+  }
+
+  private startBatch(batch: Array<Entry<T, R>>): void {
+    const now = performance.now();
+    const waits = batch.map((e) => now - e.enqueuedAt);
+    this.runningBatches++;
+    this.runningTasks += batch.length;
+    this.counters.batches++;
+    this.counters.started += batch.length;
+    for (let i = 0; i < batch.length; i++) {
+      const e = batch[i]!;
+      if (waits[i]! > this.counters.longestWaitMs) this.counters.longestWaitMs = waits[i]!;
+      try {
+        e.events?.onStart?.(waits[i]!);
+      } catch {
+        // an observer's failure is not the task's
+      }
+    }
+    let work: Promise<ReadonlyArray<PromiseSettledResult<R>>>;
     try {
-      events?.onStart?.(waitMs);
-      work = this.exec(task, waitMs);
+      work = this.exec(batch.map((e) => e.task), waits);
     } catch (err) {
       work = Promise.reject(err);
     }
     // The slot stays taken until the work itself settles, whoever stopped waiting for it.
     work.then(
-      () => this.finish(),
-      () => this.finish(),
-    );
-    if (!signal) return work;
-    return new Promise<R>((resolve, reject) => {
-      const onAbort = () => reject(codedError('aborted', 'The request was aborted while its task ran'));
-      signal.addEventListener('abort', onAbort, { once: true });
-      work.then(
-        (v) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(v);
-        },
-        (e) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(e);
-        },
-      );
+      (results) => {
+        this.endBatch(batch);
+        batch.forEach((e, i) => {
+          const r = results[i] ?? { status: 'rejected', reason: new Error('the executor returned no result for this task') };
+          this.settle(e, r);
+        });
+      },
+      (reason: unknown) => {
+        this.endBatch(batch);
+        if (batch.length === 1) {
+          this.settle(batch[0]!, { status: 'rejected', reason });
+          return;
+        }
+        // The batch failed as a whole: run each live task again alone, ahead of newer arrivals.
+        const retry = batch.filter((e) => !e.gone);
+        for (const e of retry) e.solo = true;
+        this.waiting.unshift(...retry);
+      },
+    ).finally(() => {
+      this.pump();
+      this.notifyIdle();
     });
   }
 
-  private finish(): void {
-    this.running--;
-    this.pump();
-    if (this.running === 0 && this.queued === 0) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const w of waiters) w();
-    }
+  private endBatch(batch: Array<Entry<T, R>>): void {
+    this.runningBatches--;
+    this.runningTasks -= batch.length;
   }
 
-  private pump(): void {
-    while (this.running < this.opts.concurrency && this.queued > 0) {
-      const e = this.waiting[this.head];
-      this.waiting[this.head++] = undefined;
-      if (!e) continue; // a dropped task's hole
-      this.queued--;
-      e.signal?.removeEventListener('abort', e.onAbort);
-      const waitMs = performance.now() - e.enqueuedAt;
-      this.start(e.task, waitMs, e.signal, e.events).then(e.resolve, e.reject);
-    }
-    this.compact();
+  private settle(e: Entry<T, R>, r: PromiseSettledResult<R>): void {
+    e.signal?.removeEventListener('abort', e.onAbort);
+    if (e.gone) return;
+    if (r.status === 'fulfilled') e.resolve(r.value);
+    else e.reject(r.reason);
   }
 
-  /** Drop the consumed prefix now and then, so the array does not grow for ever. */
-  private compact(): void {
-    if (this.queued === 0) {
-      this.waiting.length = 0;
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.waiting.length) {
-      this.waiting.splice(0, this.head);
-      this.head = 0;
-    }
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private notifyIdle(): void {
+    if (this.runningBatches !== 0 || this.waiting.length !== 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
   }
 }

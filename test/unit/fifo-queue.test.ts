@@ -39,7 +39,7 @@ t.test('20 tasks on one worker start and finish in submission order', async (t) 
   await Promise.all(all);
   t.same(started.map((j) => j.id), [...Array(20).keys()]);
   t.same(finished, [...Array(20).keys()]);
-  t.same(q.stats(), { running: 0, queued: 0, longestWaitMs: q.stats().longestWaitMs, started: 20, dropped: 0 });
+  t.same(q.stats(), { running: 0, queued: 0, longestWaitMs: q.stats().longestWaitMs, started: 20, batches: 20, dropped: 0 });
 });
 
 t.test('steady stream: nobody is overtaken, so no task waits longer than the work ahead of it', async (t) => {
