@@ -1,0 +1,150 @@
+// Which device runs inference: `--device auto|cpu|cuda[:N]` (CUTOUT_DEVICE, createRemover({ device })).
+// `auto` takes CUDA when ONNX Runtime's CUDA provider libraries sit beside libonnxruntime.so.1, the
+// CUDA/cuDNN libraries it needs can be found and an NVIDIA GPU is present; the CPU otherwise, with
+// the reason. An explicit `cuda` that cannot be had is an error naming what is missing: never a
+// silent fallback. Imports nothing of ours; the probe reads the file system only.
+
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export type DeviceKind = 'cpu' | 'cuda';
+
+export interface DeviceRequest {
+  kind: 'auto' | DeviceKind;
+  /** GPU index for cuda (cuda:N); 0 otherwise. */
+  index: number;
+}
+
+export interface DeviceChoice {
+  kind: DeviceKind;
+  index: number;
+  /** `cpu` or `cuda:0 (NVIDIA H100 80GB HBM3)`. */
+  label: string;
+  /** Why this device: "requested", "no CUDA provider installed", … */
+  reason: string;
+}
+
+export class DeviceError extends Error {
+  readonly code = 'ERR_CUTOUT_DEVICE';
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeviceError';
+  }
+}
+
+/** `auto`, `cpu`, `cuda`, `cuda:N` (any case). */
+export function parseDevice(text: string | undefined): DeviceRequest {
+  const v = (text ?? 'auto').trim().toLowerCase();
+  if (v === '' || v === 'auto') return { kind: 'auto', index: 0 };
+  if (v === 'cpu') return { kind: 'cpu', index: 0 };
+  const m = /^cuda(?::(\d{1,2}))?$/.exec(v);
+  if (m) return { kind: 'cuda', index: Number(m[1] ?? 0) };
+  throw new DeviceError(`Expected auto, cpu, cuda or cuda:N for device but received '${text}'`);
+}
+
+/** ONNX Runtime's CUDA provider, as `npm run gpu` installs it beside libonnxruntime.so.1. */
+export const PROVIDER_LIBS = ['libonnxruntime_providers_shared.so', 'libonnxruntime_providers_cuda.so'] as const;
+/** What the provider (ORT 1.29, CUDA 13 build) loads: CUDA 13 runtime, cuBLAS, cuRAND, cuDNN 9. */
+export const CUDA_LIBS = ['libcudart.so.13', 'libcublas.so.13', 'libcublasLt.so.13', 'libcurand.so.10', 'libcudnn.so.9'] as const;
+
+export interface Gpu {
+  index: number;
+  name: string;
+}
+
+export interface CudaProbe {
+  /** Provider libraries missing from the addon's folder. */
+  missingProvider: string[];
+  /** CUDA/cuDNN libraries not found on the loader's path. */
+  missingCuda: string[];
+  gpus: Gpu[];
+}
+
+export interface ProbeOptions {
+  /** The folder holding libonnxruntime.so.1 (build/Release). */
+  libDir: string;
+  /** /proc/driver/nvidia (tests point it elsewhere). */
+  nvidiaProcDir?: string;
+  /** Library folders searched before ldconfig's cache (default: LD_LIBRARY_PATH + CUDA's usual places). */
+  libSearchPath?: string[];
+  /** `ldconfig -p` output; default: run it. */
+  ldconfigOutput?: string;
+}
+
+const DEFAULT_CUDA_DIRS = ['/usr/local/cuda/lib64', '/usr/local/cuda/targets/x86_64-linux/lib', '/usr/lib/x86_64-linux-gnu', '/usr/lib64'];
+
+/** /usr/local/cuda-13.0/targets/x86_64-linux/lib and the like. */
+function versionedCudaDirs(): string[] {
+  try {
+    return fs
+      .readdirSync('/usr/local')
+      .filter((d) => /^cuda-\d/.test(d))
+      .map((d) => path.join('/usr/local', d, 'targets', 'x86_64-linux', 'lib'));
+  } catch {
+    return [];
+  }
+}
+
+function ldconfigCache(): string {
+  const r = spawnSync('ldconfig', ['-p'], { encoding: 'utf8', timeout: 5_000 });
+  return r.status === 0 ? r.stdout : '';
+}
+
+/** GPUs the NVIDIA driver lists (/proc/driver/nvidia/gpus/<bus>/information: Model, Device Minor). */
+export function listGpus(procDir = '/proc/driver/nvidia'): Gpu[] {
+  const dir = path.join(procDir, 'gpus');
+  let buses: string[];
+  try {
+    buses = fs.readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+  const gpus: Gpu[] = [];
+  for (const bus of buses) {
+    let info = '';
+    try {
+      info = fs.readFileSync(path.join(dir, bus, 'information'), 'utf8');
+    } catch {
+      continue;
+    }
+    const name = /^Model:\s*(.+)$/m.exec(info)?.[1]?.trim() ?? 'NVIDIA GPU';
+    const minor = Number(/^Device Minor:\s*(\d+)/m.exec(info)?.[1] ?? gpus.length);
+    gpus.push({ index: minor, name });
+  }
+  return gpus.sort((a, b) => a.index - b.index);
+}
+
+export function probeCuda(opts: ProbeOptions): CudaProbe {
+  const missingProvider = PROVIDER_LIBS.filter((f) => !fs.existsSync(path.join(opts.libDir, f)));
+  const search = opts.libSearchPath ?? [...(process.env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean), ...versionedCudaDirs(), ...DEFAULT_CUDA_DIRS];
+  let cache: string | undefined = opts.ldconfigOutput;
+  const found = (lib: string): boolean => {
+    if (search.some((d) => fs.existsSync(path.join(d, lib)))) return true;
+    cache ??= ldconfigCache();
+    return cache.includes(`${lib} `) || cache.includes(`/${lib}\n`);
+  };
+  // Without the provider the CUDA libraries do not matter: skip the look-up.
+  const missingCuda = missingProvider.length ? [] : CUDA_LIBS.filter((l) => !found(l));
+  return { missingProvider, missingCuda, gpus: listGpus(opts.nvidiaProcDir) };
+}
+
+/** The device for a request, given what the probe found. Throws DeviceError for an explicit cuda that cannot be had. */
+export function chooseDevice(req: DeviceRequest, probe: CudaProbe): DeviceChoice {
+  if (req.kind === 'cpu') return { kind: 'cpu', index: 0, label: 'cpu', reason: 'requested' };
+  const why = cudaMissing(req.index, probe);
+  if (why) {
+    if (req.kind === 'cuda') throw new DeviceError(`--device cuda${req.index ? `:${req.index}` : ''} cannot be used: ${why}`);
+    return { kind: 'cpu', index: 0, label: 'cpu', reason: why };
+  }
+  const gpu = probe.gpus.find((g) => g.index === req.index)!;
+  return { kind: 'cuda', index: req.index, label: `cuda:${req.index} (${gpu.name})`, reason: req.kind === 'cuda' ? 'requested' : 'CUDA provider and GPU found' };
+}
+
+function cudaMissing(index: number, probe: CudaProbe): string | null {
+  if (probe.missingProvider.length) return `no CUDA provider installed (${probe.missingProvider.join(', ')} missing beside libonnxruntime.so.1; run 'npm run gpu')`;
+  if (probe.gpus.length === 0) return 'no NVIDIA GPU found (no driver, or none visible in /proc/driver/nvidia/gpus)';
+  if (!probe.gpus.some((g) => g.index === index)) return `no GPU cuda:${index} (found ${probe.gpus.map((g) => `cuda:${g.index}`).join(', ')})`;
+  if (probe.missingCuda.length) return `CUDA 13 / cuDNN 9 libraries not found: ${probe.missingCuda.join(', ')} (add their folders to LD_LIBRARY_PATH)`;
+  return null;
+}
