@@ -1,5 +1,7 @@
-// Environment + command-line flags → one frozen, validated Config. Imports nothing of ours.
+// Environment + command-line flags → one frozen, validated Config. Imports only the device parser.
 // Flags win over env vars; env vars win over defaults.
+
+import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
 
 export interface Config {
   readonly host: string;
@@ -7,6 +9,8 @@ export interface Config {
   readonly dataDir: string;
   /** Model name from models/manifest.json; undefined = the manifest's default. */
   readonly model: string | undefined;
+  /** Inference device asked for (`--device`, default auto). */
+  readonly device: DeviceRequest;
   /** Worker threads for the removal pool; undefined = the pool's default. */
   readonly workers: number | undefined;
   /** Server processes sharing the port (SO_REUSEPORT); each has its own pool. */
@@ -58,6 +62,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   data: 'CUTOUT_DATA_DIR',
   workers: 'CUTOUT_WORKERS',
   model: 'CUTOUT_MODEL',
+  device: 'CUTOUT_DEVICE',
   processes: 'CUTOUT_PROCESSES',
   'max-queue': 'CUTOUT_MAX_QUEUE',
   'tls-cert': 'CUTOUT_TLS_CERT',
@@ -104,6 +109,15 @@ function seconds(name: string, text: string | undefined, minMs: number, maxMs: n
   return ms;
 }
 
+function device(text: string | undefined): DeviceRequest {
+  try {
+    return parseDevice(text);
+  } catch (err) {
+    if (err instanceof DeviceError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
 function bool(name: string, text: string | undefined): boolean {
   if (text === undefined || text === '') return false;
   if (/^(1|true|yes)$/i.test(text)) return true;
@@ -133,6 +147,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     port: integer('port', get('port'), 0, 65535) ?? DEFAULTS.port,
     dataDir: get('data') || DEFAULTS.dataDir,
     model: get('model') || undefined,
+    device: device(get('device')),
     workers: integer('workers', get('workers'), 1, 256),
     processes: integer('processes', get('processes'), 1, 64) ?? 1,
     maxQueue: integer('max-queue', get('max-queue'), 0, 1_000_000),

@@ -13,7 +13,7 @@ const FORMATS: ReadonlySet<string> = new Set(['auto', 'png', 'jpg', 'webp', 'zip
 const EXT: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp', 'application/zip': '.zip' };
 
 export const REMOVE_USAGE = `Usage: cutout remove <file|dir>... [-o OUT] [--size full|preview|medium|hd|4k|50MP] [--format png|jpg|webp|zip|auto]
-                     [--bg-color HEX] [--channels rgba|alpha] [--no-refine] [--workers N] [--model NAME]
+                     [--bg-color HEX] [--channels rgba|alpha] [--no-refine] [--workers N] [--model NAME] [--device auto|cpu|cuda[:N]]
 Removes the background of each image (folders are searched recursively) and writes the results
 to OUT (default: next to each input, as NAME.cutout.EXT). Non-images are reported and skipped.`;
 
@@ -101,11 +101,13 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
 
   const model = flags.get('model');
   if (model === true) return usageError(io, '--model needs a model name (see models/manifest.json)');
+  const device = flags.get('device') ?? process.env.CUTOUT_DEVICE;
+  if (device === true) return usageError(io, '--device needs a value: auto, cpu, cuda or cuda:N');
   let remover: Awaited<ReturnType<typeof createRemover>>;
   try {
-    remover = await createRemover({ ...(workers ? { workers } : {}), ...(model ? { model } : {}) });
+    remover = await createRemover({ ...(workers ? { workers } : {}), ...(model ? { model } : {}), ...(device ? { device } : {}) });
   } catch (err) {
-    // Unknown or unassembled model, or a pool that cannot start: nothing was processed.
+    // Unknown or unassembled model, a bad or missing device, or a pool that cannot start: nothing was processed.
     io.stderr.write(`cutout: ${(err as Error).message}\n`);
     return 1;
   }

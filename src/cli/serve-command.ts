@@ -20,6 +20,8 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --data DIR           ledger and improve/ storage (CUTOUT_DATA_DIR, default ./data)
   --workers N          removal worker threads per process (CUTOUT_WORKERS, default cores/2)
   --model NAME         model from models/manifest.json (CUTOUT_MODEL, default: the manifest's default)
+  --device D           auto | cpu | cuda | cuda:N (CUTOUT_DEVICE, default auto: CUDA when its provider
+                       libraries and a GPU are present, else the CPU; an explicit cuda never falls back)
   --processes N        server processes sharing the port via SO_REUSEPORT (CUTOUT_PROCESSES, default 1)
   --max-queue N        removals waiting per process before 503 service_busy (CUTOUT_MAX_QUEUE, default 64)
   --request-timeout S  deadline of every request in seconds, from its first byte: 408 while the
@@ -59,6 +61,7 @@ export async function startService(config: Config, log: Logger = consoleLogger):
     const poolOptions: PoolOptions = {};
     if (config.workers !== undefined) poolOptions.workers = config.workers;
     if (config.model !== undefined) poolOptions.model = config.model;
+    poolOptions.device = config.device;
     if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
     pool = await createRemovalPool(poolOptions);
 
@@ -119,6 +122,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   }
 
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
+  process.stdout.write(`${describePool(service.pool)}\n`);
   process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)})\n`);
 
   return new Promise<number>((resolveExit) => {
@@ -154,6 +158,14 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     const orphaned = () => onSignal('SIGTERM');
     if (process.send && process.env.CUTOUT_PROCESS_INDEX !== undefined) process.once('disconnect', orphaned);
   });
+}
+
+/** `device: cpu (no CUDA provider installed …); model isnet-int8; 1 worker × 2 threads`. */
+export function describePool(pool: RemovalPool): string {
+  const i = pool.info;
+  if (!i) return 'device: unknown';
+  const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
+  return `device: ${i.device.label} (${i.device.reason}); model ${i.model}; ${plural(i.workers, 'worker')} × ${plural(i.threadsPerWorker, 'thread')}`;
 }
 
 function stripFlag(argv: string[], name: string): string[] {

@@ -94,7 +94,12 @@ export function createServer(deps: ServerDeps): CutoutServer {
     '/v1.0/improve': {
       POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve') }),
     },
-    '/healthz': { GET: (ctx) => void ctx.sendJson(200, { status: 'ok' }) },
+    '/healthz': {
+      GET: (ctx) => {
+        const i = pool.info;
+        ctx.sendJson(200, { status: 'ok', ...(i && { device: i.device.label, device_reason: i.device.reason, model: i.model, workers: i.workers }) });
+      },
+    },
     '/readyz': {
       GET: (ctx) => {
         const ready = !closing && pool.ready && ledger.isOpen();

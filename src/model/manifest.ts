@@ -61,6 +61,9 @@ export interface SessionOptions {
   height: number;
   mean: [number, number, number];
   std: [number, number, number];
+  /** Execution provider: the CPU (default) or CUDA GPU `deviceId`. */
+  device?: 'cpu' | 'cuda';
+  deviceId?: number;
 }
 
 /** The addon's Session options for a model entry. */

@@ -1,4 +1,5 @@
 // The contract of the worker pool as seen by its callers (library API, CLI, HTTP layer).
+import type { DeviceChoice, DeviceRequest } from '../device/device.js';
 import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './task.js';
 
@@ -13,6 +14,8 @@ export interface PoolOptions {
   maxQueue?: number;
   /** Model name from models/manifest.json; default: the manifest's default. */
   model?: string;
+  /** `auto` (default), `cpu`, `cuda`, `cuda:N`: see device/device.ts. */
+  device?: string | DeviceRequest;
   /** Path of an ONNX model file to load instead of the named model's (same input/output contract). */
   modelPath?: string;
 }
@@ -21,7 +24,16 @@ export interface PoolStats extends FifoQueueStats {
   workers: number;
 }
 
+/** What the pool runs on, for the start-up line and /healthz. */
+export interface PoolInfo {
+  device: DeviceChoice;
+  model: string;
+  workers: number;
+  threadsPerWorker: number;
+}
+
 export interface RemovalPool {
+  readonly info?: PoolInfo;
   /**
    * Run one removal. `task.input` is transferred (its ArrayBuffer is detached afterwards when it
    * owns the whole buffer). Resolves with a RemoveResult (typed failures are values, not throws).

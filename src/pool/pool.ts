@@ -1,6 +1,9 @@
 // The Piscina pool that runs removals: sizing, readiness, queue tracking, abort and error mapping.
 import os from 'node:os';
+import path from 'node:path';
 import { Piscina } from 'piscina';
+import { chooseDevice, parseDevice, probeCuda, type DeviceChoice } from '../device/device.js';
+import { ADDON_PATH } from '../native/binding.js';
 import { modelEntry, sessionOptionsFor } from '../model/manifest.js';
 import { verifyModelFile } from '../model/assemble.js';
 import { ownsBuffer } from '../image/owned-bytes.js';
@@ -27,7 +30,11 @@ export async function createRemovalPool(opts: PoolOptions = {}): Promise<Removal
   const modelPath = opts.modelPath ?? model.path;
   if (!opts.modelPath && model.entry.sha256) verifyModelFile(modelPath, model.entry.sha256);
 
-  const config: WorkerConfig = { modelPath, ...sessionOptionsFor(model.entry, threads) };
+  const device: DeviceChoice = chooseDevice(
+    typeof opts.device === 'object' ? opts.device : parseDevice(opts.device),
+    probeCuda({ libDir: path.dirname(ADDON_PATH) }),
+  );
+  const config: WorkerConfig = { modelPath, ...sessionOptionsFor(model.entry, threads), device: device.kind, deviceId: device.index };
   const piscina = new Piscina({
     filename: new URL('../worker/worker.js', import.meta.url).href,
     minThreads: workers,
@@ -69,6 +76,7 @@ export async function createRemovalPool(opts: PoolOptions = {}): Promise<Removal
   }, { concurrency: workers, maxQueue: opts.maxQueue ?? DEFAULT_MAX_QUEUE });
 
   return {
+    info: { device, model: opts.modelPath ? path.basename(opts.modelPath) : model.name, workers, threadsPerWorker: threads },
     get ready() {
       return ready && !closed;
     },

@@ -58,6 +58,17 @@ t.test('an unknown model (flag or env) stops the start with the names it knows',
   }
 });
 
+t.test('--device: a bad value is a usage error; cuda without its provider stops the start naming what is missing', async (t) => {
+  const bad = run(['--port', '0', '--data', t.testdir(), '--device', 'gpu']);
+  t.equal(await bad.exit, 2);
+  t.match(bad.out.join(''), /Expected auto, cpu, cuda or cuda:N for device but received 'gpu'/);
+  for (const [args, env] of [[['--device', 'cuda'], {}], [[], { CUTOUT_DEVICE: 'cuda:0' }]] as const) {
+    const { out, exit } = run(['--port', '0', '--data', t.testdir(), '--no-demo-key', ...args], env);
+    t.equal(await exit, 1, 'no silent fallback to the CPU');
+    t.match(out.join(''), /--device cuda cannot be used: no CUDA provider installed \(libonnxruntime_providers_shared\.so, libonnxruntime_providers_cuda\.so missing beside libonnxruntime\.so\.1; run 'npm run gpu'\)/);
+  }
+});
+
 t.test('start, serve, drain on SIGTERM', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'cutout-serve-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -71,7 +82,8 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   const { child, out, exit } = run(['--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--workers', '1']);
   t.teardown(() => void child.kill('SIGKILL'));
   const demo = waitForLine(child, /Demo API key \(shown once\): (\S+)/).catch(() => null);
-  const [, base] = await waitForLine(child, /listening on (https?:\/\/\S+)/);
+  const [, deviceLine, base] = await waitForLine(child, /(device: .*\n)[^]*listening on (https?:\/\/\S+)/);
+  t.match(deviceLine, /^device: cpu \(no CUDA provider installed .*\); model isnet-\w+; 1 worker × \d+ threads?\n$/, 'start-up names the device, why, and the model');
   const key = (await Promise.race([demo, Promise.resolve(null)]))?.[1] ?? null;
   t.ok(base, `listening at ${base}`);
   t.equal((await request(`${base}/readyz`)).status, 200);
@@ -80,7 +92,9 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   t.equal(account.status, 200);
   // One removal in flight, then SIGTERM: it must complete, then the process exits 0.
   const inflight = postImage(base!, await makeImage('jpeg', 200, 150), {}, { 'X-Api-Key': key! });
-  t.equal((await request(`${base}/healthz`)).status, 200); // the removal's request was read before this one
+  const health = await request(`${base}/healthz`); // the removal's request was read before this one
+  t.equal(health.status, 200);
+  t.match(JSON.parse(health.body.toString()), { status: 'ok', device: 'cpu', device_reason: /^no CUDA provider installed/, workers: 1 }, '/healthz shows the device');
   child.kill('SIGTERM');
   const res = await inflight;
   t.equal(res.status, 200, 'in-flight request finished during shutdown');
