@@ -112,9 +112,10 @@ export interface Encoded {
 const PNG_OPTIONS = { compressionLevel: 4, adaptiveFiltering: false } as const;
 
 async function bytesOf(img: Sharp): Promise<Uint8Array> {
-  // toUint8Array gives a transferable ArrayBuffer (a Buffer may be non-transferable).
-  const { data } = await img.toUint8Array();
-  return data;
+  // Not toUint8Array(): sharp 0.35.5 never frees its libvips output, leaking every result
+  // (docs/sharp-touint8array-leak.md); drop this once a fixed sharp is out. toBuffer()'s Buffer is
+  // marked untransferable, so copy it once into an ArrayBuffer of its own that move() can transfer.
+  return new Uint8Array(await img.toBuffer());
 }
 
 export async function encodePng(raw: Raw): Promise<Encoded> {
