@@ -5,6 +5,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "memory.h"
+
 namespace cutout {
 
 namespace {
@@ -54,6 +56,8 @@ std::shared_ptr<SharedModel> AcquireModel(const std::string& path, int threads) 
   model->path = path;
   model->threads = threads;
   model->session = std::make_unique<Ort::Session>(env, path.c_str(), opts);
+  // Parsing and optimising the graph leaves freed heap behind (the ModelProto, graph copies).
+  TrimMemory();
   cache[key] = model;
   return model;
 }

@@ -76,3 +76,10 @@ t.test('sessions in one process share one loaded model', async (t) => {
   b.close();
   t.equal(binding.loadedModels(), 0, 'released with the last session');
 });
+
+t.test('trimMemory() and the malloc settings the addon applied at load', async (t) => {
+  t.type(binding.trimMemory(), 'boolean');
+  t.type(binding.trimMemory(), 'boolean', 'callable again');
+  if (process.env.CUTOUT_MALLOC_TUNING === 'off') t.equal(binding.mmapThreshold, null);
+  else t.equal(binding.mmapThreshold, 64 * 1024, 'fixed 64 KiB mmap threshold');
+});
