@@ -61,6 +61,10 @@ export interface SessionOptions {
   height: number;
   mean: [number, number, number];
   std: [number, number, number];
+  /** ONNX Runtime's memory pattern (default false: it costs memory and gains ~1% here; docs/memory.md). */
+  memoryPattern?: boolean;
+  /** Shrink ONNX Runtime's CPU arena after every run (default true; docs/memory.md). */
+  arenaShrink?: boolean;
 }
 
 /** The addon's Session options for a model entry. */
