@@ -21,7 +21,7 @@ const ctx: PipelineContext = { binding, session, model: { width: config.width, h
 // Piscina's worker blocks in Atomics.wait between tasks, so nothing scheduled for later runs until
 // the next task arrives. So every task ends by collecting its garbage, letting Node run the Buffer
 // finalizers (they free sharp's memory on the next turn of the event loop) and handing the freed
-// heap pages back to the system: ~6 ms a task (docs/memory.md).
+// heap pages back to the system: 5 to 25 ms a task (docs/memory.md).
 v8.setFlagsFromString('--expose-gc');
 const collectGarbage = vm.runInNewContext('gc') as () => void;
 
