@@ -11,10 +11,11 @@ import { PACKAGE_ROOT, modelEntry } from '../src/model/manifest.js';
 import { benchPhotos, type Photo } from './photos.js';
 import { markdownTable, median, quantile } from './stats.js';
 
-// The default model (fp32) throughout; the -int8 variants run the int8 model quantised from it.
+// The fp32 model throughout; the -int8 variants run the int8 model (the default) quantised from it.
 type Variant = 'ort-node' | 'addon' | 'addon-int8' | 'pipeline' | 'pipeline-bilinear' | 'pipeline-int8' | 'peer';
 const VARIANTS: Variant[] = ['ort-node', 'addon', 'addon-int8', 'pipeline', 'pipeline-bilinear', 'pipeline-int8', 'peer'];
 const INT8_MODEL = 'isnet-int8';
+const FP32_MODEL = 'isnet-fp32';
 const THREADS = 2;
 
 interface ChildResult {
@@ -43,7 +44,7 @@ async function child(variant: Variant, photo: Photo): Promise<ChildResult> {
   const { warmup, runs } = runsFor(mp, variant);
   const times: number[] = [];
   let stages: Record<string, number> | undefined;
-  const model = modelEntry(variant.endsWith('-int8') ? INT8_MODEL : undefined);
+  const model = modelEntry(variant.endsWith('-int8') ? INT8_MODEL : FP32_MODEL);
   const time = async (fn: () => Promise<unknown> | unknown): Promise<void> => {
     for (let i = 0; i < warmup + runs; i++) {
       const t0 = performance.now();

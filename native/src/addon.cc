@@ -3,6 +3,7 @@
 #include <napi.h>
 
 #include "composite.h"
+#include "memory.h"
 #include "napi_util.h"
 #include "ort_env.h"
 #include "preprocess.h"
@@ -98,7 +99,12 @@ Napi::Value JsLoadedModels(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(LoadedModelCount()));
 }
 
+// trimMemory() → boolean: malloc_trim(0), true when memory went back to the system.
+Napi::Value JsTrimMemory(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), TrimMemory()); }
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  // Before ORT or libvips allocate anything big in this process (docs/memory.md).
+  const bool malloc_tuned = TuneMalloc();
   exports.Set("Session", Session::Define(env));
   exports.Set("preprocess", Napi::Function::New<JsPreprocess>(env, "preprocess"));
   exports.Set("upsampleMask", Napi::Function::New<JsUpsampleMask>(env, "upsampleMask"));
@@ -106,6 +112,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("blendOver", Napi::Function::New<JsBlendOver>(env, "blendOver"));
   exports.Set("extractAlpha", Napi::Function::New<JsExtractAlpha>(env, "extractAlpha"));
   exports.Set("loadedModels", Napi::Function::New<JsLoadedModels>(env, "loadedModels"));
+  exports.Set("trimMemory", Napi::Function::New<JsTrimMemory>(env, "trimMemory"));
+  exports.Set("mmapThreshold", malloc_tuned ? Napi::Number::New(env, static_cast<double>(kMmapThresholdBytes)) : env.Null());
   exports.Set("ortVersion", Napi::String::New(env, OrtGetApiBase()->GetVersionString()));
   return exports;
 }

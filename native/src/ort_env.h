@@ -13,14 +13,23 @@ namespace cutout {
 // Initialises the ORT API once and checks the header/library versions agree.
 Ort::Env& ProcessEnv();
 
+// How a model's session is set up; sessions are shared per distinct (path, settings).
+struct ModelSettings {
+  int threads = 1;
+  // ORT's memory pattern: plans one block for all activations from the first run and allocates it
+  // on every later run. Off: that block came on top of what the arena already held, and a run only
+  // needs its live tensors (docs/memory.md).
+  bool memory_pattern = false;
+};
+
 struct SharedModel {
   std::string path;
-  int threads = 0;
+  ModelSettings settings;
   std::unique_ptr<Ort::Session> session;
 };
 
-// Returns the cached model for (path, threads) or loads it. Throws Ort::Exception / std::runtime_error.
-std::shared_ptr<SharedModel> AcquireModel(const std::string& path, int threads);
+// Returns the cached model for (path, settings) or loads it. Throws Ort::Exception / std::runtime_error.
+std::shared_ptr<SharedModel> AcquireModel(const std::string& path, const ModelSettings& settings);
 
 // Number of distinct models currently loaded in this process (for tests of sharing).
 size_t LoadedModelCount();

@@ -21,7 +21,19 @@ Napi::Function Session::Define(Napi::Env env) {
                      });
 }
 
-// new Session(modelPath, { threads, inputName, outputName, width, height, mean: [3], std: [3] })
+namespace {
+// An optional boolean option: absent means `fallback`; anything but a boolean is a broken contract.
+bool OptionalBool(const Napi::Object& o, const char* key, bool fallback) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return fallback;
+  CUTOUT_THROW_TYPE_IF(!v.IsBoolean(), o.Env(), "ERR_CUTOUT_ARG", "Expected a boolean for options.", key,
+                       " but received ", v.IsNull() ? "null" : v.IsNumber() ? "a number" : v.IsString() ? "a string" : "another type");
+  return v.As<Napi::Boolean>().Value();
+}
+}  // namespace
+
+// new Session(modelPath, { threads, inputName, outputName, width, height, mean: [3], std: [3],
+//                          memoryPattern?: boolean (false), arenaShrink?: boolean (true) })
 Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info) {
   Napi::Env env = info.Env();
   CUTOUT_THROW_TYPE_IF(info.Length() < 2 || !info[0].IsString() || !info[1].IsObject(), env, "ERR_CUTOUT_ARG",
@@ -52,10 +64,14 @@ Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(inf
       }
     }
   }
+  ModelSettings settings;
+  settings.threads = threads;
+  settings.memory_pattern = OptionalBool(o, "memoryPattern", false);
+  arena_shrink_ = OptionalBool(o, "arenaShrink", true);
   struct stat st;
   CUTOUT_THROW_IF(stat(path.c_str(), &st) != 0, env, "ERR_CUTOUT_MODEL_MISSING", "Model file not found: ", path);
   try {
-    model_ = AcquireModel(path, threads);
+    model_ = AcquireModel(path, settings);
   } catch (const std::exception& e) {
     throw CodedError(env, "ERR_CUTOUT_MODEL_LOAD", Concat("Could not load model ", path, ": ", e.what()));
   }
@@ -104,7 +120,9 @@ Napi::Value Session::JsInfer(const Napi::CallbackInfo& info) {
     Ort::Value output = Ort::Value::CreateTensor<float>(mem, out, plane, out_shape.data(), out_shape.size());
     const char* in_names[] = {input_name_.c_str()};
     const char* out_names[] = {output_name_.c_str()};
-    model_->session->Run(Ort::RunOptions{nullptr}, in_names, &input, 1, out_names, &output, 1);
+    Ort::RunOptions run;
+    if (arena_shrink_) run.AddConfigEntry("memory.enable_memory_arena_shrinkage", "cpu:0");
+    model_->session->Run(run, in_names, &input, 1, out_names, &output, 1);
   } catch (const std::exception& e) {
     throw CodedError(env, "ERR_CUTOUT_INFERENCE", Concat("Inference failed: ", e.what()));
   }

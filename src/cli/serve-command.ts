@@ -9,6 +9,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { ensureDemoKey, openLedger, reconcileDeadOwners } from '../ledger/lmdb-ledger.js';
 import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';
 import { createRemovalPool } from '../pool/pool.js';
+import { estimateMemory, formatMemoryEstimate } from '../pool/memory-estimate.js';
 import { createServer, consoleLogger, type CutoutServer, type Logger } from '../http/server.js';
 import { assertNativeUws, FallbackUwsError } from '../http/native-check.js';
 import { runSupervisor } from './supervisor.js';
@@ -124,6 +125,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
   process.stdout.write(`${describePool(service.pool)}\n`);
   process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)})\n`);
+  process.stdout.write(`${formatMemoryEstimate(estimateMemory(config.model, service.pool.stats().workers))}\n`);
 
   return new Promise<number>((resolveExit) => {
     let signals = 0;

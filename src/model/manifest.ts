@@ -64,6 +64,10 @@ export interface SessionOptions {
   /** Execution provider: the CPU (default) or CUDA GPU `deviceId`. */
   device?: 'cpu' | 'cuda';
   deviceId?: number;
+  /** ONNX Runtime's memory pattern (default false: it costs memory and gains ~1% here; docs/memory.md). */
+  memoryPattern?: boolean;
+  /** Shrink ONNX Runtime's CPU arena after every run (default true; docs/memory.md). */
+  arenaShrink?: boolean;
 }
 
 /** The addon's Session options for a model entry. */

@@ -44,6 +44,10 @@ export interface NativeBinding {
   blendOver(rgba: Uint8Array, background: Uint8Array): void;
   extractAlpha(rgba: Uint8Array, dst: Uint8Array): void;
   loadedModels(): number;
+  /** malloc_trim(0): hand the free pages of every malloc arena back to the system. True when some were released. */
+  trimMemory(): boolean;
+  /** The fixed glibc mmap threshold set when the addon loaded (docs/memory.md), or null when CUTOUT_MALLOC_TUNING=off. */
+  readonly mmapThreshold: number | null;
   readonly ortVersion: string;
 }
 

@@ -1,4 +1,4 @@
-// The fp32 default and the int8 model calibrated from it: both load through the pool by name and
+// The int8 default and the fp32 model it is calibrated from: both load through the pool by name and
 // agree on real photos.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,22 +12,23 @@ async function alpha(png: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await sharp(png).ensureAlpha().extractChannel(3).raw().toBuffer());
 }
 
-t.test('both models are assembled and verified by sha256; fp32 is the default', async (t) => {
-  t.equal(readManifest().default, 'isnet-fp32');
-  t.equal(modelEntry().name, 'isnet-fp32');
-  const int8 = modelEntry('isnet-int8');
+t.test('both models are assembled and verified by sha256; int8 is the default', async (t) => {
+  t.equal(readManifest().default, 'isnet-int8');
+  t.equal(modelEntry().name, 'isnet-int8');
+  const int8 = modelEntry();
+  const fp32 = modelEntry('isnet-fp32');
   t.match(int8.entry.transforms, ['fp16-to-fp32', 'keep-output:output', /^quantize-int8:/]);
   t.match(int8.entry.sha256, /^[0-9a-f]{64}$/, 'a fixed hash: the quantisation is deterministic');
-  for (const m of [modelEntry(), int8]) t.ok(fs.existsSync(m.path), `${m.name} assembled at install`);
-  t.ok(fs.statSync(int8.path).size < fs.statSync(modelEntry().path).size / 3, 'int8 weights: under a third of the fp32 file');
+  for (const m of [fp32, int8]) t.ok(fs.existsSync(m.path), `${m.name} assembled at install`);
+  t.ok(fs.statSync(int8.path).size < fs.statSync(fp32.path).size / 3, 'int8 weights: under a third of the fp32 file');
 });
 
 t.test('int8 and fp32 masks agree on real photos', async (t) => {
   // Two photos of each kind from the dev set: the models must make the same cut, not just similar scores.
   const rows = readEvalManifest().filter((r, i, all) => all.findIndex((o) => o.gt_type === r.gt_type) + 2 > i);
   t.ok(rows.length >= 2);
-  const int8 = await createRemover({ workers: 1, model: 'isnet-int8' });
-  const fp32 = await createRemover({ workers: 1 });
+  const int8 = await createRemover({ workers: 1 });
+  const fp32 = await createRemover({ workers: 1, model: 'isnet-fp32' });
   t.teardown(async () => {
     await int8.close();
     await fp32.close();

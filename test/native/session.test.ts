@@ -76,3 +76,36 @@ t.test('sessions in one process share one loaded model', async (t) => {
   b.close();
   t.equal(binding.loadedModels(), 0, 'released with the last session');
 });
+
+t.test('memory options must be booleans; each memory pattern setting is its own shared model', async (t) => {
+  for (const [key, value] of [
+    ['memoryPattern', 1],
+    ['memoryPattern', 'yes'],
+    ['arenaShrink', null],
+    ['arenaShrink', 0],
+  ] as const) {
+    t.throws(() => new binding.Session(model.path, { ...opts, [key]: value as never }), {
+      name: 'TypeError',
+      code: 'ERR_CUTOUT_ARG',
+      message: new RegExp(`^Expected a boolean for options\\.${key} but received`),
+    });
+  }
+  const lean = new binding.Session(model.path, { ...opts, memoryPattern: false, arenaShrink: true });
+  const same = new binding.Session(model.path, opts);
+  t.equal(binding.loadedModels(), 1, 'the defaults are memoryPattern false, arenaShrink true');
+  const pattern = new binding.Session(model.path, { ...opts, memoryPattern: true, arenaShrink: false });
+  t.equal(binding.loadedModels(), 2, 'a session with the memory pattern on is another ORT session');
+  const rgb = new Uint8Array(opts.width * opts.height * 3).fill(128);
+  const a = Float32Array.from(lean.infer(rgb, 3));
+  const b = pattern.infer(rgb, 3);
+  t.same(a.subarray(0, 4096), b.subarray(0, 4096), 'the settings change memory use, not results');
+  for (const s of [lean, same, pattern]) s.close();
+  t.equal(binding.loadedModels(), 0);
+});
+
+t.test('trimMemory() and the malloc settings the addon applied at load', async (t) => {
+  t.type(binding.trimMemory(), 'boolean');
+  t.type(binding.trimMemory(), 'boolean', 'callable again');
+  if (process.env.CUTOUT_MALLOC_TUNING === 'off') t.equal(binding.mmapThreshold, null);
+  else t.equal(binding.mmapThreshold, 64 * 1024, 'fixed 64 KiB mmap threshold');
+});

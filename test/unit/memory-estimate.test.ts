@@ -1,0 +1,41 @@
+// The memory estimate `cutout serve` prints: measured figures per model, scaled by the worker count.
+import t from 'tap';
+import { BASE_MB, EXTRA_WORKER_MB, MODEL_MEMORY, estimateMemory, formatMemoryEstimate } from '../../src/pool/memory-estimate.js';
+import { modelEntry } from '../../src/model/manifest.js';
+
+t.test('one worker: base + the model loaded, plus its working memory at peak', async (t) => {
+  const int8 = MODEL_MEMORY['isnet-int8']!;
+  t.match(estimateMemory('isnet-int8', 1), {
+    model: 'isnet-int8',
+    workers: 1,
+    idleMb: BASE_MB + int8.loadedMb,
+    peakMb: BASE_MB + int8.loadedMb + int8.workMb,
+    perWorkerMb: EXTRA_WORKER_MB + int8.workMb,
+    measured: true,
+  });
+  t.equal(estimateMemory(undefined, 1).model, modelEntry().name, 'no model named: the manifest default');
+});
+
+t.test('workers share the model: each extra one adds its isolate idle and its working memory busy', async (t) => {
+  const one = estimateMemory('isnet-fp32', 1);
+  const three = estimateMemory('isnet-fp32', 3);
+  t.equal(three.idleMb - one.idleMb, 2 * EXTRA_WORKER_MB);
+  t.equal(three.peakMb - one.peakMb, 2 * one.perWorkerMb);
+  t.equal(estimateMemory('isnet-int8', 0).workers, 1, 'at least one worker');
+  t.ok(estimateMemory('isnet-int8', 1).peakMb < estimateMemory('isnet-fp32', 1).peakMb, 'int8 needs less than fp32');
+});
+
+t.test('a model without measured figures is counted as isnet-fp32 and says so', async (t) => {
+  const e = estimateMemory('isnet-fp16', 2);
+  t.equal(e.measured, false);
+  t.equal(e.peakMb, estimateMemory('isnet-fp32', 2).peakMb);
+  t.match(formatMemoryEstimate(e), /isnet-fp16, figures of isnet-fp32/);
+});
+
+t.test('the banner line', async (t) => {
+  t.equal(
+    formatMemoryEstimate({ model: 'isnet-int8', workers: 1, idleMb: 166, peakMb: 461, perWorkerMb: 310, measured: true }),
+    'memory: ~170 MB idle, up to ~470 MB busy with 1 worker, +310 MB per extra worker (isnet-int8; docs/memory.md)',
+  );
+  t.match(formatMemoryEstimate(estimateMemory('isnet-int8', 2)), /busy with 2 workers/);
+});
