@@ -17,6 +17,7 @@ import { createServer } from '../src/http/server.js';
 import { openLedger } from '../src/ledger/lmdb-ledger.js';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { createRemovalPool } from '../src/pool/pool.js';
+import { multipartBody } from './multipart.js';
 import { benchPhotos } from './photos.js';
 import { markdownTable, median, quantile } from './stats.js';
 
@@ -32,14 +33,6 @@ const LEVELS: Array<{ concurrency: number; requests: number }> = [
 // BENCH_HTTP_ACCOUNT_ONLY=1: skip the image levels (quick check of the HTTP + ledger path).
 const ACCOUNT_ONLY = process.env.BENCH_HTTP_ACCOUNT_ONLY === '1';
 const ACCOUNT_REQUESTS = Math.round(200_000 * SCALE);
-
-function multipartBody(image: Buffer, fields: Record<string, string>): { body: Buffer; type: string } {
-  const b = `----bench${Date.now().toString(16)}`;
-  const parts: Buffer[] = [Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="image_file"; filename="image_file"\r\n\r\n`), image, Buffer.from('\r\n')];
-  for (const [k, v] of Object.entries(fields)) parts.push(Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
-  parts.push(Buffer.from(`--${b}--\r\n`));
-  return { body: Buffer.concat(parts), type: `multipart/form-data; boundary=${b}` };
-}
 
 function send(agent: http.Agent, url: string, method: string, headers: Record<string, string | number>, body?: Buffer): Promise<{ status: number; bytes: number }> {
   return new Promise((resolve, reject) => {

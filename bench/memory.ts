@@ -17,6 +17,7 @@ import { openLedger } from '../src/ledger/lmdb-ledger.js';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { benchPhotos } from './photos.js';
 import { markdownTable, median } from './stats.js';
+import { multipartBody } from './multipart.js';
 
 const CLI = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
 
@@ -72,16 +73,6 @@ async function removePeak(file: string): Promise<{ hwmMb: number; seconds: numbe
   return { hwmMb, seconds: (performance.now() - t0) / 1000 };
 }
 
-function multipart(image: Buffer, size: string): { body: Buffer; type: string } {
-  const b = `----memory${Date.now().toString(16)}`;
-  const body = Buffer.concat([
-    Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="image_file"; filename="image_file"\r\n\r\n`),
-    image,
-    Buffer.from(`\r\n--${b}\r\nContent-Disposition: form-data; name="size"\r\n\r\n${size}\r\n--${b}--\r\n`),
-  ]);
-  return { body, type: `multipart/form-data; boundary=${b}` };
-}
-
 function post(agent: http.Agent, url: string, key: string, b: { body: Buffer; type: string }): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: 'POST', agent, headers: { 'X-Api-Key': key, 'Content-Type': b.type, 'Content-Length': b.body.length } }, (res) => {
@@ -118,7 +109,7 @@ async function serveSoak(photos: Array<{ name: string; file: string }>) {
   const idle = readMem(child.pid!)!;
   const estimate = /memory: (.*)/.exec(banner)?.[1];
 
-  const mix = photos.flatMap((p) => ['full', 'preview'].map((size) => ({ label: `${p.name}/${size}`, ...multipart(fs.readFileSync(p.file), size) })));
+  const mix = photos.flatMap((p) => ['full', 'preview'].map((size) => ({ label: `${p.name}/${size}`, ...multipartBody(fs.readFileSync(p.file), { size }) })));
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const checkpoints: number[] = [];
   const latencies: number[] = [];
