@@ -1,7 +1,6 @@
 // A CI-sized soak (bench:soak's driver): one real server process, one worker, 80 requests of real
 // photos at concurrency 8, preview and full mixed. Every request is answered with a 200, the credits
-// the headers announced are exactly the ledger's delta, and no request waited in the queue longer
-// than the work ahead of it needs (at most 7 others can be ahead: piscina#1031 let one wait for ever).
+// the headers announced are exactly the ledger's delta (under piscina#1031 one request never came back).
 import t from 'tap';
 import { runSoak } from '../../bench/soak-driver.js';
 import { evalPhotos } from '../helpers/images.js';
@@ -18,13 +17,8 @@ t.test('80 requests at concurrency 8 on one worker', async (t) => {
   t.equal(r.credits.fromHeaders, 80, 'one credit per photo');
   t.equal(r.credits.ledgerDelta, 80, 'the ledger moved by exactly what the headers said');
 
-  // Place in line: a request waits for at most the 7 others ahead of it (the client keeps 8 in
-  // flight), each taking at most the slowest service time seen. Relative to this machine's speed.
   t.equal(r.queueWaitMs.reported, 80, 'every answer reported its queue wait (Server-Timing)');
-  const maxService = r.serviceMs.max;
-  t.ok(
-    r.queueWaitMs.max <= 7 * maxService + 500,
-    `longest queue wait ${r.queueWaitMs.max} ms <= 7 × slowest service ${maxService} ms (+0.5 s)`,
-  );
+  // Arrival order under a steady stream is proven without clocks in test/unit/fifo-queue.test.ts;
+  // how long the slowest request waited is bench:soak's to report, not a test's to time.
   t.ok(r.rssMb.idle > 0 && r.rssMb.hwm >= r.rssMb.idle, `RSS sampled (idle ${r.rssMb.idle} MB, peak ${r.rssMb.hwm} MB)`);
 });
