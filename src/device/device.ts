@@ -43,7 +43,7 @@ export function parseDevice(text: string | undefined): DeviceRequest {
   throw new DeviceError(`Expected auto, cpu, cuda or cuda:N for device but received '${text}'`);
 }
 
-/** ONNX Runtime's CUDA provider, as `npm run gpu` installs it beside libonnxruntime.so.1. */
+/** ONNX Runtime's CUDA provider: its two libraries belong beside libonnxruntime.so.1 (build/Release). */
 export const PROVIDER_LIBS = ['libonnxruntime_providers_shared.so', 'libonnxruntime_providers_cuda.so'] as const;
 /** What the provider (ORT 1.29, CUDA 13 build) loads: CUDA 13 runtime, cuBLAS, cuRAND, cuDNN 9. */
 export const CUDA_LIBS = ['libcudart.so.13', 'libcublas.so.13', 'libcublasLt.so.13', 'libcurand.so.10', 'libcudnn.so.9'] as const;
@@ -142,7 +142,7 @@ export function chooseDevice(req: DeviceRequest, probe: CudaProbe): DeviceChoice
 }
 
 function cudaMissing(index: number, probe: CudaProbe): string | null {
-  if (probe.missingProvider.length) return `no CUDA provider installed (${probe.missingProvider.join(', ')} missing beside libonnxruntime.so.1; run 'npm run gpu')`;
+  if (probe.missingProvider.length) return `no CUDA provider installed (${probe.missingProvider.join(', ')} missing beside libonnxruntime.so.1 in build/Release)`;
   if (probe.gpus.length === 0) return 'no NVIDIA GPU found (no driver, or none visible in /proc/driver/nvidia/gpus)';
   if (!probe.gpus.some((g) => g.index === index)) return `no GPU cuda:${index} (found ${probe.gpus.map((g) => `cuda:${g.index}`).join(', ')})`;
   if (probe.missingCuda.length) return `CUDA 13 / cuDNN 9 libraries not found: ${probe.missingCuda.join(', ')} (add their folders to LD_LIBRARY_PATH)`;

@@ -65,7 +65,7 @@ t.test('--device: a bad value is a usage error; cuda without its provider stops 
   for (const [args, env] of [[['--device', 'cuda'], {}], [[], { CUTOUT_DEVICE: 'cuda:0' }]] as const) {
     const { out, exit } = run(['--port', '0', '--data', t.testdir(), '--no-demo-key', ...args], env);
     t.equal(await exit, 1, 'no silent fallback to the CPU');
-    t.match(out.join(''), /--device cuda cannot be used: no CUDA provider installed \(libonnxruntime_providers_shared\.so, libonnxruntime_providers_cuda\.so missing beside libonnxruntime\.so\.1; run 'npm run gpu'\)/);
+    t.match(out.join(''), /--device cuda cannot be used: no CUDA provider installed \(libonnxruntime_providers_shared\.so, libonnxruntime_providers_cuda\.so missing beside libonnxruntime\.so\.1 in build\/Release\)/);
   }
 });
 

@@ -37,7 +37,7 @@ t.test('a CPU box: auto picks the CPU and says why; cuda is refused naming what 
     kind: 'cpu',
     index: 0,
     label: 'cpu',
-    reason: "no CUDA provider installed (libonnxruntime_providers_shared.so, libonnxruntime_providers_cuda.so missing beside libonnxruntime.so.1; run 'npm run gpu')",
+    reason: "no CUDA provider installed (libonnxruntime_providers_shared.so, libonnxruntime_providers_cuda.so missing beside libonnxruntime.so.1 in build/Release)",
   });
   t.throws(() => chooseDevice(parseDevice('cuda'), probe), { name: 'DeviceError', message: /^--device cuda cannot be used: no CUDA provider installed/ });
   t.same(chooseDevice(parseDevice('cpu'), probe), { kind: 'cpu', index: 0, label: 'cpu', reason: 'requested' });
