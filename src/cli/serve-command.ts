@@ -13,6 +13,7 @@ import { estimateMemory, formatMemoryEstimate } from '../pool/memory-estimate.js
 import { createServer, consoleLogger, type CutoutServer, type Logger } from '../http/server.js';
 import { assertNativeUws, FallbackUwsError } from '../http/native-check.js';
 import { runSupervisor } from './supervisor.js';
+import { collectGarbage } from '../process/collect-garbage.js';
 
 export const SERVE_USAGE = `Usage: cutout serve [options]
 
@@ -68,6 +69,9 @@ export async function startService(config: Config, log: Logger = consoleLogger):
 
     const server = createServer({ config, pool, ledger, log });
     await server.listen();
+    // Start-up garbage (module sources, config parsing, the ledger's first reads) goes now rather
+    // than at the first busy moment; the workers did the same after loading the model.
+    collectGarbage();
     const openPool = pool;
     let stopping: Promise<void> | null = null;
     return {

@@ -17,6 +17,9 @@ export type { PoolOptions, PoolStats, RemovalPool } from './pool-api.js';
 /** Waiting removals per pool before 503: about a minute of work on one worker. */
 export const DEFAULT_MAX_QUEUE = 64;
 
+/** V8 young generation of a worker thread, MB. */
+const WORKER_YOUNG_GENERATION_MB = 2;
+
 export function defaultSizing(cores = os.availableParallelism()): { workers: number; threadsPerWorker: number } {
   const workers = Math.max(1, Math.floor(cores / 2));
   return { workers, threadsPerWorker: Math.max(1, Math.floor(cores / workers)) };
@@ -45,6 +48,9 @@ export async function createRemovalPool(opts: PoolOptions = {}): Promise<Removal
     workerData: config,
     // libuv's pool is process-wide and shared by every worker's sharp calls.
     env: process.env,
+    // The worker's JS allocates little (pixels live in external buffers): a small young generation
+    // keeps its idle heap small (docs/memory.md).
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
   });
 
   let ready = false;

@@ -1,11 +1,10 @@
 // Piscina worker entry. Module evaluation loads the model (top-level await), so the pool only
 // hands this worker tasks once it can run them. Results travel back by transfer, not copy.
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { RemoveResult, RemoveTask } from '../pool/task.js';
 import { runPipeline, type PipelineContext } from './pipeline.js';
+import { collectGarbage } from '../process/collect-garbage.js';
 
 export interface WorkerConfig extends SessionOptions {
   modelPath: string;
@@ -22,9 +21,6 @@ const ctx: PipelineContext = { binding, session, model: { width: config.width, h
 // the next task arrives. So every task ends by collecting its garbage, letting Node run the Buffer
 // finalizers (they free sharp's memory on the next turn of the event loop) and handing the freed
 // heap pages back to the system: 5 to 25 ms a task (docs/memory.md).
-v8.setFlagsFromString('--expose-gc');
-const collectGarbage = vm.runInNewContext('gc') as () => void;
-
 async function releaseMemory(): Promise<void> {
   collectGarbage();
   await new Promise((resolve) => setImmediate(resolve));
@@ -49,7 +45,12 @@ export default async function remove(task: RemoveTask): Promise<unknown> {
   } as never);
 }
 
-/** Readiness probe: answers once this worker's model is loaded (module evaluation finished). */
-export function ping(): { loadedModels: number; threadId: number } {
+/**
+ * Readiness probe: answers once this worker's model is loaded (module evaluation finished), after
+ * handing back what loading left behind (module sources, the model file's parse), so an idle
+ * server holds only what it needs.
+ */
+export async function ping(): Promise<{ loadedModels: number; threadId: number }> {
+  await releaseMemory();
   return { loadedModels: binding.loadedModels(), threadId: (globalThis as { threadId?: number }).threadId ?? 0 };
 }
