@@ -26,6 +26,15 @@ export interface NativeBox {
   height: number;
 }
 
+export interface PngEncodeOptions {
+  /** zlib level 0..9 (0 = stored). With strategy 'rle' only 0 versus 1..9 matters. */
+  level: number;
+  /** Threads for the deflate, 1..64. The output bytes are the same for any count. */
+  threads: number;
+  /** zlib strategy: 'default' (LZ77 at `level`, the default) or 'rle' (2–3x faster; docs/native.md, "PNG encoding"). */
+  strategy?: 'default' | 'rle';
+}
+
 export interface NativeSession {
   /** Preprocess a model-sized RGB/RGBA image into the input tensor and run the model. Returns the output tensor (owned by the session, overwritten by the next call). */
   infer(pixels: Uint8Array, channels: 3 | 4): Float32Array;
@@ -43,6 +52,8 @@ export interface NativeBinding {
   flattenOnColor(rgba: Uint8Array, r: number, g: number, b: number, a: number): void;
   blendOver(rgba: Uint8Array, background: Uint8Array): void;
   extractAlpha(rgba: Uint8Array, dst: Uint8Array): void;
+  /** 8-bit grey, grey+alpha, RGB or RGBA rows → PNG bytes (filter Up; strips deflated on `threads` threads). The result alone owns its ArrayBuffer, so it can be transferred. */
+  encodePng(pixels: Uint8Array, width: number, height: number, channels: 1 | 2 | 3 | 4, options: PngEncodeOptions): Uint8Array;
   loadedModels(): number;
   /** malloc_trim(0): hand the free pages of every malloc arena back to the system. True when some were released. */
   trimMemory(): boolean;
