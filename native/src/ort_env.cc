@@ -5,6 +5,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "cuda_provider.h"
 #include "memory.h"
 
 namespace cutout {
@@ -33,10 +34,19 @@ Ort::Env& ProcessEnv() {
   return *env_ptr;
 }
 
+std::string SettingsKey(const std::string& path, const ModelSettings& settings) {
+  std::string key = path + "#" + std::to_string(settings.threads) + (settings.memory_pattern ? "#pattern" : "");
+  if (settings.cuda_device >= 0) {
+    key += "#cuda:" + std::to_string(settings.cuda_device);
+    for (const auto& [k, v] : settings.cuda_options) key += ";" + k + "=" + v;
+  }
+  return key;
+}
+
 std::shared_ptr<SharedModel> AcquireModel(const std::string& path, const ModelSettings& settings) {
   Ort::Env& env = ProcessEnv();
   const int threads = settings.threads;
-  const std::string key = path + "#" + std::to_string(threads) + (settings.memory_pattern ? "#pattern" : "");
+  const std::string key = SettingsKey(path, settings);
   std::lock_guard<std::mutex> lock(cache_mutex);
   auto& cache = Cache();
   auto it = cache.find(key);
@@ -57,6 +67,8 @@ std::shared_ptr<SharedModel> AcquireModel(const std::string& path, const ModelSe
   // +57% inference time here); each run shrinks it afterwards (session.cc). Loaded from the path, not
   // from bytes we would read first: ORT would then hold the file twice while it builds the session.
   if (!settings.memory_pattern) opts.DisableMemPattern();
+  // Nodes the CUDA provider cannot run fall back to the CPU provider (ORT's default placement).
+  if (settings.cuda_device >= 0) AppendCudaProvider(opts, settings.cuda_device, settings.cuda_options);
   auto model = std::make_shared<SharedModel>();
   model->path = path;
   model->settings = settings;

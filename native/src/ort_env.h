@@ -5,6 +5,7 @@
 
 #include <onnxruntime_cxx_api.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -20,7 +21,14 @@ struct ModelSettings {
   // on every later run. Off: that block came on top of what the arena already held, and a run only
   // needs its live tensors (docs/memory.md).
   bool memory_pattern = false;
+  // GPU that runs the model through ONNX Runtime's CUDA provider; -1 = the CPU.
+  int cuda_device = -1;
+  // CUDA provider options over our defaults (cuda_provider.h).
+  std::map<std::string, std::string> cuda_options;
 };
+
+// The cache key of a model setting: sessions are shared only between identical settings.
+std::string SettingsKey(const std::string& path, const ModelSettings& settings);
 
 struct SharedModel {
   std::string path;

@@ -6,7 +6,9 @@
 #include <array>
 
 #include "composite.h"
+#include "cuda_provider.h"
 #include "napi_util.h"
+#include "session_args.h"
 
 namespace cutout {
 
@@ -21,26 +23,16 @@ Napi::Function Session::Define(Napi::Env env) {
                      });
 }
 
-namespace {
-// An optional boolean option: absent means `fallback`; anything but a boolean is a broken contract.
-bool OptionalBool(const Napi::Object& o, const char* key, bool fallback) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined()) return fallback;
-  CUTOUT_THROW_TYPE_IF(!v.IsBoolean(), o.Env(), "ERR_CUTOUT_ARG", "Expected a boolean for options.", key,
-                       " but received ", v.IsNull() ? "null" : v.IsNumber() ? "a number" : v.IsString() ? "a string" : "another type");
-  return v.As<Napi::Boolean>().Value();
-}
-}  // namespace
-
 // new Session(modelPath, { threads, inputName, outputName, width, height, mean: [3], std: [3],
-//                          memoryPattern?: boolean (false), arenaShrink?: boolean (true) })
+//                          memoryPattern?: boolean (false), arenaShrink?: boolean (true),
+//                          device?: 'cpu'|'cuda', deviceId?, cudaOptions? })
 Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info) {
   Napi::Env env = info.Env();
   CUTOUT_THROW_TYPE_IF(info.Length() < 2 || !info[0].IsString() || !info[1].IsObject(), env, "ERR_CUTOUT_ARG",
                        "Expected (modelPath: string, options: object) for Session");
   const std::string path = info[0].As<Napi::String>().Utf8Value();
   Napi::Object o = info[1].As<Napi::Object>();
-  const int threads = IntArg(o.Get("threads"), "options.threads", 1, 256);
+  ModelSettings settings = ModelSettingsFrom(o);
   width_ = IntArg(o.Get("width"), "options.width", 1, 8192);
   height_ = IntArg(o.Get("height"), "options.height", 1, 8192);
   CUTOUT_THROW_TYPE_IF(!o.Get("inputName").IsString() || !o.Get("outputName").IsString(), env, "ERR_CUTOUT_ARG",
@@ -64,14 +56,13 @@ Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(inf
       }
     }
   }
-  ModelSettings settings;
-  settings.threads = threads;
-  settings.memory_pattern = OptionalBool(o, "memoryPattern", false);
   arena_shrink_ = OptionalBool(o, "arenaShrink", true);
   struct stat st;
   CUTOUT_THROW_IF(stat(path.c_str(), &st) != 0, env, "ERR_CUTOUT_MODEL_MISSING", "Model file not found: ", path);
   try {
     model_ = AcquireModel(path, settings);
+  } catch (const CudaProviderError& e) {
+    throw CodedError(env, "ERR_CUTOUT_CUDA", e.what());
   } catch (const std::exception& e) {
     throw CodedError(env, "ERR_CUTOUT_MODEL_LOAD", Concat("Could not load model ", path, ": ", e.what()));
   }

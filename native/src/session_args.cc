@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#include "session_args.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "cuda_provider.h"
+#include "napi_util.h"
+
+namespace cutout {
+
+namespace {
+const char* TypeName(const Napi::Value& v) {
+  return v.IsNull() ? "null" : v.IsNumber() ? "a number" : v.IsString() ? "a string" : v.IsBoolean() ? "a boolean" : "another type";
+}
+}  // namespace
+
+bool OptionalBool(const Napi::Object& o, const char* key, bool fallback) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return fallback;
+  CUTOUT_THROW_TYPE_IF(!v.IsBoolean(), o.Env(), "ERR_CUTOUT_ARG", "Expected a boolean for options.", key, " but received ",
+                       TypeName(v));
+  return v.As<Napi::Boolean>().Value();
+}
+
+ModelSettings ModelSettingsFrom(const Napi::Object& o) {
+  Napi::Env env = o.Env();
+  ModelSettings settings;
+  settings.threads = IntArg(o.Get("threads"), "options.threads", 1, 256);
+  settings.memory_pattern = OptionalBool(o, "memoryPattern", false);
+  Napi::Value device = o.Get("device");
+  std::string kind = "cpu";
+  if (!device.IsUndefined()) {
+    CUTOUT_THROW_TYPE_IF(!device.IsString(), env, "ERR_CUTOUT_ARG", "Expected 'cpu' or 'cuda' for options.device but received ",
+                         TypeName(device));
+    kind = device.As<Napi::String>().Utf8Value();
+    CUTOUT_THROW_TYPE_IF(kind != "cpu" && kind != "cuda", env, "ERR_CUTOUT_ARG",
+                         "Expected 'cpu' or 'cuda' for options.device but received '", kind, "'");
+  }
+  if (kind == "cuda") {
+    Napi::Value id = o.Get("deviceId");
+    settings.cuda_device = id.IsUndefined() ? 0 : IntArg(id, "options.deviceId", 0, 63);
+    Napi::Value extra = o.Get("cudaOptions");
+    if (!extra.IsUndefined()) {
+      CUTOUT_THROW_TYPE_IF(!extra.IsString(), env, "ERR_CUTOUT_ARG", "Expected a string for options.cudaOptions but received ",
+                           TypeName(extra));
+      try {
+        settings.cuda_options = ParseCudaOptions(extra.As<Napi::String>().Utf8Value());
+      } catch (const std::invalid_argument& e) {
+        throw CodedError(env, "ERR_CUTOUT_ARG", e.what(), true);
+      }
+    }
+  }
+  return settings;
+}
+
+}  // namespace cutout

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+// Options shared by the JS classes Session and BatchSession: how the model is loaded (threads,
+// memory pattern, device). JS validates them first (src/native/binding.ts callers); this re-checks
+// what the C++ side relies on and throws coded TypeErrors (napi_util.h).
+#pragma once
+
+#include <napi.h>
+
+#include "ort_env.h"
+
+namespace cutout {
+
+// An optional boolean option: absent means `fallback`; anything but a boolean is a broken contract.
+bool OptionalBool(const Napi::Object& o, const char* key, bool fallback);
+
+// { threads, memoryPattern?, device?: 'cpu'|'cuda', deviceId?, cudaOptions?: "k=v;k=v" } → ModelSettings.
+ModelSettings ModelSettingsFrom(const Napi::Object& o);
+
+}  // namespace cutout
