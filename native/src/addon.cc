@@ -2,6 +2,7 @@
 // Registers the addon's exports; the work lives in session.cc and the pure C++ files.
 #include <napi.h>
 
+#include "batch_session.h"
 #include "composite.h"
 #include "memory.h"
 #include "napi_util.h"
@@ -143,6 +144,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // Before ORT or libvips allocate anything big in this process (docs/memory.md).
   const bool malloc_tuned = TuneMalloc();
   exports.Set("Session", Session::Define(env));
+  exports.Set("BatchSession", BatchSession::Define(env));
   exports.Set("preprocess", Napi::Function::New<JsPreprocess>(env, "preprocess"));
   exports.Set("upsampleMask", Napi::Function::New<JsUpsampleMask>(env, "upsampleMask"));
   exports.Set("flattenOnColor", Napi::Function::New<JsFlattenOnColor>(env, "flattenOnColor"));

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+#include "batch_session.h"
+
+#include <sys/stat.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "cuda_provider.h"
+#include "napi_util.h"
+#include "session_args.h"
+
+namespace cutout {
+
+namespace {
+constexpr size_t kAlign = 4096;
+
+// Fails the construction with a sentence when the model does not take uint8 NHWC RGB or give one
+// float mask per image.
+void CheckModelContract(Ort::Session& s, const std::string& in, const std::string& out, int w, int h) {
+  auto find = [](std::vector<std::string> names, const std::string& name) {
+    for (size_t i = 0; i < names.size(); i++) {
+      if (names[i] == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  const int ii = find(s.GetInputNames(), in);
+  const int oi = find(s.GetOutputNames(), out);
+  if (ii < 0) throw std::runtime_error("the model has no input named '" + in + "'");
+  if (oi < 0) throw std::runtime_error("the model has no output named '" + out + "'");
+  // The shape info is a view into the TypeInfo: keep that alive.
+  Ort::TypeInfo in_type = s.GetInputTypeInfo(ii);
+  auto it = in_type.GetTensorTypeAndShapeInfo();
+  auto shape = it.GetShape();
+  if (it.GetElementType() != ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8 || shape.size() != 4 || shape[3] != 3 ||
+      (shape[1] > 0 && shape[1] != h) || (shape[2] > 0 && shape[2] != w) || shape[0] > 0) {
+    std::string seen;
+    for (int64_t d : shape) seen += (seen.empty() ? "" : ", ") + (d < 0 ? std::string("N") : std::to_string(d));
+    throw std::runtime_error("input '" + in + "' must be uint8 [N, " + std::to_string(h) + ", " + std::to_string(w) +
+                             ", 3] with a symbolic batch dimension (a batch model of models/manifest.json), not type " +
+                             std::to_string(it.GetElementType()) + " [" + seen + "]");
+  }
+  Ort::TypeInfo out_type = s.GetOutputTypeInfo(oi);
+  auto ot = out_type.GetTensorTypeAndShapeInfo();
+  if (ot.GetElementType() != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) throw std::runtime_error("output '" + out + "' must be float");
+}
+}  // namespace
+
+BatchSession::HostBuffer::~HostBuffer() {
+  if (!data) return;
+  if (allocator) {
+    allocator->Free(allocator, data);
+  } else {
+    std::free(data);
+  }
+}
+
+Napi::Function BatchSession::Define(Napi::Env env) {
+  return DefineClass(env, "BatchSession",
+                     {
+                         InstanceMethod<&BatchSession::JsRun>("run"),
+                         InstanceMethod<&BatchSession::JsWarmUp>("warmUp"),
+                         InstanceMethod<&BatchSession::JsClose>("close"),
+                         InstanceAccessor<&BatchSession::JsBuckets>("buckets"),
+                         InstanceAccessor<&BatchSession::JsPinned>("pinned"),
+                     });
+}
+
+// new BatchSession(modelPath, { threads, inputName, outputName, width, height, maxBatch, device?, deviceId?,
+//                               cudaOptions?, memoryPattern?, pinned?: boolean (true) })
+BatchSession::BatchSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<BatchSession>(info) {
+  Napi::Env env = info.Env();
+  CUTOUT_THROW_TYPE_IF(info.Length() < 2 || !info[0].IsString() || !info[1].IsObject(), env, "ERR_CUTOUT_ARG",
+                       "Expected (modelPath: string, options: object) for BatchSession");
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  Napi::Object o = info[1].As<Napi::Object>();
+  ModelSettings settings = ModelSettingsFrom(o);
+  width_ = IntArg(o.Get("width"), "options.width", 1, 8192);
+  height_ = IntArg(o.Get("height"), "options.height", 1, 8192);
+  max_batch_ = IntArg(o.Get("maxBatch"), "options.maxBatch", 1, 256);
+  CUTOUT_THROW_TYPE_IF(!o.Get("inputName").IsString() || !o.Get("outputName").IsString(), env, "ERR_CUTOUT_ARG",
+                       "Expected strings for options.inputName and options.outputName");
+  input_name_ = o.Get("inputName").As<Napi::String>().Utf8Value();
+  output_name_ = o.Get("outputName").As<Napi::String>().Utf8Value();
+  const bool want_pinned = OptionalBool(o, "pinned", true);
+  for (int b = 1; b < max_batch_; b *= 2) buckets_.push_back(b);
+  buckets_.push_back(max_batch_);
+
+  struct stat st;
+  CUTOUT_THROW_IF(stat(path.c_str(), &st) != 0, env, "ERR_CUTOUT_MODEL_MISSING", "Model file not found: ", path);
+  try {
+    model_ = AcquireModel(path, settings);
+    CheckModelContract(*model_->session, input_name_, output_name_, width_, height_);
+  } catch (const CudaProviderError& e) {
+    throw CodedError(env, "ERR_CUTOUT_CUDA", e.what());
+  } catch (const std::exception& e) {
+    throw CodedError(env, "ERR_CUTOUT_MODEL_LOAD", Concat("Could not load model ", path, ": ", e.what()));
+  }
+
+  const size_t plane = static_cast<size_t>(width_) * height_;
+  input_.bytes = plane * 3 * max_batch_;
+  output_.bytes = plane * sizeof(float) * max_batch_;
+  if (settings.cuda_device >= 0 && want_pinned) {
+    // The CUDA provider registers a page-locked host allocator with the session; without it (an
+    // older provider, say) the batch still runs from ordinary memory, only with slower copies.
+    try {
+      Ort::MemoryInfo pinned_info("CudaPinned", OrtDeviceAllocator, settings.cuda_device, OrtMemTypeCPUOutput);
+      pinned_allocator_ = std::make_unique<Ort::Allocator>(*model_->session, pinned_info);
+      input_.data = pinned_allocator_->Alloc(input_.bytes);
+      input_.allocator = *pinned_allocator_;
+      output_.data = pinned_allocator_->Alloc(output_.bytes);
+      output_.allocator = *pinned_allocator_;
+      host_info_ = std::make_unique<Ort::MemoryInfo>("CudaPinned", OrtDeviceAllocator, settings.cuda_device, OrtMemTypeCPUOutput);
+      pinned_ = true;
+    } catch (const Ort::Exception&) {
+      pinned_ = false;
+    }
+  }
+  if (!pinned_) {
+    for (HostBuffer* b : {&input_, &output_}) {
+      if (b->data && b->allocator) b->allocator->Free(b->allocator, b->data);
+      b->allocator = nullptr;
+      b->data = std::aligned_alloc(kAlign, (b->bytes + kAlign - 1) / kAlign * kAlign);
+      if (!b->data) throw CodedError(env, "ERR_CUTOUT_MEMORY", Concat("Could not allocate ", b->bytes, " bytes for the batch"));
+    }
+    host_info_ = std::make_unique<Ort::MemoryInfo>(Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeCPU));
+  }
+  // Padding slots are never read back; zero them once so they hold a valid image.
+  std::memset(input_.data, 0, input_.bytes);
+}
+
+void BatchSession::RequireOpen(Napi::Env env) const {
+  CUTOUT_THROW_IF(!model_, env, "ERR_CUTOUT_CLOSED", "BatchSession is closed");
+}
+
+int BatchSession::Bucket(int count) const {
+  for (int b : buckets_) {
+    if (b >= count) return b;
+  }
+  return max_batch_;
+}
+
+void BatchSession::RunSlots(int count) {
+  const int batch = Bucket(count);
+  const std::array<int64_t, 4> in_shape{batch, height_, width_, 3};
+  const std::array<int64_t, 4> out_shape{batch, 1, height_, width_};
+  const size_t plane = static_cast<size_t>(width_) * height_;
+  Ort::Value input = Ort::Value::CreateTensor<uint8_t>(*host_info_, static_cast<uint8_t*>(input_.data), plane * 3 * batch,
+                                                       in_shape.data(), in_shape.size());
+  Ort::Value output = Ort::Value::CreateTensor<float>(*host_info_, static_cast<float*>(output_.data), plane * batch,
+                                                      out_shape.data(), out_shape.size());
+  // Binding tensors over our buffers: ORT copies the batch to the device and the masks back into
+  // `output_` itself, with no tensor of its own in between.
+  Ort::IoBinding binding(*model_->session);
+  binding.BindInput(input_name_.c_str(), input);
+  binding.BindOutput(output_name_.c_str(), output);
+  model_->session->Run(Ort::RunOptions{}, binding);
+  binding.SynchronizeOutputs();
+}
+
+// run(images: Uint8Array[]) → Float32Array[]: images are height×width×3 RGB bytes, at most maxBatch.
+Napi::Value BatchSession::JsRun(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  RequireOpen(env);
+  CUTOUT_THROW_TYPE_IF(!info[0].IsArray(), env, "ERR_CUTOUT_ARG", "Expected an array of Uint8Array for images");
+  Napi::Array images = info[0].As<Napi::Array>();
+  const uint32_t count = images.Length();
+  CUTOUT_THROW_TYPE_IF(count < 1 || count > static_cast<uint32_t>(max_batch_), env, "ERR_CUTOUT_ARG", "Expected 1 to ",
+                       max_batch_, " images but received ", count);
+  const size_t plane = static_cast<size_t>(width_) * height_;
+  // Check every image before copying any: a bad one fails the call, never half a batch.
+  std::vector<ByteSpan> spans;
+  spans.reserve(count);
+  for (uint32_t i = 0; i < count; i++) {
+    ByteSpan s = BytesOf(images.Get(i), "images[i]");
+    CUTOUT_THROW_TYPE_IF(s.length != plane * 3, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", plane * 3, " bytes (", width_, "x",
+                         height_, "x3) for images[", i, "] but received ", s.length);
+    spans.push_back(s);
+  }
+  for (uint32_t i = 0; i < count; i++) std::memcpy(static_cast<uint8_t*>(input_.data) + plane * 3 * i, spans[i].data, plane * 3);
+  try {
+    RunSlots(static_cast<int>(count));
+  } catch (const std::exception& e) {
+    throw CodedError(env, "ERR_CUTOUT_INFERENCE", Concat("Inference failed: ", e.what()));
+  }
+  Napi::Array out = Napi::Array::New(env, count);
+  for (uint32_t i = 0; i < count; i++) {
+    Napi::Float32Array mask = Napi::Float32Array::New(env, plane);
+    std::memcpy(mask.Data(), static_cast<float*>(output_.data) + plane * i, plane * sizeof(float));
+    out.Set(i, mask);
+  }
+  return out;
+}
+
+// warmUp() → number[]: runs every bucket once (cuDNN picks its algorithms for each shape); ms each.
+Napi::Value BatchSession::JsWarmUp(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  RequireOpen(env);
+  Napi::Array times = Napi::Array::New(env, buckets_.size());
+  for (size_t i = 0; i < buckets_.size(); i++) {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      RunSlots(buckets_[i]);
+    } catch (const std::exception& e) {
+      throw CodedError(env, "ERR_CUTOUT_INFERENCE", Concat("Warm-up at batch ", buckets_[i], " failed: ", e.what()));
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    times.Set(static_cast<uint32_t>(i), ms);
+  }
+  return times;
+}
+
+Napi::Value BatchSession::JsClose(const Napi::CallbackInfo& info) {
+  model_.reset();
+  return info.Env().Undefined();
+}
+
+Napi::Value BatchSession::JsBuckets(const Napi::CallbackInfo& info) {
+  Napi::Array a = Napi::Array::New(info.Env(), buckets_.size());
+  for (size_t i = 0; i < buckets_.size(); i++) a.Set(static_cast<uint32_t>(i), buckets_[i]);
+  return a;
+}
+
+Napi::Value BatchSession::JsPinned(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), pinned_); }
+
+}  // namespace cutout

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// JS class BatchSession: runs a batch-capable model on several images at once (the GPU path: one
+// request's photo per batch slot). The model takes the photos' bytes as they are, uint8
+// [N, height, width, 3] RGB, and normalises them itself (src/model: the u8-nhwc-input transform),
+// so the host side copies 3 bytes a pixel into the batch and nothing else. Outputs are float
+// [N, 1, height, width] masks, one Float32Array with its own ArrayBuffer per image (transferable).
+//
+// Batches are padded to the next "bucket" size (powers of two up to maxBatch, and maxBatch): cuDNN
+// tunes its convolutions once per input shape, so a few shapes, all tuned by warmUp() at start,
+// keep a new batch size from stalling a request for seconds. Host buffers are page-locked (CUDA
+// pinned, from the provider's allocator) when the model runs on a GPU: copies then go by DMA.
+#pragma once
+
+#include <napi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ort_env.h"
+
+namespace cutout {
+
+class BatchSession : public Napi::ObjectWrap<BatchSession> {
+ public:
+  static Napi::Function Define(Napi::Env env);
+  explicit BatchSession(const Napi::CallbackInfo& info);
+
+ private:
+  Napi::Value JsRun(const Napi::CallbackInfo& info);
+  Napi::Value JsWarmUp(const Napi::CallbackInfo& info);
+  Napi::Value JsClose(const Napi::CallbackInfo& info);
+  Napi::Value JsBuckets(const Napi::CallbackInfo& info);
+  Napi::Value JsPinned(const Napi::CallbackInfo& info);
+
+  // Runs the first `count` slots of the input buffer as a batch of Bucket(count); the masks land in
+  // the output buffer's first `count` slots.
+  void RunSlots(int count);
+  int Bucket(int count) const;
+  void RequireOpen(Napi::Env env) const;
+
+  struct HostBuffer {
+    void* data = nullptr;
+    size_t bytes = 0;
+    OrtAllocator* allocator = nullptr;  // null: std::aligned_alloc memory
+    ~HostBuffer();
+  };
+
+  std::shared_ptr<SharedModel> model_;
+  std::string input_name_;
+  std::string output_name_;
+  int width_ = 0;
+  int height_ = 0;
+  int max_batch_ = 1;
+  std::vector<int> buckets_;
+  bool pinned_ = false;
+  std::unique_ptr<Ort::MemoryInfo> host_info_;
+  std::unique_ptr<Ort::Allocator> pinned_allocator_;
+  HostBuffer input_;
+  HostBuffer output_;
+};
+
+}  // namespace cutout
