@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { decodeModel, encodeModel, keepOutputs, widenFp16 } from './onnx-transform.js';
+import { decodeModel, dynamicBatch, encodeModel, keepOutputs, pixelInput, widenFp16 } from './onnx-transform.js';
 import { MODELS_DIR, PACKAGE_ROOT, type ModelEntry } from './manifest.js';
 import { quantizeInt8, type CalibrationTable } from './quantize.js';
 
@@ -67,11 +67,16 @@ export function readSourceModel(entry: ModelEntry): Uint8Array {
   return out;
 }
 
-export function applyTransforms(bytes: Uint8Array, transforms: string[]): Uint8Array {
+export function applyTransforms(bytes: Uint8Array, transforms: string[], input?: ModelEntry['input']): Uint8Array {
   if (transforms.length === 0) return bytes;
   const model = decodeModel(bytes);
   for (const t of transforms) {
     if (t === 'fp16-to-fp32') widenFp16(model);
+    else if (t === 'dynamic-batch') dynamicBatch(model);
+    else if (t === 'u8-nhwc-input') {
+      if (!input) throw new Error(`Transform '${t}' needs the model's input description`);
+      pixelInput(model, { name: input.name, mean: input.mean, std: input.std });
+    }
     else if (t.startsWith('keep-output:')) keepOutputs(model, t.slice('keep-output:'.length).split(','));
     else if (t.startsWith('quantize-int8:')) quantizeInt8(model, readCalibration(t.slice('quantize-int8:'.length)));
     else throw new Error(`Unknown model transform '${t}'`);
@@ -115,7 +120,7 @@ export function assembleModel(name: string, entry: ModelEntry): { file: string; 
     }
   }
   const source = readSourceModel(entry);
-  const bytes = applyTransforms(source, entry.transforms);
+  const bytes = applyTransforms(source, entry.transforms, entry.input);
   const digest = sha256(bytes);
   if (entry.sha256 && digest !== entry.sha256) {
     throw new ModelError('model_corrupt', `Assembled ${name} has sha256 ${digest}, manifest expects ${entry.sha256}`);

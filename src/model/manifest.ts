@@ -19,14 +19,27 @@ export interface ModelEntry {
   file: string;
   /** sha256 of the assembled file; null when it is produced by a transform and recorded at assembly. */
   sha256: string | null;
-  input: { name: string; width: number; height: number; mean: [number, number, number]; std: [number, number, number] };
+  input: {
+    name: string;
+    /** 'nchw-f32' (default): the addon normalises into a float tensor; 'nhwc-u8': the graph takes the RGB bytes and normalises itself. */
+    layout?: 'nchw-f32' | 'nhwc-u8';
+    width: number;
+    height: number;
+    mean: [number, number, number];
+    std: [number, number, number];
+  };
   output: string;
   /** Optional models are assembled only on request (`npm run model -- --all`). */
   optional?: boolean;
+  /** A symbolic batch dimension and uint8 input: runs on the staged, batching path (src/pool/staged-pool.ts). */
+  batch?: boolean;
 }
 
 export interface Manifest {
+  /** The CPU's model. */
   default: string;
+  /** The model a CUDA device runs unless one is named. */
+  defaultCuda: string;
   models: Record<string, ModelEntry>;
 }
 
@@ -44,9 +57,10 @@ export function readManifest(): Manifest {
   return JSON.parse(fs.readFileSync(path.join(MODELS_DIR, 'manifest.json'), 'utf8')) as Manifest;
 }
 
-export function modelEntry(name?: string): { name: string; entry: ModelEntry; path: string } {
+/** A named model, or the default one for the device (`cuda` → the manifest's defaultCuda). */
+export function modelEntry(name?: string, device: 'cpu' | 'cuda' = 'cpu'): { name: string; entry: ModelEntry; path: string } {
   const manifest = readManifest();
-  const key = name ?? manifest.default;
+  const key = name ?? (device === 'cuda' ? manifest.defaultCuda : manifest.default);
   const entry = manifest.models[key];
   if (!entry) throw new Error(`Unknown model '${key}'; models/manifest.json lists ${Object.keys(manifest.models).join(', ')}`);
   return { name: key, entry, path: path.join(MODELS_DIR, entry.file) };
@@ -64,6 +78,8 @@ export interface SessionOptions {
   /** Execution provider: the CPU (default) or CUDA GPU `deviceId`. */
   device?: 'cpu' | 'cuda';
   deviceId?: number;
+  /** CUDA provider options over ours, "key=value;key=value" (CUTOUT_CUDA_OPTIONS; native/src/cuda_provider.cc). */
+  cudaOptions?: string;
   /** ONNX Runtime's memory pattern (default false: it costs memory and gains ~1% here; docs/memory.md). */
   memoryPattern?: boolean;
   /** Shrink ONNX Runtime's CPU arena after every run (default true; docs/memory.md). */

@@ -103,3 +103,64 @@ export function keepOutputs(model: Proto, keep: string[]): { removedNodes: numbe
   g.valueInfo = g.valueInfo.filter((v: Proto) => produced.has(v.name));
   return { removedNodes: before - g.node.length };
 }
+
+/** Make dimension 0 of every graph input and output symbolic ('N'), so one session runs any batch size. */
+export function dynamicBatch(model: Proto): { inputs: number; outputs: number } {
+  const g = model.graph;
+  const setBatch = (vi: Proto): void => {
+    const dims = vi?.type?.tensorType?.shape?.dim;
+    if (!dims || dims.length === 0) throw new Error(`Graph value ${vi.name} has no shape to make batch-dynamic`);
+    dims[0] = { dimParam: 'N' };
+  };
+  g.input.forEach(setBatch);
+  g.output.forEach(setBatch);
+  // Recorded intermediate shapes still say batch 1; ONNX Runtime infers them again from the inputs.
+  g.valueInfo = [];
+  return { inputs: g.input.length, outputs: g.output.length };
+}
+
+const UINT8 = 2;
+
+export interface PixelInput {
+  /** Name of the new uint8 [N, H, W, 3] input. */
+  name: string;
+  mean: [number, number, number];
+  std: [number, number, number];
+}
+
+/**
+ * Put the preprocessing into the graph: a new uint8 NHWC RGB input is cast to float, transposed to
+ * NCHW and normalised ((v - mean) / std) into what the model's one float input was. The host then
+ * sends 3 bytes a pixel instead of 12 and does no per-pixel work (the GPU path, native/src/batch_session.h).
+ */
+export function pixelInput(model: Proto, spec: PixelInput): { replaced: string } {
+  const g = model.graph;
+  if (g.input.length !== 1) throw new Error(`Expected one graph input to replace but found ${g.input.length}`);
+  const old = g.input[0];
+  const dims = old.type?.tensorType?.shape?.dim ?? [];
+  if (old.type?.tensorType?.elemType !== FLOAT || dims.length !== 4 || String(dims[1]?.dimValue) !== '3') {
+    throw new Error(`Expected a float [N, 3, H, W] input but found ${old.name}`);
+  }
+  const onnx = loadOnnx();
+  const vec = (name: string, values: number[]): Proto =>
+    onnx.TensorProto.create({ name, dataType: FLOAT, dims: [1, 3, 1, 1], rawData: new Uint8Array(new Float32Array(values).buffer) });
+  const p = spec.name;
+  g.initializer.push(vec(`${p}/mean`, spec.mean), vec(`${p}/inv_std`, spec.std.map((s) => 1 / s)));
+  const attrInt = (name: string, i: number): Proto => onnx.AttributeProto.create({ name, type: 2 /* INT */, i });
+  const attrInts = (name: string, ints: number[]): Proto => onnx.AttributeProto.create({ name, type: 7 /* INTS */, ints });
+  const nodes = [
+    onnx.NodeProto.create({ name: `${p}/Cast`, opType: 'Cast', input: [p], output: [`${p}/f32`], attribute: [attrInt('to', FLOAT)] }),
+    onnx.NodeProto.create({ name: `${p}/Transpose`, opType: 'Transpose', input: [`${p}/f32`], output: [`${p}/nchw`], attribute: [attrInts('perm', [0, 3, 1, 2])] }),
+    onnx.NodeProto.create({ name: `${p}/Sub`, opType: 'Sub', input: [`${p}/nchw`, `${p}/mean`], output: [`${p}/centred`] }),
+    onnx.NodeProto.create({ name: `${p}/Mul`, opType: 'Mul', input: [`${p}/centred`, `${p}/inv_std`], output: [old.name] }),
+  ];
+  g.node = [...nodes, ...g.node];
+  const [n, , h, w] = dims;
+  g.input = [
+    onnx.ValueInfoProto.create({
+      name: p,
+      type: { tensorType: { elemType: UINT8, shape: { dim: [n, h, w, { dimValue: 3 }] } } },
+    }),
+  ];
+  return { replaced: old.name };
+}
