@@ -1,0 +1,128 @@
+// BatchSession (native/src/batch_session.cc): several photos in one run, each mask back in its own
+// transferable buffer, batches padded to buckets, and the model contract and bad calls refused with
+// coded errors. On the CPU with a tiny brightness model (test/helpers/tiny-batch-model.ts), and once
+// with the real fp16 batch model against the fp32 reference.
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ADDON_PATH, loadBinding, sessionOptionsFor, type BatchSessionOptions } from '../../src/native/binding.js';
+import { modelEntry } from '../../src/model/manifest.js';
+import { assembleModel } from '../../src/model/assemble.js';
+import { writeTinyBatchModel } from '../helpers/tiny-batch-model.js';
+
+const binding = loadBinding();
+const W = 64;
+const H = 48;
+const tiny = writeTinyBatchModel(W, H);
+const options = (over: Partial<BatchSessionOptions> = {}): BatchSessionOptions => ({
+  threads: 1,
+  inputName: 'pixels',
+  outputName: 'output',
+  width: W,
+  height: H,
+  mean: [0, 0, 0],
+  std: [1, 1, 1],
+  maxBatch: 6,
+  ...over,
+});
+
+/** An H×W×3 image: value v everywhere, and 255 in the square [x0, x0+8) × [y0, y0+8). */
+function image(v: number, x0: number, y0: number): Uint8Array {
+  const px = new Uint8Array(W * H * 3).fill(v);
+  for (let y = y0; y < y0 + 8; y++) for (let x = x0; x < x0 + 8; x++) px.fill(255, (y * W + x) * 3, (y * W + x) * 3 + 3);
+  return px;
+}
+
+t.test('each photo of a batch gets its own mask, in order, in its own buffer', async (t) => {
+  const s = new binding.BatchSession(tiny, options());
+  t.teardown(() => s.close());
+  t.same(s.buckets, [1, 2, 4, 6], 'powers of two up to maxBatch, and maxBatch');
+  t.equal(s.pinned, false, 'no pinned memory on the CPU');
+  const imgs = [image(0, 0, 0), image(51, 20, 10), image(102, 50, 30)];
+  const masks = s.run(imgs);
+  t.equal(masks.length, 3);
+  imgs.forEach((img, i) => {
+    const m = masks[i]!;
+    t.equal(m.length, W * H, `mask ${i} is ${W}×${H}`);
+    t.equal(m.byteOffset, 0);
+    t.equal(m.buffer.byteLength, W * H * 4, `mask ${i} owns its whole ArrayBuffer`);
+    let worst = 0;
+    for (let p = 0; p < W * H; p++) worst = Math.max(worst, Math.abs(m[p]! - img[p * 3]! / 255));
+    t.ok(worst < 1e-6, `mask ${i} is that photo's brightness (worst error ${worst})`);
+  });
+  t.not(masks[0]!.buffer, masks[1]!.buffer, 'separate buffers');
+  const moved = structuredClone(masks[0]!, { transfer: [masks[0]!.buffer as ArrayBuffer] });
+  t.equal(masks[0]!.byteLength, 0, 'a mask transfers (its buffer is detached here)');
+  t.equal(moved[0], 1, 'and arrives intact');
+  t.same(s.run([imgs[1]!])[0], masks[1], 'the same photo alone (bucket 1) gives the same mask as in a batch of 3 (bucket 4)');
+  t.same(s.warmUp().length, 4, 'warmUp runs every bucket');
+});
+
+t.test('bad calls and models are refused with coded errors', async (t) => {
+  const s = new binding.BatchSession(tiny, options({ maxBatch: 2 }));
+  t.teardown(() => s.close());
+  const good = image(0, 0, 0);
+  t.throws(() => s.run([]), { code: 'ERR_CUTOUT_ARG', message: /Expected 1 to 2 images but received 0/ });
+  t.throws(() => s.run([good, good, good]), { code: 'ERR_CUTOUT_ARG', message: /Expected 1 to 2 images but received 3/ });
+  t.throws(() => s.run([good, good.subarray(1)]), { code: 'ERR_CUTOUT_BAD_LENGTH', message: /for images\[1\]/ });
+  t.throws(() => s.run([new Float32Array(W * H * 3) as never]), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => s.run('x' as never), { code: 'ERR_CUTOUT_ARG' });
+  const detached = new Uint8Array(W * H * 3);
+  structuredClone(detached, { transfer: [detached.buffer as ArrayBuffer] });
+  t.throws(() => s.run([detached]), { code: 'ERR_CUTOUT_DETACHED' });
+  s.close();
+  t.throws(() => s.run([good]), { code: 'ERR_CUTOUT_CLOSED' });
+
+  t.throws(() => new binding.BatchSession(tiny, options({ maxBatch: 0 })), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => new binding.BatchSession(tiny, options({ width: W + 1 })), { code: 'ERR_CUTOUT_MODEL_LOAD', message: /must be uint8 \[N, 48, 65, 3\]/ });
+  t.throws(() => new binding.BatchSession(tiny, options({ inputName: 'input' })), { code: 'ERR_CUTOUT_MODEL_LOAD', message: /no input named 'input'/ });
+  const fp32 = modelEntry('isnet-fp32');
+  t.throws(() => new binding.BatchSession(fp32.path, { ...sessionOptionsFor(fp32.entry, 1), maxBatch: 2 }), {
+    code: 'ERR_CUTOUT_MODEL_LOAD',
+    message: /not type 1 \[1, 3, 1024, 1024\]/,
+  }, 'a fixed-batch float model is not a batch model');
+  t.throws(() => new binding.BatchSession('/nonexistent.onnx', options()), { code: 'ERR_CUTOUT_MODEL_MISSING' });
+  t.throws(() => new binding.BatchSession(tiny, options({ device: 'gpu' as never })), { code: 'ERR_CUTOUT_ARG', message: /'cpu' or 'cuda'/ });
+  t.throws(() => new binding.BatchSession(tiny, options({ device: 'cuda', cudaOptions: 'device_id' })), { code: 'ERR_CUTOUT_ARG', message: /key=value/ });
+});
+
+t.test('cuda without the provider: ERR_CUTOUT_CUDA naming the missing library', async (t) => {
+  const libDir = path.dirname(ADDON_PATH);
+  if (fs.existsSync(`${libDir}/libonnxruntime_providers_shared.so`)) {
+    t.comment('the CUDA provider is installed here: the GPU script covers this path');
+    t.pass('provider present');
+    return;
+  }
+  t.throws(() => new binding.BatchSession(tiny, options({ device: 'cuda' })), {
+    code: 'ERR_CUTOUT_CUDA',
+    message: /CUDA execution provider could not be loaded: .*libonnxruntime_providers_shared\.so/,
+  });
+});
+
+t.test('the fp16 batch model agrees with the fp32 reference (CPU)', async (t) => {
+  const manifest = modelEntry('isnet-fp16-batch');
+  assembleModel(manifest.name, manifest.entry);
+  const s = new binding.BatchSession(manifest.path, { ...sessionOptionsFor(manifest.entry, 2), maxBatch: 1 });
+  t.teardown(() => s.close());
+  const ref = modelEntry('isnet-fp32');
+  const session = new binding.Session(ref.path, sessionOptionsFor(ref.entry, 2));
+  t.teardown(() => session.close());
+  // A smooth synthetic photo: a bright disc on a gradient.
+  const n = 1024;
+  const px = new Uint8Array(n * n * 3);
+  for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) {
+    const inside = (x - 512) ** 2 + (y - 560) ** 2 < 300 ** 2;
+    px.fill(inside ? 230 : Math.round((x / n) * 90), (y * n + x) * 3, (y * n + x) * 3 + 3);
+  }
+  const [mask] = s.run([px]);
+  const expected = session.infer(px, 3);
+  let inter = 0;
+  let union = 0;
+  for (let i = 0; i < expected.length; i++) {
+    const a = expected[i]! > 0.5;
+    const b = mask![i]! > 0.5;
+    inter += a && b ? 1 : 0;
+    union += a || b ? 1 : 0;
+  }
+  t.ok(union > 0 && inter / union >= 0.98, `IoU ${(inter / union).toFixed(4)} against fp32`);
+});
