@@ -14,6 +14,8 @@ export interface CompositeOptions {
   decontaminate: boolean;
   /** [x1, y1, x2, y2) in output pixels. */
   roi?: [number, number, number, number];
+  /** Threads for the full-resolution passes (1..64, default 1); never changes the result. */
+  threads?: number;
   /** Guided-filter tuning (benchmarks); defaults in native/src/refine.h. */
   refineRadius?: number;
   refineEps?: number;
@@ -45,8 +47,31 @@ export interface NativeSession {
   readonly outputTensor: Float32Array;
 }
 
+/** Options of a BatchSession: a Session's model options plus the largest batch. */
+export interface BatchSessionOptions extends SessionOptions {
+  maxBatch: number;
+  /** Page-locked host buffers from the CUDA provider (default true; ignored on the CPU). */
+  pinned?: boolean;
+}
+
+/** A batch-capable model (uint8 [N, H, W, 3] in, float [N, 1, H, W] out) run on several photos at once. */
+export interface NativeBatchSession {
+  /** Model-sized RGB photos (height × width × 3 bytes each, 1..maxBatch) → one mask each, each with its own ArrayBuffer. */
+  run(images: Uint8Array[]): Float32Array[];
+  /** Runs every bucket once (cuDNN tunes per shape); returns ms per bucket. */
+  warmUp(): number[];
+  /** Batch sizes a run is padded to: powers of two up to maxBatch, and maxBatch. */
+  readonly buckets: number[];
+  /** Whether the host buffers are page-locked (CUDA pinned). */
+  readonly pinned: boolean;
+  close(): void;
+}
+
 export interface NativeBinding {
   Session: new (modelPath: string, options: SessionOptions) => NativeSession;
+  BatchSession: new (modelPath: string, options: BatchSessionOptions) => NativeBatchSession;
+  /** session.composite() with a mask the caller passes (maskWidth × maskHeight floats): the staged path's masks come from a batch. */
+  compositeMask(rgba: Uint8Array, width: number, height: number, mask: Float32Array, maskWidth: number, maskHeight: number, options: CompositeOptions): NativeBox;
   preprocess(src: Uint8Array, width: number, height: number, channels: 3 | 4, dst: Float32Array, mean: number[], std: number[]): void;
   upsampleMask(mask: Float32Array, maskWidth: number, maskHeight: number, dst: Uint8Array, width: number, height: number, step: number): void;
   flattenOnColor(rgba: Uint8Array, r: number, g: number, b: number, a: number): void;

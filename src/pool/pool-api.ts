@@ -18,6 +18,14 @@ export interface PoolOptions {
   device?: string | DeviceRequest;
   /** Path of an ONNX model file to load instead of the named model's (same input/output contract). */
   modelPath?: string;
+  /** Batch models: most photos per inference batch (default DEFAULT_MAX_BATCH). */
+  maxBatch?: number;
+  /** Batch models: how long a free inference worker waits for a batch to fill, ms (default DEFAULT_BATCH_WAIT_MS). */
+  batchWaitMs?: number;
+  /** CUDA provider options over ours, "key=value;key=value" (default: CUTOUT_CUDA_OPTIONS). */
+  cudaOptions?: string;
+  /** Batch models: run every batch size once at start (default true; scheduler tests turn it off). */
+  warmUp?: boolean;
 }
 
 export interface PoolStats extends FifoQueueStats {
@@ -29,7 +37,10 @@ export interface PoolInfo {
   device: DeviceChoice;
   model: string;
   workers: number;
+  /** ONNX Runtime threads per worker on the CPU path; threads per photo on the staged path. */
   threadsPerWorker: number;
+  /** The staged path's inference batching. */
+  batching?: { maxBatch: number; maxWaitMs: number; inferWorkers: number };
 }
 
 export interface RemovalPool {
