@@ -61,6 +61,10 @@ void ParallelForEach(int n, int threads, Fn&& fn) {
   });
 }
 
+// The most threads one call splits over (callers size per-worker scratch by it).
+constexpr int kMaxThreads = 64;
+inline int ClampThreads(int threads) { return std::clamp(threads, 1, kMaxThreads); }
+
 // Rows per item when a w-pixel-wide image is split into bands of about `pixels` pixels: large enough
 // that claiming an item costs nothing, small enough to balance uneven rows.
 inline int BandRows(int w, int pixels = 1 << 18) { return std::max(1, pixels / std::max(1, w)); }
