@@ -17,6 +17,11 @@ export interface CompositeOptions {
   /** Guided-filter tuning (benchmarks); defaults in native/src/refine.h. */
   refineRadius?: number;
   refineEps?: number;
+  /**
+   * Threads for the full-resolution passes, the calling thread included: an integer 1..64, absent = 1.
+   * The output is the same bytes for any count; images under 64K pixels always use one (docs/native.md).
+   */
+  threads?: number;
 }
 
 export interface NativeBox {
@@ -43,6 +48,23 @@ export interface NativeBinding {
   flattenOnColor(rgba: Uint8Array, r: number, g: number, b: number, a: number): void;
   blendOver(rgba: Uint8Array, background: Uint8Array): void;
   extractAlpha(rgba: Uint8Array, dst: Uint8Array): void;
+  /**
+   * What `session.composite` does, with a mask the caller passes in (e.g. one a GPU pipeline got back
+   * on another thread): upscales the `maskWidth`×`maskHeight` float mask (0..1) into `rgba`'s alpha in
+   * place, refines, mattes, applies the ROI and decontaminates as `options` say, and returns the
+   * subject's box. Same mask and options as `session.composite` → the same bytes. `mask` must not share
+   * memory with `rgba`. Throws ERR_CUTOUT_ARG / ERR_CUTOUT_BAD_LENGTH TypeErrors for broken arguments,
+   * ERR_CUTOUT_DETACHED for a detached buffer, ERR_CUTOUT_COMPOSITE when scratch memory runs out.
+   */
+  compositeMask(
+    rgba: Uint8Array,
+    width: number,
+    height: number,
+    mask: Float32Array,
+    maskWidth: number,
+    maskHeight: number,
+    options: CompositeOptions,
+  ): NativeBox;
   loadedModels(): number;
   /** malloc_trim(0): hand the free pages of every malloc arena back to the system. True when some were released. */
   trimMemory(): boolean;
