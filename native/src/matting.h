@@ -38,7 +38,7 @@ struct MattingParams {
 // min(lw, w) × min(lh, h) cells tiling the photo.
 // Cost: one streaming pass averaging the photo onto the grid, blurs on the half-size grid
 // (O(grid), independent of the photo's size) and a few ns per band pixel. 12 MP photo, 1024² matte:
-// ~31 ms on one core of the 2-core dev VM (docs/native.md).
+// ~29–40 ms on one core of the 2-core dev VM, ~16–22 ms on two (docs/native.md).
 // `threads` splits the grid rows, the blurs and the output rows; the bytes are the same for any count.
 void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const MattingParams& p, int threads = 1);
 

@@ -41,7 +41,8 @@ void UpsampleMatteBilinear(const float* low, int lw, int lh, uint8_t* dst, int w
 // Cost: the photo is read (area-averaged to the matte grid) only in 64×64-cell tiles near the band,
 // the coefficients are computed on those tiles (+2·radius halo, O(1) in the radius per cell), and
 // the full-res work is O(band pixels). 12 MP photo, 1024² matte, ~7% of pixels in the band:
-// ~38 ms on one Zen 4 core (≈3 ms/MP, dominated by the band; ~15 ms fixed for the 1024² grid).
+// ~30 ms on one core of the 2-core dev VM (≈2.5 ms/MP, dominated by the band; ~15 ms fixed for the
+// 1024² grid), ~18 ms on two (docs/native.md).
 // `threads` splits the grid rows, the tiles and the output rows; the result is the same bytes for any count.
 void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, int lh, const RefineParams& p,
                        int threads = 1);
