@@ -10,19 +10,16 @@
 //       native/src/matting.cc native/src/grid.cc native/src/foreground.cc native/src/composite.cc -o /tmp/refine_bench
 //   /tmp/refine_bench [runs=7] [w=4000] [h=3000] [threads=2] [photo.rgba mask.f32]
 //
-// photo.rgba: w×h×4 bytes; mask.f32: the network's 1024×1024 float matte (native/test/README.md).
+// photo.rgba: the decoded photo, w×h×4 bytes (sharp(file).rotate().ensureAlpha().raw()); mask.f32: the
+// network's 1024×1024 float matte for it (session.infer's output tensor), both written as raw files.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <vector>
-
-#include <time.h>
 
 #include "composite.h"
 #include "foreground.h"
@@ -42,13 +39,6 @@ int g_failures = 0;
 
 double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-// Thread CPU time: the machine is shared, so wall time alone over-reports under load.
-double CpuMs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 double Median(std::vector<double> v) {
