@@ -14,11 +14,14 @@ export interface CompositeOptions {
   decontaminate: boolean;
   /** [x1, y1, x2, y2) in output pixels. */
   roi?: [number, number, number, number];
-  /** Threads for the full-resolution passes (1..64, default 1); never changes the result. */
-  threads?: number;
   /** Guided-filter tuning (benchmarks); defaults in native/src/refine.h. */
   refineRadius?: number;
   refineEps?: number;
+  /**
+   * Threads for the full-resolution passes, the calling thread included: an integer 1..64, absent = 1.
+   * The output is the same bytes for any count; images under 64K pixels always use one (docs/native.md).
+   */
+  threads?: number;
 }
 
 export interface NativeBox {
@@ -70,8 +73,6 @@ export interface NativeBatchSession {
 export interface NativeBinding {
   Session: new (modelPath: string, options: SessionOptions) => NativeSession;
   BatchSession: new (modelPath: string, options: BatchSessionOptions) => NativeBatchSession;
-  /** session.composite() with a mask the caller passes (maskWidth × maskHeight floats): the staged path's masks come from a batch. */
-  compositeMask(rgba: Uint8Array, width: number, height: number, mask: Float32Array, maskWidth: number, maskHeight: number, options: CompositeOptions): NativeBox;
   preprocess(src: Uint8Array, width: number, height: number, channels: 3 | 4, dst: Float32Array, mean: number[], std: number[]): void;
   upsampleMask(mask: Float32Array, maskWidth: number, maskHeight: number, dst: Uint8Array, width: number, height: number, step: number): void;
   flattenOnColor(rgba: Uint8Array, r: number, g: number, b: number, a: number): void;
@@ -79,6 +80,23 @@ export interface NativeBinding {
   extractAlpha(rgba: Uint8Array, dst: Uint8Array): void;
   /** 8-bit grey, grey+alpha, RGB or RGBA rows → PNG bytes (filter Up; strips deflated on `threads` threads). The result alone owns its ArrayBuffer, so it can be transferred. */
   encodePng(pixels: Uint8Array, width: number, height: number, channels: 1 | 2 | 3 | 4, options: PngEncodeOptions): Uint8Array;
+  /**
+   * What `session.composite` does, with a mask the caller passes in (e.g. one a GPU pipeline got back
+   * on another thread): upscales the `maskWidth`×`maskHeight` float mask (0..1) into `rgba`'s alpha in
+   * place, refines, mattes, applies the ROI and decontaminates as `options` say, and returns the
+   * subject's box. Same mask and options as `session.composite` → the same bytes. `mask` must not share
+   * memory with `rgba`. Throws ERR_CUTOUT_ARG / ERR_CUTOUT_BAD_LENGTH TypeErrors for broken arguments,
+   * ERR_CUTOUT_DETACHED for a detached buffer, ERR_CUTOUT_COMPOSITE when scratch memory runs out.
+   */
+  compositeMask(
+    rgba: Uint8Array,
+    width: number,
+    height: number,
+    mask: Float32Array,
+    maskWidth: number,
+    maskHeight: number,
+    options: CompositeOptions,
+  ): NativeBox;
   loadedModels(): number;
   /** malloc_trim(0): hand the free pages of every malloc arena back to the system. True when some were released. */
   trimMemory(): boolean;
