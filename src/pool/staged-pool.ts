@@ -105,13 +105,15 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   );
 
   const capacity = cfg.cpuWorkers + cfg.inferWorkers * cfg.maxBatch;
-  let inFlight = 0;
   let closed = false;
+  // Requests in the pipeline; `stop` withdraws one that has not started yet (close()).
+  const inFlight = new Map<Promise<unknown>, { started: boolean; stop: AbortController }>();
 
-  async function run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents): Promise<RemoveResult> {
+  async function run(task: RemoveTask, signal: AbortSignal, events: RunEvents | undefined, state: { started: boolean }): Promise<RemoveResult> {
     let waited = 0;
     const prepared = (await cpu.run({ name: 'prepare', task, transfer: transferable(task.input) }, signal, {
       onStart(waitMs) {
+        state.started = true;
         waited += waitMs;
         events?.onStart?.(waitMs);
       },
@@ -141,7 +143,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       return {
         workers: cfg.cpuWorkers,
         running: c.running + g.running,
-        queued: Math.max(0, inFlight - c.running - g.running),
+        queued: Math.max(0, inFlight.size - c.running - g.running),
         longestWaitMs: Math.max(c.longestWaitMs, g.longestWaitMs),
         started: g.started,
         batches: g.batches,
@@ -151,19 +153,28 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     async run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents): Promise<RemoveResult> {
       if (closed) throw codedError('pool_closed', 'The worker pool is closed');
       if (signal?.aborted) throw codedError('aborted', 'The request was aborted before it started');
-      if (inFlight >= capacity + cfg.maxQueue) throw codedError('queue_full', 'The work queue is full');
-      inFlight++;
+      if (inFlight.size >= capacity + cfg.maxQueue) throw codedError('queue_full', 'The work queue is full');
+      const state = { started: false, stop: new AbortController() };
+      const combined = signal ? AbortSignal.any([signal, state.stop.signal]) : state.stop.signal;
+      const work = run(task, combined, events, state);
+      inFlight.set(work, state);
       try {
-        return await run(task, signal, events);
+        return await work;
+      } catch (err) {
+        // Withdrawn by close() before it started: say so, as the CPU path does.
+        if (state.stop.signal.aborted && !signal?.aborted) throw codedError('pool_closed', 'The worker pool closed before the task started');
+        throw err;
       } finally {
-        inFlight--;
+        inFlight.delete(work);
       }
     },
+    /** Stop taking work; requests not started yet are refused ('pool_closed'), started ones finish every stage. */
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await cpu.close();
-      await gpu.close();
+      for (const state of inFlight.values()) if (!state.started) state.stop.abort();
+      await Promise.allSettled([...inFlight.keys()]);
+      await Promise.all([cpu.close(), gpu.close()]);
       await Promise.all([cpuPiscina.close(), inferPiscina.close()]);
     },
   };
