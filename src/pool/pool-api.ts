@@ -1,5 +1,5 @@
 // The contract of the worker pool as seen by its callers (library API, CLI, HTTP layer).
-import type { DeviceChoice, DeviceRequest } from '../device/device.js';
+import type { CudaProbe, DeviceChoice, DeviceRequest } from '../device/device.js';
 import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './task.js';
 
@@ -26,6 +26,8 @@ export interface PoolOptions {
   cudaOptions?: string;
   /** Batch models: run every batch size once at start (default true; scheduler tests turn it off). */
   warmUp?: boolean;
+  /** What the machine has for CUDA (default: probed from the file system; tests pass a made-up machine). */
+  probe?: CudaProbe;
 }
 
 export interface PoolStats extends FifoQueueStats {

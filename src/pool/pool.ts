@@ -36,7 +36,7 @@ export function defaultSizing(cores = os.availableParallelism()): { workers: num
 
 export async function createRemovalPool(opts: PoolOptions = {}): Promise<RemovalPool> {
   const request: DeviceRequest = typeof opts.device === 'object' ? opts.device : parseDevice(opts.device);
-  const device = chooseDevice(request, probeCuda({ libDir: path.dirname(ADDON_PATH) }));
+  const device = chooseDevice(request, opts.probe ?? probeCuda({ libDir: path.dirname(ADDON_PATH) }));
   try {
     return await startPool(opts, device);
   } catch (err) {

@@ -11,9 +11,10 @@
 // pipeline, so `maxQueue` means what it means on the CPU path: requests waiting beyond what runs.
 // A photo that fails to decode fails in prepare and never reaches a batch; a batch that fails as a
 // whole is run again photo by photo, so no request fails for another (fifo-queue.ts).
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { ownsBuffer } from '../image/owned-bytes.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
+import { startPiscina } from './start-piscina.js';
 import type { PoolInfo, PoolStats, RemovalPool } from './pool-api.js';
 import type { FinishTask, PrepareResult, RemoveResult, RemoveTask } from './task.js';
 import type { WorkerConfig } from '../worker/worker.js';
@@ -49,31 +50,12 @@ function transferable(bytes: Uint8Array): ArrayBuffer[] {
   return bytes.buffer.byteLength > 0 && ownsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : [];
 }
 
-async function startPiscina(filename: string, threads: number, workerData: unknown): Promise<Piscina> {
-  const piscina = new Piscina({
-    filename: new URL(filename, import.meta.url).href,
-    minThreads: threads,
-    maxThreads: threads,
-    idleTimeout: Number.MAX_SAFE_INTEGER,
-    concurrentTasksPerWorker: 1,
-    workerData,
-    env: process.env,
-  });
-  try {
-    await Promise.all(Array.from({ length: threads }, () => piscina.run(null, { name: 'ping' })));
-  } catch (err) {
-    await piscina.destroy();
-    throw codedError('ERR_CUTOUT_POOL_START', `Worker pool failed to start: ${(err as Error).message}`);
-  }
-  return piscina;
-}
-
 export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPool> {
   // The inference workers first: they load the model and tune every batch size, the slow part.
-  const inferPiscina = await startPiscina('../worker/infer-worker.js', cfg.inferWorkers, cfg.infer);
+  const inferPiscina = await startPiscina({ filename: '../worker/infer-worker.js', threads: cfg.inferWorkers, workerData: cfg.infer });
   let cpuPiscina: Piscina;
   try {
-    cpuPiscina = await startPiscina('../worker/worker.js', cfg.cpuWorkers, cfg.worker);
+    cpuPiscina = await startPiscina({ filename: '../worker/worker.js', threads: cfg.cpuWorkers, workerData: cfg.worker });
   } catch (err) {
     await inferPiscina.destroy();
     throw err;

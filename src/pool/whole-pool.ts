@@ -1,8 +1,8 @@
 // The whole-removal pool (the CPU path): each worker owns a model session and runs removals start to
 // finish, one at a time; our FIFO decides who runs next.
-import { Piscina } from 'piscina';
 import { ownsBuffer } from '../image/owned-bytes.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
+import { startPiscina } from './start-piscina.js';
 import type { PoolInfo, PoolStats, RemovalPool } from './pool-api.js';
 import type { RemoveResult, RemoveTask } from './task.js';
 import type { WorkerConfig } from '../worker/worker.js';
@@ -19,32 +19,15 @@ export interface WholePoolConfig {
 
 export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool> {
   const { workers } = cfg;
-  const piscina = new Piscina({
-    filename: new URL('../worker/worker.js', import.meta.url).href,
-    minThreads: workers,
-    maxThreads: workers,
-    // Workers hold the model session: never let them idle out.
-    idleTimeout: Number.MAX_SAFE_INTEGER,
-    concurrentTasksPerWorker: 1,
+  const piscina = await startPiscina({
+    filename: '../worker/worker.js',
+    threads: workers,
     workerData: cfg.worker,
-    // libuv's pool is process-wide and shared by every worker's sharp calls.
-    env: process.env,
     // The worker's JS allocates little (pixels live in external buffers): a small young generation
     // keeps its idle heap small (docs/memory.md).
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
   });
-
-  let ready = false;
   let closed = false;
-  // One ping per worker: each worker takes one task at a time, so N concurrent pings resolve
-  // only once N workers have finished loading the model.
-  try {
-    await Promise.all(Array.from({ length: workers }, () => piscina.run(null, { name: 'ping' })));
-  } catch (err) {
-    await piscina.destroy();
-    throw codedError('ERR_CUTOUT_POOL_START', `Worker pool failed to start: ${(err as Error).message}`);
-  }
-  ready = true;
 
   // Our FIFO decides who runs next; Piscina gets a task only when a worker is free, and no signal
   // (aborting a running Piscina task would kill its worker and the model with it).
@@ -65,7 +48,7 @@ export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool
   return {
     info: cfg.info,
     get ready() {
-      return ready && !closed;
+      return !closed;
     },
     stats(): PoolStats {
       return { workers, ...queue.stats() };
