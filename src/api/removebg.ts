@@ -75,7 +75,12 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
         throw err; // a worker failure: a 500
       }
       ctx.throwIfAborted(); // finished after the client left or past the deadline: refund below
-      if (!result.ok) throw fromRemoveFailure(result.code, result.message);
+      if (!result.ok) {
+        const err = fromRemoveFailure(result.code, result.message);
+        // The client sees a generic 500; the operator needs the worker's own words.
+        if (err.code === 'internal_error') deps.log.error(`internal_error on request #${ctx.id} ${ctx.method} ${ctx.path}: worker failed (${result.code}): ${result.message}`);
+        throw err;
+      }
 
       const extra = rateUnits(result.inputWidth, result.inputHeight) - 1;
       if (extra > 0) rateState = ledger.takeRate(account, extra); // charged after the fact; may go over
