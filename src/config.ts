@@ -1,7 +1,8 @@
-// Environment + command-line flags → one frozen, validated Config. Imports only the device parser.
+// Environment + command-line flags → one frozen, validated Config. Imports only the device and durability parsers.
 // Flags win over env vars; env vars win over defaults.
 
 import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
+import { DEFAULT_DURABILITY, parseDurability, type Durability } from './ledger/durability.js';
 
 export interface Config {
   readonly host: string;
@@ -35,6 +36,8 @@ export interface Config {
   readonly testAllowLoopbackFetch: boolean;
   /** Create and print a demo key on first start. */
   readonly demoKey: boolean;
+  /** How ledger commits reach the disk: `periodic` (flush every second) or `fsync` (every commit). */
+  readonly durability: Durability;
 }
 
 export class ConfigError extends Error {
@@ -76,6 +79,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   'max-body-bytes': 'CUTOUT_MAX_BODY_BYTES',
   'fetch-timeout-ms': 'CUTOUT_FETCH_TIMEOUT_MS',
   'request-timeout': 'CUTOUT_REQUEST_TIMEOUT',
+  durability: 'CUTOUT_DURABILITY',
 };
 const BOOLEAN_FLAGS: Readonly<Record<string, string>> = { 'no-demo-key': 'CUTOUT_NO_DEMO_KEY' };
 
@@ -124,6 +128,14 @@ function device(text: string | undefined): DeviceRequest {
   }
 }
 
+function durability(text: string | undefined): Durability {
+  try {
+    return parseDurability(text) ?? DEFAULT_DURABILITY;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
 function bool(name: string, text: string | undefined): boolean {
   if (text === undefined || text === '') return false;
   if (/^(1|true|yes)$/i.test(text)) return true;
@@ -168,6 +180,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     fetchTimeoutMs: integer('fetch-timeout-ms', get('fetch-timeout-ms'), 100, 600_000) ?? DEFAULTS.fetchTimeoutMs,
     testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),
     demoKey: !bool('no-demo-key', get('no-demo-key')),
+    durability: durability(get('durability')),
   };
   return Object.freeze(config);
 }

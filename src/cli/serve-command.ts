@@ -36,6 +36,7 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --tls-cert FILE      serve HTTPS with this certificate (CUTOUT_TLS_CERT)
   --tls-key FILE       ... and this private key (CUTOUT_TLS_KEY)
   --max-body-bytes N   largest request body (CUTOUT_MAX_BODY_BYTES)
+  --durability D       periodic | fsync: ledger commits flushed every second, or each one (CUTOUT_DURABILITY, default periodic)
   --no-demo-key        do not create a demo key on first start
 `;
 
@@ -54,7 +55,7 @@ export async function startService(config: Config, log: Logger = consoleLogger):
   const dataDir = resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
 
-  const ledger = openLedger(dataDir);
+  const ledger = openLedger(dataDir, { durability: config.durability });
   let pool: RemovalPool | undefined;
   try {
     // Refund holds and free slots left by processes that died mid-request.

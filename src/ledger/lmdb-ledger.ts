@@ -37,9 +37,13 @@ import type { BalanceName } from './prices.js';
 export interface LedgerOptions {
   /** Clock in unix ms (tests inject one). Default Date.now. */
   now?: () => number;
-  /** Default 'relaxed' (no fsync per commit, background flush). All processes on a folder must agree. */
-  durability?: Durability;
-  /** Background flush period for 'relaxed', ms. Default 1000. */
+  /**
+   * Default 'periodic' (no fsync per commit, background flush); 'fsync' flushes every commit. Processes
+   * sharing a folder may differ (each commit follows its own process's setting); within one process the
+   * first open of a folder decides (docs/ledger.md). 'relaxed' is the old name of 'periodic'.
+   */
+  durability?: Durability | 'relaxed';
+  /** Background flush period for 'periodic', ms. Default 1000. */
   flushIntervalMs?: number;
 }
 
