@@ -180,12 +180,12 @@ export function methodNotAllowed(method: string, path: string, allowed: readonly
   });
 }
 
-export function serviceBusy(retryAfterSeconds: number): ApiError {
+export function serviceBusy(retryAfterSeconds: number, detail = 'The removal queue is full, please retry later.'): ApiError {
   return new ApiError(
     503,
     'service_busy',
     'Service busy',
-    'The removal queue is full, please retry later.',
+    detail,
     { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   );
 }
