@@ -121,6 +121,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
   };
 
   async function dispatch(ctx: RequestContext): Promise<void> {
+    if (ctx.done) return; // refused at its headers (context.ts: framingProblem)
     try {
       const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
       const route = routes[path];
