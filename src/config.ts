@@ -26,6 +26,10 @@ export interface Config {
   readonly tlsKey: string | undefined;
   /** Largest request body (a 22 MB image as base64 plus form overhead). */
   readonly maxBodyBytes: number;
+  /** Request-body bytes held in memory at once, per process; past it 503 before a body is read. */
+  readonly bodyMemoryBytes: number;
+  /** Bytes of /v1.0/improve uploads each account may store. */
+  readonly improveQuotaBytes: number;
   /** Largest decoded image (remove.bg: 22 MB). */
   readonly maxImageBytes: number;
   /** Deadline of every request, counted from its first byte: 408 while the body arrives, 503 after. */
@@ -56,6 +60,9 @@ export const DEFAULTS = Object.freeze({
   dataDir: './data',
   maxImageBytes: DEFAULT_MAX_IMAGE_BYTES,
   maxBodyBytes: Math.ceil((DEFAULT_MAX_IMAGE_BYTES * 4) / 3) + MB,
+  /** Never below two bodies of the largest size (raised with --max-body-bytes). */
+  bodyMemoryBytes: 256 * MB,
+  improveQuotaBytes: 100 * MB,
   fetchConnectTimeoutMs: 5_000,
   fetchTimeoutMs: 20_000,
   // Two minutes: a full queue of 64 photos at ~1 s each still fits, and no client waits for ever.
@@ -77,6 +84,8 @@ const FLAGS: Readonly<Record<string, string>> = {
   'tls-cert': 'CUTOUT_TLS_CERT',
   'tls-key': 'CUTOUT_TLS_KEY',
   'max-body-bytes': 'CUTOUT_MAX_BODY_BYTES',
+  'body-memory-bytes': 'CUTOUT_BODY_MEMORY_BYTES',
+  'improve-quota-bytes': 'CUTOUT_IMPROVE_QUOTA_BYTES',
   'fetch-timeout-ms': 'CUTOUT_FETCH_TIMEOUT_MS',
   'request-timeout': 'CUTOUT_REQUEST_TIMEOUT',
   durability: 'CUTOUT_DURABILITY',
@@ -160,6 +169,12 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
   const host = get('host') || DEFAULTS.host;
   if (/\s/.test(host)) throw new ConfigError(`Invalid host '${host}'`);
 
+  const maxBodyBytes = integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes;
+  const bodyMemoryBytes = integer('body-memory-bytes', get('body-memory-bytes'), 1024, 1024 * 1024 * MB) ?? Math.max(DEFAULTS.bodyMemoryBytes, 2 * maxBodyBytes);
+  if (bodyMemoryBytes < maxBodyBytes) {
+    throw new ConfigError(`--body-memory-bytes (${bodyMemoryBytes}) must be at least --max-body-bytes (${maxBodyBytes}): no largest body would ever fit`);
+  }
+
   const config: Config = {
     host,
     port: integer('port', get('port'), 0, 65535) ?? DEFAULTS.port,
@@ -174,7 +189,9 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     tlsCert,
     tlsKey,
     maxImageBytes: DEFAULTS.maxImageBytes,
-    maxBodyBytes: integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes,
+    maxBodyBytes,
+    bodyMemoryBytes,
+    improveQuotaBytes: integer('improve-quota-bytes', get('improve-quota-bytes'), 0, 1024 * 1024 * MB) ?? DEFAULTS.improveQuotaBytes,
     requestTimeoutMs: seconds('request-timeout', get('request-timeout'), 10, 86_400_000) ?? DEFAULTS.requestTimeoutMs,
     fetchConnectTimeoutMs: DEFAULTS.fetchConnectTimeoutMs,
     fetchTimeoutMs: integer('fetch-timeout-ms', get('fetch-timeout-ms'), 100, 600_000) ?? DEFAULTS.fetchTimeoutMs,

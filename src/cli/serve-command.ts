@@ -36,6 +36,8 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --tls-cert FILE      serve HTTPS with this certificate (CUTOUT_TLS_CERT)
   --tls-key FILE       ... and this private key (CUTOUT_TLS_KEY)
   --max-body-bytes N   largest request body (CUTOUT_MAX_BODY_BYTES)
+  --body-memory-bytes N  request-body bytes held in memory at once before 503 (CUTOUT_BODY_MEMORY_BYTES, default 256 MB)
+  --improve-quota-bytes N  /v1.0/improve storage per account (CUTOUT_IMPROVE_QUOTA_BYTES, default 100 MB)
   --durability D       periodic | fsync: ledger commits flushed every second, or each one (CUTOUT_DURABILITY, default periodic)
   --no-demo-key        do not create a demo key on first start
 `;

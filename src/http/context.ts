@@ -6,8 +6,8 @@
 // Refuses ambiguous framing at the headers (request smuggling): see framingProblem.
 
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { deadlineExceeded, invalidBody, requestTimeout, STATUS_TEXT, type ApiError } from '../api/errors.js';
-import { abortError, parseContentLength, readBody } from './body.js';
+import { deadlineExceeded, formatSize, invalidBody, requestTimeout, serviceBusy, STATUS_TEXT, type ApiError } from '../api/errors.js';
+import { abortError, parseContentLength, readBody, type BodyBudget } from './body.js';
 
 /** Where a request is, for the deadline's choice of error and its log line. */
 export type RequestPhase = 'headers' | 'body' | 'preparing' | 'queued' | 'running' | 'responding';
@@ -21,6 +21,8 @@ export interface ContextOptions {
   onDeadline?: (ctx: RequestContext) => void;
   /** Retry-After for a deadline 503, in seconds (from the pool's backlog). */
   retryAfterSeconds?: () => number;
+  /** The process's cap on body bytes in memory; checked by readBody before the first byte. */
+  bodyBudget?: BodyBudget;
 }
 
 /** How long after the deadline a handler may take to unwind before the answer is sent without it. */
@@ -79,6 +81,8 @@ export class RequestContext {
   private responded = false;
   private clientGone = false;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Gives this request's body bytes back to the budget; called once the request is done. */
+  private releaseBody: (() => void) | undefined;
   /** The error sent for a passed deadline; undefined while the deadline holds. */
   expiredWith: ApiError | undefined;
   phase: RequestPhase = 'headers';
@@ -94,6 +98,7 @@ export class RequestContext {
     res.onAborted(() => {
       this.clientGone = true;
       this.clearDeadline();
+      this.releaseBody?.();
       this.controller.abort(abortError());
       opts.onAbort?.(this);
     });
@@ -185,6 +190,17 @@ export class RequestContext {
   }
 
   async readBody(limit: number): Promise<Buffer> {
+    const budget = this.opts.bodyBudget;
+    // The over-limit answer (413) needs no memory; anything else takes its bytes before the first one.
+    if (budget && !this.releaseBody && !(this.declaredLength !== null && this.declaredLength > limit)) {
+      const bytes = this.declaredLength !== null && Number.isSafeInteger(this.declaredLength) ? this.declaredLength : limit;
+      const release = budget.take(bytes);
+      if (!release) {
+        throw serviceBusy(1, `Too many request bodies in memory (${formatSize(budget.inUse)} of ${formatSize(budget.limitBytes)} held); please retry later.`);
+      }
+      if (this.done) release();
+      else this.releaseBody = release;
+    }
     this.phase = 'body';
     try {
       return await readBody(this.res, { declaredLength: this.declaredLength, limit, signal: this.signal });
@@ -198,6 +214,7 @@ export class RequestContext {
     if (this.done) return false;
     this.responded = true;
     this.clearDeadline();
+    this.releaseBody?.();
     this.phase = 'responding';
     this.status = status;
     this.res.cork(() => {

@@ -11,6 +11,7 @@ import { handleAccount } from '../api/account.js';
 import { ApiError, internalError, methodNotAllowed, notFound, shuttingDown } from '../api/errors.js';
 import { handleImprove } from '../api/improve.js';
 import { handleRemoveBg } from '../api/removebg.js';
+import { BodyBudget } from './body.js';
 import { RequestContext, type ContextOptions } from './context.js';
 import { assertNativeUws } from './native-check.js';
 
@@ -92,7 +93,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
     '/v1.0/removebg': { POST: (ctx) => handleRemoveBg(ctx, { ...imageDeps, ledger, pool, log }) },
     '/v1.0/account': { GET: (ctx) => handleAccount(ctx, ledger) },
     '/v1.0/improve': {
-      POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve') }),
+      POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve'), improveQuotaBytes: config.improveQuotaBytes }),
     },
     '/healthz': {
       GET: (ctx) => {
@@ -180,6 +181,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
           `answered ${c.expiredWith?.status ?? 0}${c.phase === 'body' || c.phase === 'headers' ? '' : ', credits refunded'}`,
       ),
     retryAfterSeconds: () => backlogSeconds(pool.stats()),
+    bodyBudget: new BodyBudget(config.bodyMemoryBytes),
   };
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {

@@ -8,6 +8,7 @@ import type { HoldRecord } from './credits.js';
 import type { SlotRecord } from './slots.js';
 import type { RateRecord } from './rate.js';
 import type { UsageEntry } from './usage.js';
+import type { StorageRecord } from './storage.js';
 
 import { DEFAULT_DURABILITY, type Durability } from './durability.js';
 
@@ -30,6 +31,8 @@ export interface LedgerDb {
   rate: Database<RateRecord, string>;
   /** Key: [unix ms, reservation id]: time-ordered and unique across processes. */
   usage: Database<UsageEntry, [number, string]>;
+  /** Key: account id → improve uploads stored (bytes, files). */
+  storage: Database<StorageRecord, string>;
   /** Flush pending writes to disk (resolves after fsync). */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -68,6 +71,7 @@ export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
     slots: root.openDB<SlotRecord, [string, string]>('slots', {}),
     rate: root.openDB<RateRecord, string>('rate', {}),
     usage: root.openDB<UsageEntry, [number, string]>('usage', {}),
+    storage: root.openDB<StorageRecord, string>('storage', {}),
   };
 
   // `sync(cb)` runs mdb_env_sync on a libuv thread; it is missing from lmdb's typings.

@@ -11,6 +11,8 @@ import type {
   RequestedSize,
   Reservation,
   Slot,
+  StorageDecision,
+  StorageUse,
   UsageRecord,
 } from './ledger.js';
 import { openLedgerDb, type Durability, type LedgerDb } from './db.js';
@@ -32,6 +34,7 @@ import { refundHold, reserveCredits, settleHold } from './credits.js';
 import { acquireSlot } from './slots.js';
 import { peekRate, takeRate } from './rate.js';
 import { summarizeUsage, type UsageSummary } from './usage.js';
+import { reserveStorage, storageUsed } from './storage.js';
 import type { BalanceName } from './prices.js';
 
 export interface LedgerOptions {
@@ -120,6 +123,14 @@ export function openLedger(dir: string, opts: LedgerOptions = {}): LmdbLedger {
 
     async refund(reservation: Reservation): Promise<void> {
       refundHold(db, reservation.id);
+    },
+
+    reserveStorage(account: AccountView, bytes: number, quotaBytes: number): StorageDecision {
+      return reserveStorage(db, account, bytes, quotaBytes);
+    },
+
+    storageUsed(accountId: string): StorageUse {
+      return storageUsed(db, accountId);
     },
 
     isOpen: () => open,
