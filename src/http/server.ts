@@ -13,6 +13,7 @@ import { handleImprove } from '../api/improve.js';
 import { handleRemoveBg } from '../api/removebg.js';
 import { RequestContext, type ContextOptions } from './context.js';
 import { assertNativeUws } from './native-check.js';
+import { sslAppOptions } from './tls.js';
 
 export interface Logger {
   info(msg: string): void;
@@ -163,10 +164,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
     }
   }
 
-  const app: TemplatedApp =
-    config.tlsCert && config.tlsKey
-      ? uWS.SSLApp({ cert_file_name: config.tlsCert, key_file_name: config.tlsKey })
-      : uWS.App();
+  const app: TemplatedApp = config.tlsCert && config.tlsKey ? uWS.SSLApp(sslAppOptions(config.tlsCert, config.tlsKey)) : uWS.App();
 
   const hooks = deps.hooks ?? {};
   const info = (ctx: RequestContext): RequestInfo => ({
