@@ -164,6 +164,8 @@ export function createServer(deps: ServerDeps): CutoutServer {
     }
   }
 
+  // No `uWebSockets: 20` header on any response (undocumented switch of uWS.js; process-wide).
+  uWS._cfg('silent');
   const app: TemplatedApp = config.tlsCert && config.tlsKey ? uWS.SSLApp(sslAppOptions(config.tlsCert, config.tlsKey)) : uWS.App();
 
   const hooks = deps.hooks ?? {};
