@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { writeTinyBatchModel } from '../helpers/tiny-batch-model.js';
 
 const CHILD = fileURLToPath(new URL('../helpers/ort-env-child.js', import.meta.url));
@@ -21,7 +21,7 @@ function tree(dir: string): string[] {
   return (fs.readdirSync(dir, { recursive: true }) as string[]).sort();
 }
 
-async function runChild(t: Parameters<Parameters<typeof t.test>[1]>[0], env: Record<string, string>) {
+async function runChild(t: Test, env: Record<string, string>) {
   const tmp = t.testdir({ tmp: {}, home: {} });
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TMPDIR: path.join(tmp, 'tmp'), HOME: path.join(tmp, 'home'), ...env };
   delete childEnv.XDG_CACHE_HOME;
