@@ -8,14 +8,14 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { ensureDemoKey, openLedger, reconcileDeadOwners } from '../ledger/lmdb-ledger.js';
+import { ensureDemoKey, openLedger, reconcileDeadOwners, type ReconcileReport } from '../ledger/lmdb-ledger.js';
 import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';
 import { createRemovalPool } from '../pool/pool.js';
 import { estimateMemory, formatMemoryEstimate } from '../pool/memory-estimate.js';
 import { createServer, consoleLogger, type CutoutServer, type Logger } from '../http/server.js';
 import { assertNativeUws, FallbackUwsError } from '../http/native-check.js';
 import { checkTlsFiles, TlsFileError } from '../http/tls.js';
-import { runSupervisor } from './supervisor.js';
+import { RECONCILE_MESSAGE, runSupervisor } from './supervisor.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 
 export const SERVE_USAGE = `Usage: cutout serve [options]
@@ -51,6 +51,8 @@ export interface RunningService {
   pool: RemovalPool;
   ledger: Ledger;
   demoKey: string | null;
+  /** Refund holds and free slots of dead processes (a supervisor asks after a crash). */
+  reconcile(): ReconcileReport;
   /** Graceful stop; idempotent. */
   shutdown(): Promise<void>;
 }
@@ -66,10 +68,14 @@ export async function startService(config: Config, log: Logger = consoleLogger):
   let pool: RemovalPool | undefined;
   try {
     // Refund holds and free slots left by processes that died mid-request.
-    const report = reconcileDeadOwners(ledger);
-    if (report.holds > 0 || report.slots > 0) {
-      log.info(`ledger: refunded ${report.holds} hold(s) and freed ${report.slots} slot(s) of dead processes`);
-    }
+    const reconcile = () => {
+      const report = reconcileDeadOwners(ledger);
+      if (report.holds > 0 || report.slots > 0) {
+        log.info(`ledger: refunded ${report.holds} hold(s) and freed ${report.slots} slot(s) of dead processes`);
+      }
+      return report;
+    };
+    reconcile();
     const demoKey = config.demoKey ? await ensureDemoKey(ledger) : null;
 
     // ONNX Runtime 1.29's own telemetry (a device id and event database under ~/.cache, an empty
@@ -98,6 +104,7 @@ export async function startService(config: Config, log: Logger = consoleLogger):
       pool: openPool,
       ledger,
       demoKey,
+      reconcile,
       shutdown() {
         stopping ??= (async () => {
           await server.close();
@@ -182,6 +189,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
           process.off('SIGINT', onSignal);
           // The IPC channel to a supervisor would keep this process alive.
           process.off('disconnect', orphaned);
+          process.off('message', onMessage);
           if (process.connected) process.disconnect();
           process.stdout.write('cutout serve: stopped\n');
           resolveExit(0);
@@ -197,7 +205,20 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     // A child of `--processes N` stops when its supervisor disappears (even by SIGKILL), rather
     // than serving on as an orphan nobody supervises.
     const orphaned = () => onSignal('SIGTERM');
-    if (process.send && process.env.CUTOUT_PROCESS_INDEX !== undefined) process.once('disconnect', orphaned);
+    // After another process of the group crashed, its supervisor asks the live ones to give back
+    // what the dead one held (credits, slots) without waiting for its replacement to start.
+    const onMessage = (m: unknown) => {
+      if ((m as { type?: unknown })?.type !== RECONCILE_MESSAGE.type || signals > 0) return;
+      try {
+        service.reconcile();
+      } catch (err) {
+        process.stderr.write(`cutout serve: reconciling the ledger failed: ${(err as Error).message}\n`);
+      }
+    };
+    if (supervised) {
+      process.once('disconnect', orphaned);
+      process.on('message', onMessage);
+    }
   });
 }
 
