@@ -66,3 +66,15 @@ t.test('body memory cap and improve quota', async (t) => {
   t.equal(loadConfig([], { CUTOUT_IMPROVE_QUOTA_BYTES: '0' }).improveQuotaBytes, 0);
   t.throws(() => loadConfig(['--body-memory-bytes', '2048', '--max-body-bytes', '4096'], {}), /must be at least --max-body-bytes/);
 });
+
+t.test('--max-batch and --batch-wait-ms (batch models): pool defaults unless given, bounded', async (t) => {
+  const c = loadConfig([], {});
+  t.equal(c.maxBatch, undefined);
+  t.equal(c.batchWaitMs, undefined);
+  t.equal(loadConfig(['--max-batch', '16', '--batch-wait-ms', '0'], {}).maxBatch, 16);
+  t.equal(loadConfig(['--batch-wait-ms=5'], {}).batchWaitMs, 5);
+  t.equal(loadConfig([], { CUTOUT_MAX_BATCH: '4', CUTOUT_BATCH_WAIT_MS: '3' }).batchWaitMs, 3);
+  t.equal(loadConfig(['--max-batch', '2'], { CUTOUT_MAX_BATCH: '4' }).maxBatch, 2, 'flag wins');
+  for (const bad of ['0', '257', 'x', '-1']) t.throws(() => loadConfig(['--max-batch', bad], {}), /max-batch/, bad);
+  for (const bad of ['-1', '10001', '1.5']) t.throws(() => loadConfig(['--batch-wait-ms', bad], {}), /batch-wait-ms/, bad);
+});
