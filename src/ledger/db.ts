@@ -1,5 +1,6 @@
 // The one LMDB root env for the ledger plus its named sub-databases, so one write transaction spans them all.
-// Every process that shares a data folder must open it through here: LMDB refuses mixed sync flags.
+// Every process that shares a data folder opens it through here. Processes may differ in durability (each
+// commit follows its own process's setting); within one process lmdb-js shares one env per folder.
 
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -9,7 +10,6 @@ import type { SlotRecord } from './slots.js';
 import type { RateRecord } from './rate.js';
 import type { UsageEntry } from './usage.js';
 import type { StorageRecord } from './storage.js';
-
 import { DEFAULT_DURABILITY, type Durability } from './durability.js';
 
 /**
