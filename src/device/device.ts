@@ -66,6 +66,8 @@ export interface ProbeOptions {
   libDir: string;
   /** /proc/driver/nvidia (tests point it elsewhere). */
   nvidiaProcDir?: string;
+  /** GPUs by `nvidia-smi`, asked only when the driver's /proc folder lists none; default: run it. */
+  nvidiaSmi?: () => Gpu[];
   /** Library folders searched before ldconfig's cache (default: LD_LIBRARY_PATH + CUDA's usual places). */
   libSearchPath?: string[];
   /** `ldconfig -p` output; default: run it. */
@@ -115,6 +117,23 @@ export function listGpus(procDir = '/proc/driver/nvidia'): Gpu[] {
   return gpus.sort((a, b) => a.index - b.index);
 }
 
+/** `nvidia-smi --query-gpu=index,name`: the GPUs the driver serves, or none when there is no tool or no driver. */
+export function gpusFromNvidiaSmi(run: () => string | null = nvidiaSmiOutput): Gpu[] {
+  const out = run();
+  if (!out) return [];
+  const gpus: Gpu[] = [];
+  for (const line of out.split('\n')) {
+    const m = /^\s*(\d+)\s*,\s*(.+?)\s*$/.exec(line);
+    if (m) gpus.push({ index: Number(m[1]), name: m[2]! });
+  }
+  return gpus.sort((a, b) => a.index - b.index);
+}
+
+function nvidiaSmiOutput(): string | null {
+  const r = spawnSync('nvidia-smi', ['--query-gpu=index,name', '--format=csv,noheader'], { encoding: 'utf8', timeout: 10_000 });
+  return r.status === 0 ? r.stdout : null;
+}
+
 export function probeCuda(opts: ProbeOptions): CudaProbe {
   const missingProvider = PROVIDER_LIBS.filter((f) => !fs.existsSync(path.join(opts.libDir, f)));
   const search = opts.libSearchPath ?? [...(process.env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean), ...versionedCudaDirs(), ...DEFAULT_CUDA_DIRS];
@@ -126,7 +145,10 @@ export function probeCuda(opts: ProbeOptions): CudaProbe {
   };
   // Without the provider the CUDA libraries do not matter: skip the look-up.
   const missingCuda = missingProvider.length ? [] : CUDA_LIBS.filter((l) => !found(l));
-  return { missingProvider, missingCuda, gpus: listGpus(opts.nvidiaProcDir) };
+  let gpus = listGpus(opts.nvidiaProcDir);
+  // Sandboxed kernels (gVisor) may hide /proc/driver/nvidia while the GPU works: ask the driver's tool.
+  if (gpus.length === 0) gpus = (opts.nvidiaSmi ?? gpusFromNvidiaSmi)();
+  return { missingProvider, missingCuda, gpus };
 }
 
 /** The device for a request, given what the probe found. Throws DeviceError for an explicit cuda that cannot be had. */
@@ -143,7 +165,7 @@ export function chooseDevice(req: DeviceRequest, probe: CudaProbe): DeviceChoice
 
 function cudaMissing(index: number, probe: CudaProbe): string | null {
   if (probe.missingProvider.length) return `no CUDA provider installed (${probe.missingProvider.join(', ')} missing beside libonnxruntime.so.1 in build/Release)`;
-  if (probe.gpus.length === 0) return 'no NVIDIA GPU found (no driver, or none visible in /proc/driver/nvidia/gpus)';
+  if (probe.gpus.length === 0) return 'no NVIDIA GPU found (no driver: none in /proc/driver/nvidia/gpus, and nvidia-smi lists none)';
   if (!probe.gpus.some((g) => g.index === index)) return `no GPU cuda:${index} (found ${probe.gpus.map((g) => `cuda:${g.index}`).join(', ')})`;
   if (probe.missingCuda.length) return `CUDA 13 / cuDNN 9 libraries not found: ${probe.missingCuda.join(', ')} (add their folders to LD_LIBRARY_PATH)`;
   return null;

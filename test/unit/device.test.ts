@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { chooseDevice, CUDA_LIBS, DeviceError, listGpus, parseDevice, probeCuda, PROVIDER_LIBS, type CudaProbe } from '../../src/device/device.js';
+import { chooseDevice, CUDA_LIBS, DeviceError, gpusFromNvidiaSmi, listGpus, parseDevice, probeCuda, PROVIDER_LIBS, type CudaProbe } from '../../src/device/device.js';
 
 t.test('parseDevice', async (t) => {
   t.same(parseDevice(undefined), { kind: 'auto', index: 0 });
@@ -17,7 +17,7 @@ t.test('parseDevice', async (t) => {
 });
 
 /** A fake machine: a lib folder, a CUDA folder and /proc/driver/nvidia, each filled as asked. */
-function machine(t: Test, opts: { provider?: readonly string[]; cuda?: readonly string[]; gpus?: Array<[string, string, number]> }) {
+function machine(t: Test, opts: { provider?: readonly string[]; cuda?: readonly string[]; gpus?: Array<[string, string, number]>; smi?: Array<{ index: number; name: string }> }) {
   const root = t.testdir({ lib: {}, cuda: {}, nvidia: { gpus: {} } });
   for (const f of opts.provider ?? []) fs.writeFileSync(path.join(root, 'lib', f), '');
   for (const f of opts.cuda ?? []) fs.writeFileSync(path.join(root, 'cuda', f), '');
@@ -25,7 +25,13 @@ function machine(t: Test, opts: { provider?: readonly string[]; cuda?: readonly 
     fs.mkdirSync(path.join(root, 'nvidia', 'gpus', bus));
     fs.writeFileSync(path.join(root, 'nvidia', 'gpus', bus, 'information'), `Model: \t\t ${model}\nIRQ:   \t\t 42\nDevice Minor: \t ${minor}\n`);
   }
-  return probeCuda({ libDir: path.join(root, 'lib'), nvidiaProcDir: path.join(root, 'nvidia'), libSearchPath: [path.join(root, 'cuda')], ldconfigOutput: '' });
+  return probeCuda({
+    libDir: path.join(root, 'lib'),
+    nvidiaProcDir: path.join(root, 'nvidia'),
+    libSearchPath: [path.join(root, 'cuda')],
+    ldconfigOutput: '',
+    nvidiaSmi: () => opts.smi ?? [],
+  });
 }
 
 const H100: [string, string, number] = ['0000:c1:00.0', 'NVIDIA H100 80GB HBM3', 0];
@@ -45,7 +51,7 @@ t.test('a CPU box: auto picks the CPU and says why; cuda is refused naming what 
 
 t.test('provider installed but no GPU, or no CUDA libraries', async (t) => {
   const noGpu = machine(t, { provider: PROVIDER_LIBS, cuda: CUDA_LIBS });
-  t.equal(chooseDevice(parseDevice('auto'), noGpu).reason, 'no NVIDIA GPU found (no driver, or none visible in /proc/driver/nvidia/gpus)');
+  t.equal(chooseDevice(parseDevice('auto'), noGpu).reason, 'no NVIDIA GPU found (no driver: none in /proc/driver/nvidia/gpus, and nvidia-smi lists none)');
   t.throws(() => chooseDevice(parseDevice('cuda:0'), noGpu), /no NVIDIA GPU found/);
 
   const noLibs = machine(t, { provider: PROVIDER_LIBS, cuda: ['libcudart.so.13'], gpus: [H100] });
@@ -63,6 +69,17 @@ t.test('a GPU box: auto and cuda take the GPU; a missing index is named', async 
   t.same(chooseDevice(parseDevice('cuda:1'), probe), { kind: 'cuda', index: 1, label: 'cuda:1 (NVIDIA H100 80GB HBM3)', reason: 'requested' });
   const err = t.throws(() => chooseDevice(parseDevice('cuda:2'), probe)) as DeviceError;
   t.equal(err.message, '--device cuda:2 cannot be used: no GPU cuda:2 (found cuda:0, cuda:1)');
+});
+
+t.test('a sandbox that hides /proc/driver/nvidia: the GPUs nvidia-smi lists count', async (t) => {
+  const probe = machine(t, { provider: PROVIDER_LIBS, cuda: CUDA_LIBS, smi: [{ index: 0, name: 'NVIDIA H200' }] });
+  t.same(chooseDevice(parseDevice('auto'), probe), { kind: 'cuda', index: 0, label: 'cuda:0 (NVIDIA H200)', reason: 'CUDA provider and GPU found' });
+  t.same(gpusFromNvidiaSmi(() => '0, NVIDIA H100 80GB HBM3\n1, NVIDIA H100 80GB HBM3\n'), [
+    { index: 0, name: 'NVIDIA H100 80GB HBM3' },
+    { index: 1, name: 'NVIDIA H100 80GB HBM3' },
+  ]);
+  t.same(gpusFromNvidiaSmi(() => null), [], 'no nvidia-smi, or it failed: no GPU');
+  t.same(gpusFromNvidiaSmi(() => 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.\n'), []);
 });
 
 t.test('listGpus: no driver folder is no GPU; a garbled information file still counts', async (t) => {
