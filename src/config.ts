@@ -17,6 +17,10 @@ export interface Config {
   readonly processes: number;
   /** Queued removals beyond the running ones before 503; undefined = the pool's default. */
   readonly maxQueue: number | undefined;
+  /** Batch models (the CUDA default): most photos per inference batch; undefined = the pool's default. */
+  readonly maxBatch: number | undefined;
+  /** Batch models: ms a free inference worker waits for a batch to fill; undefined = the pool's default. */
+  readonly batchWaitMs: number | undefined;
   readonly tlsCert: string | undefined;
   readonly tlsKey: string | undefined;
   /** Largest request body (a 22 MB image as base64 plus form overhead). */
@@ -65,6 +69,8 @@ const FLAGS: Readonly<Record<string, string>> = {
   device: 'CUTOUT_DEVICE',
   processes: 'CUTOUT_PROCESSES',
   'max-queue': 'CUTOUT_MAX_QUEUE',
+  'max-batch': 'CUTOUT_MAX_BATCH',
+  'batch-wait-ms': 'CUTOUT_BATCH_WAIT_MS',
   'tls-cert': 'CUTOUT_TLS_CERT',
   'tls-key': 'CUTOUT_TLS_KEY',
   'max-body-bytes': 'CUTOUT_MAX_BODY_BYTES',
@@ -151,6 +157,8 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     workers: integer('workers', get('workers'), 1, 256),
     processes: integer('processes', get('processes'), 1, 64) ?? 1,
     maxQueue: integer('max-queue', get('max-queue'), 0, 1_000_000),
+    maxBatch: integer('max-batch', get('max-batch'), 1, 256),
+    batchWaitMs: integer('batch-wait-ms', get('batch-wait-ms'), 0, 10_000),
     tlsCert,
     tlsKey,
     maxImageBytes: DEFAULTS.maxImageBytes,

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Registers the addon's exports; the work lives in session.cc and the pure C++ files.
+// Registers the addon's exports; the work lives in session.cc, composite_args.cc and the pure C++ files.
 #include <napi.h>
 
 #include "batch_session.h"
 #include "composite.h"
+#include "composite_args.h"
 #include "memory.h"
 #include "napi_util.h"
 #include "ort_env.h"
@@ -151,6 +152,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("blendOver", Napi::Function::New<JsBlendOver>(env, "blendOver"));
   exports.Set("extractAlpha", Napi::Function::New<JsExtractAlpha>(env, "extractAlpha"));
   exports.Set("encodePng", Napi::Function::New<JsEncodePng>(env, "encodePng"));
+  exports.Set("compositeMask", Napi::Function::New<JsCompositeMask>(env, "compositeMask"));
   exports.Set("loadedModels", Napi::Function::New<JsLoadedModels>(env, "loadedModels"));
   exports.Set("trimMemory", Napi::Function::New<JsTrimMemory>(env, "trimMemory"));
   exports.Set("mmapThreshold", malloc_tuned ? Napi::Number::New(env, static_cast<double>(kMmapThresholdBytes)) : env.Null());

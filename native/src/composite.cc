@@ -2,10 +2,13 @@
 #include "composite.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "foreground.h"
 #include "matting.h"
+#include "parallel.h"
 #include "refine.h"
 
 namespace cutout {
@@ -13,19 +16,25 @@ namespace cutout {
 namespace {
 inline uint8_t Div255(uint32_t v) { return static_cast<uint8_t>((v + 128 + ((v + 128) >> 8)) >> 8); }
 
-void ZeroTransparentColour(uint8_t* rgba, size_t pixels) {
-  // Hidden colour only costs PNG bytes and encode time.
-  for (size_t i = 0; i < pixels; i++) {
+// Row bands of about 256K pixels, handed to `threads` workers: fn(y0, y1).
+template <class Fn>
+void ForRowBands(int w, int h, int threads, Fn&& fn) {
+  const int rows = BandRows(w);
+  ParallelForEach((h + rows - 1) / rows, threads,
+                  [&](int, int item) { fn(item * rows, std::min(h, item * rows + rows)); });
+}
+
+// Rows [y0, y1). Hidden colour only costs PNG bytes and encode time.
+void ZeroTransparentRows(uint8_t* rgba, int w, int y0, int y1) {
+  for (size_t i = static_cast<size_t>(y0) * w; i < static_cast<size_t>(y1) * w; i++) {
     uint8_t* p = rgba + i * 4;
     if (p[3] == 0) p[0] = p[1] = p[2] = 0;
   }
 }
 
-void ApplyRoi(uint8_t* rgba, int w, int h, const CompositeParams& p) {
-  if (p.roi_x2 <= p.roi_x1 || p.roi_y2 <= p.roi_y1) return;
-  const int x1 = std::clamp(p.roi_x1, 0, w), x2 = std::clamp(p.roi_x2, 0, w);
-  const int y1 = std::clamp(p.roi_y1, 0, h), y2 = std::clamp(p.roi_y2, 0, h);
-  for (int y = 0; y < h; y++) {
+// Rows [ya, yb): alpha 0 outside [x1, x2) × [y1, y2).
+void RoiRows(uint8_t* rgba, int w, int x1, int x2, int y1, int y2, int ya, int yb) {
+  for (int y = ya; y < yb; y++) {
     uint8_t* row = rgba + static_cast<size_t>(y) * w * 4;
     const bool inside_row = y >= y1 && y < y2;
     for (int x = 0; x < w; x++) {
@@ -33,11 +42,22 @@ void ApplyRoi(uint8_t* rgba, int w, int h, const CompositeParams& p) {
     }
   }
 }
-}  // namespace
 
-Box ForegroundBox(const uint8_t* rgba, int w, int h) {
-  int minx = w, miny = h, maxx = -1, maxy = -1;
-  for (int y = 0; y < h; y++) {
+void ApplyRoi(uint8_t* rgba, int w, int h, const CompositeParams& p, int threads) {
+  if (p.roi_x2 <= p.roi_x1 || p.roi_y2 <= p.roi_y1) return;
+  const int x1 = std::clamp(p.roi_x1, 0, w), x2 = std::clamp(p.roi_x2, 0, w);
+  const int y1 = std::clamp(p.roi_y1, 0, h), y2 = std::clamp(p.roi_y2, 0, h);
+  ForRowBands(w, h, threads, [&](int ya, int yb) { RoiRows(rgba, w, x1, x2, y1, y2, ya, yb); });
+}
+
+// Box of alpha >= kForegroundThreshold in rows [ya, yb); none: maxx = maxy = -1.
+struct Span {
+  int minx, miny, maxx, maxy;
+};
+
+Span ForegroundSpan(const uint8_t* rgba, int w, int h, int ya, int yb) {
+  Span s{w, h, -1, -1};
+  for (int y = ya; y < yb; y++) {
     const uint8_t* row = rgba + static_cast<size_t>(y) * w * 4;
     int first = -1, last = -1;
     for (int x = 0; x < w; x++) {
@@ -47,11 +67,35 @@ Box ForegroundBox(const uint8_t* rgba, int w, int h) {
       }
     }
     if (first >= 0) {
-      minx = std::min(minx, first);
-      maxx = std::max(maxx, last);
-      miny = std::min(miny, y);
-      maxy = y;
+      s.minx = std::min(s.minx, first);
+      s.maxx = std::max(s.maxx, last);
+      s.miny = std::min(s.miny, y);
+      s.maxy = y;
     }
+  }
+  return s;
+}
+
+double MsSince(std::chrono::steady_clock::time_point& t) {
+  const auto now = std::chrono::steady_clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(now - t).count();
+  t = now;
+  return ms;
+}
+}  // namespace
+
+Box ForegroundBox(const uint8_t* rgba, int w, int h, int threads) {
+  const int rows = BandRows(w), bands = (h + rows - 1) / rows;
+  std::vector<Span> spans(std::max(bands, 0), Span{w, h, -1, -1});
+  ParallelForEach(bands, threads, [&](int, int item) {
+    spans[item] = ForegroundSpan(rgba, w, h, item * rows, std::min(h, item * rows + rows));
+  });
+  int minx = w, miny = h, maxx = -1, maxy = -1;
+  for (const Span& s : spans) {  // min/max: the same box whatever the bands
+    minx = std::min(minx, s.minx);
+    miny = std::min(miny, s.miny);
+    maxx = std::max(maxx, s.maxx);
+    maxy = std::max(maxy, s.maxy);
   }
   Box box;
   if (maxx >= 0) {
@@ -65,18 +109,29 @@ Box ForegroundBox(const uint8_t* rgba, int w, int h) {
 
 Box CompositeAlpha(uint8_t* rgba, int w, int h, const float* mask, int mw, int mh, const CompositeParams& p) {
   const size_t stride = static_cast<size_t>(w) * 4;
-  UpsampleMatteBilinear(mask, mw, mh, rgba + 3, w, h, 4, stride);
+  const int threads = static_cast<int64_t>(w) * h >= kParallelMinPixels ? ClampThreads(p.threads) : 1;
+  CompositeTimings times;
+  auto t = std::chrono::steady_clock::now();
+  UpsampleMatteBilinear(mask, mw, mh, rgba + 3, w, h, 4, stride, threads);
+  times.upsample = MsSince(t);
   if (p.refine) {
-    RefineMatteGuided(rgba, w, h, mask, mw, mh, p.refine_params);
-    if (p.matting) MatteByColourModel(rgba, w, h, mw, mh, p.matting_params);
+    RefineMatteGuided(rgba, w, h, mask, mw, mh, p.refine_params, threads);
+    times.refine = MsSince(t);
+    if (p.matting) MatteByColourModel(rgba, w, h, mw, mh, p.matting_params, threads);
+    times.matting = MsSince(t);
   }
-  ApplyRoi(rgba, w, h, p);
+  ApplyRoi(rgba, w, h, p, threads);
+  times.roi = MsSince(t);
   if (p.decontaminate) {
-    EstimateForeground(rgba, w, h, ForegroundParams{});
+    EstimateForeground(rgba, w, h, ForegroundParams{}, threads);
   } else {
-    ZeroTransparentColour(rgba, static_cast<size_t>(w) * h);
+    ForRowBands(w, h, threads, [&](int y0, int y1) { ZeroTransparentRows(rgba, w, y0, y1); });
   }
-  return ForegroundBox(rgba, w, h);
+  times.foreground = MsSince(t);
+  const Box box = ForegroundBox(rgba, w, h, threads);
+  times.box = MsSince(t);
+  if (p.timings) *p.timings = times;
+  return box;
 }
 
 void FlattenOnColor(uint8_t* rgba, size_t pixels, uint8_t r, uint8_t g, uint8_t b, uint8_t a) {

@@ -2,9 +2,14 @@
 #include "foreground.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <thread>
 #include <vector>
+
+#include "parallel.h"
 
 namespace cutout {
 namespace {
@@ -52,6 +57,28 @@ void ZeroTransparent(uint8_t* row, int w) {
   }
 }
 
+// Bounding box [x0,x1)×[y0,y1) of the semi-transparent pixels in rows [ya, yb); empty: x0 = w, y0 = h,
+// x1 = y1 = 0.
+struct Span {
+  int x0, y0, x1, y1;
+};
+
+Span PartialSpan(const uint8_t* rgba, int w, int h, int ya, int yb) {
+  Span b{w, h, 0, 0};
+  for (int y = ya; y < yb; ++y) {
+    const uint8_t* row = rgba + static_cast<size_t>(y) * w * 4;
+    if (!RowHasPartial(row, w)) continue;
+    int xa = 0, xb = w - 1;
+    while (!Partial(row[4 * xa + 3])) ++xa;
+    while (!Partial(row[4 * xb + 3])) --xb;
+    b.x0 = std::min(b.x0, xa);
+    b.x1 = std::max(b.x1, xb + 1);
+    b.y0 = std::min(b.y0, y);
+    b.y1 = y + 1;
+  }
+  return b;
+}
+
 // Working geometry: the semi-transparent bounding box (plus a margin so the solver sees some sure
 // background/foreground around it), downscaled by an integer factor s.
 struct Region {
@@ -80,19 +107,18 @@ Region MakeRegion(int w, int h, int bx0, int by0, int bx1, int by1, int max_pixe
   return r;
 }
 
-// Box-average the region into 4 floats per working pixel (r,g,b,a in 0..1).
-void AreaAverage(const uint8_t* rgba, int w, const Region& g, float* out) {
+// Working rows [j0, j1) of the region box-averaged into 4 floats per working pixel (r,g,b,a in 0..1).
+// acc: (g.x1 - g.x0) * 4 column sums of scratch.
+void AverageRows(const uint8_t* rgba, int w, const Region g, float* out, int j0, int j1, uint32_t* acc) {
   const size_t row_bytes = static_cast<size_t>(w) * 4;
   const int bw = g.x1 - g.x0;
   const size_t n = static_cast<size_t>(bw) * 4;
-  std::vector<uint32_t> acc(n);  // s rows of 255 per column: fine for s < 2^24
-  for (int j = 0; j < g.wh; ++j) {
+  for (int j = j0; j < j1; ++j) {
     const int ya = g.y0 + j * g.s, yb = std::min(g.y1, ya + g.s);
-    std::fill(acc.begin(), acc.end(), 0u);
+    std::fill(acc, acc + n, 0u);  // s rows of 255 per column: fine for s < 2^24
     for (int y = ya; y < yb; ++y) {
       const uint8_t* row = rgba + static_cast<size_t>(y) * row_bytes + static_cast<size_t>(g.x0) * 4;
-      uint32_t* a = acc.data();
-      for (size_t k = 0; k < n; ++k) a[k] += row[k];
+      for (size_t k = 0; k < n; ++k) acc[k] += row[k];
     }
     float* o = out + static_cast<size_t>(j) * g.ww * 4;
     for (int i = 0; i < g.ww; ++i) {
@@ -113,17 +139,38 @@ void AreaAverage(const uint8_t* rgba, int w, const Region& g, float* out) {
   }
 }
 
-// Nearest-neighbour resize of a plane of `ch` floats per pixel (as pymatting between levels).
-void ResizeNearest(const float* src, int sw, int sh, float* dst, int dw, int dh, int ch) {
+// The whole region; working rows are independent, so `threads` splits them.
+void AreaAverage(const uint8_t* rgba, int w, const Region& g, float* out, int threads) {
+  std::vector<std::vector<uint32_t>> accs(threads);
+  const int rows = std::max(1, BandRows(g.x1 - g.x0) / g.s);  // working rows per item
+  ParallelForEach((g.wh + rows - 1) / rows, threads, [&](int worker, int item) {
+    accs[worker].resize(static_cast<size_t>(g.x1 - g.x0) * 4);
+    AverageRows(rgba, w, g, out, item * rows, std::min(g.wh, item * rows + rows), accs[worker].data());
+  });
+}
+
+// Nearest-neighbour resize of a plane of CH floats per pixel (as pymatting between levels): rows
+// [y0, y1) of dst; xs: the source column of each destination column.
+template <int CH>
+void ResizeRows(const float* src, int sw, int sh, float* dst, int dw, int dh, const int* xs, int y0, int y1) {
+  for (int y = y0; y < y1; ++y) {
+    const int sy = std::min(static_cast<int>(static_cast<int64_t>(y) * sh / dh), sh - 1);
+    const float* s = src + static_cast<size_t>(sy) * sw * CH;
+    float* d = dst + static_cast<size_t>(y) * dw * CH;
+    for (int x = 0; x < dw; ++x)
+      std::memcpy(d + static_cast<size_t>(x) * CH, s + static_cast<size_t>(xs[x]) * CH, sizeof(float) * CH);
+  }
+}
+
+// The whole plane; rows are independent, so `threads` splits them.
+template <int CH>
+void ResizeNearest(const float* src, int sw, int sh, float* dst, int dw, int dh, int threads) {
   std::vector<int> xs(dw);
   for (int x = 0; x < dw; ++x) xs[x] = std::min(static_cast<int>(static_cast<int64_t>(x) * sw / dw), sw - 1);
-  for (int y = 0; y < dh; ++y) {
-    const int sy = std::min(static_cast<int>(static_cast<int64_t>(y) * sh / dh), sh - 1);
-    const float* s = src + static_cast<size_t>(sy) * sw * ch;
-    float* d = dst + static_cast<size_t>(y) * dw * ch;
-    for (int x = 0; x < dw; ++x)
-      for (int c = 0; c < ch; ++c) d[x * ch + c] = s[xs[x] * ch + c];
-  }
+  const int rows = BandRows(dw, 1 << 16);
+  ParallelForEach((dh + rows - 1) / rows, threads, [&](int, int item) {
+    ResizeRows<CH>(src, sw, sh, dst, dw, dh, xs.data(), item * rows, std::min(dh, item * rows + rows));
+  });
 }
 
 // Per-pixel 2×2 solve shared by the sweeps and the full-res step: minimise
@@ -141,94 +188,200 @@ inline void Solve(float a0, float W, const float* I, const float* acc, float* fb
   }
 }
 
-// One Gauss-Seidel sweep (in place, as pymatting) over a level: img 4 floats/px, fb 8 floats/px.
-void Sweep(const float* img, float* fb, int w, int h, float reg, float gw) {
-  for (int y = 0; y < h; ++y) {
-    const size_t row = static_cast<size_t>(y) * w;
-    const size_t up = static_cast<size_t>(y > 0 ? y - 1 : y) * w;
-    const size_t dn = static_cast<size_t>(y < h - 1 ? y + 1 : y) * w;
-    for (int x = 0; x < w; ++x) {
-      const size_t xl = x > 0 ? x - 1 : x, xr = x < w - 1 ? x + 1 : x;
-      const size_t nb[4] = {row + xl, row + xr, up + x, dn + x};
-      const float* c = img + 4 * (row + x);
-      const float a0 = c[3];
-      float acc[8] = {};
-      float W = 0.f;
-      for (int k = 0; k < 4; ++k) {
-        const float wk = reg + gw * std::fabs(a0 - img[4 * nb[k] + 3]);
-        W += wk;
-        const float* n = fb + 8 * nb[k];
-        for (int q = 0; q < 8; ++q) acc[q] += wk * n[q];
-      }
-      Solve(a0, W, c, acc, fb + 8 * (row + x));
+// Pixels [x0, x1) of row y in one Gauss-Seidel sweep (in place, as pymatting) over a level: img 4
+// floats/px, fb 8 floats/px. Left and upper neighbours are already this sweep's, right and lower ones
+// still the previous sweep's.
+void SweepRow(const float* img, float* fb, int w, int h, int y, int x0, int x1, float reg, float gw) {
+  const size_t row = static_cast<size_t>(y) * w;
+  const size_t up = static_cast<size_t>(y > 0 ? y - 1 : y) * w;
+  const size_t dn = static_cast<size_t>(y < h - 1 ? y + 1 : y) * w;
+  for (int x = x0; x < x1; ++x) {
+    const size_t xl = x > 0 ? x - 1 : x, xr = x < w - 1 ? x + 1 : x;
+    const size_t nb[4] = {row + xl, row + xr, up + x, dn + x};
+    const float* c = img + 4 * (row + x);
+    const float a0 = c[3];
+    float acc[8] = {};
+    float W = 0.f;
+    for (int k = 0; k < 4; ++k) {
+      const float wk = reg + gw * std::fabs(a0 - img[4 * nb[k] + 3]);
+      W += wk;
+      const float* n = fb + 8 * nb[k];
+      for (int q = 0; q < 8; ++q) acc[q] += wk * n[q];
     }
+    Solve(a0, W, c, acc, fb + 8 * (row + x));
   }
 }
 
-// Multi-level solve on the working image (ww×wh): levels grow geometrically from 1×1.
-void SolveMultiLevel(const float* img, int ww, int wh, const ForegroundParams& p, std::vector<float>& fb) {
+// The wavefront's steps: blocks of kSweepBlock columns of kSweepRows rows; and the smallest level
+// worth splitting.
+constexpr int kSweepBlock = 64;
+constexpr int kSweepRows = 16;
+constexpr int kSweepMinPixels = 1 << 15;
+
+// One sweep. With threads, as a wavefront over groups of kSweepRows rows: workers claim the groups in
+// order, go through a group a block of columns at a time (each row of the group in turn), and start
+// a block only once the group above has finished it. Every pixel then sees exactly the neighbour
+// values of the row-by-row sweep (left and upper: this sweep's; right and lower: not yet touched), so
+// the result is the same bytes for any thread count. A group only waits for one claimed before it,
+// so the wavefront never stalls, even with fewer running workers. Groups, rather than single rows,
+// keep the rows that two cores both touch to one in kSweepRows.
+void Sweep(const float* img, float* fb, int w, int h, float reg, float gw, int threads) {
+  const int groups = (h + kSweepRows - 1) / kSweepRows;
+  if (threads <= 1 || groups < 2 || w < 2 * kSweepBlock || static_cast<int64_t>(w) * h < kSweepMinPixels) {
+    for (int y = 0; y < h; ++y) SweepRow(img, fb, w, h, y, 0, w, reg, gw);
+    return;
+  }
+  struct alignas(64) Progress {  // one cache line per group: neighbouring groups run on other cores
+    std::atomic<int> done{0};    // columns finished by every row of the group
+  };
+  std::unique_ptr<Progress[]> progress(new Progress[groups]);
+  ParallelForEach(groups, threads, [&](int, int g) {
+    const int y0 = g * kSweepRows, y1 = std::min(h, y0 + kSweepRows);
+    for (int x0 = 0; x0 < w; x0 += kSweepBlock) {
+      const int x1 = std::min(w, x0 + kSweepBlock);
+      if (g > 0)
+        while (progress[g - 1].done.load(std::memory_order_acquire) < x1) std::this_thread::yield();
+      for (int y = y0; y < y1; ++y) SweepRow(img, fb, w, h, y, x0, x1, reg, gw);
+      progress[g].done.store(x1, std::memory_order_release);
+    }
+  });
+}
+
+// Size of level lv of 0..n_levels along a side of n: the levels grow geometrically from 1 (as pymatting).
+int LevelSize(int n, int lv, int n_levels) {
+  const double t = n_levels ? static_cast<double>(lv) / n_levels : 1.0;
+  return std::max(1, static_cast<int>(std::lround(std::pow(static_cast<double>(n), t))));
+}
+
+// Multi-level solve on the working image (ww×wh); returns the finest level's F,B (8 floats per pixel).
+// The levels' F,B take turns in two buffers, the finest in `big` (ww×wh), the one below it in `small`
+// (sized for the second-finest level, which no coarser level exceeds), and so on down. Neither is
+// initialised: ResizeNearest writes every value before a sweep reads it.
+std::unique_ptr<float[]> SolveMultiLevel(const float* img, int ww, int wh, const ForegroundParams& p, int threads) {
   const int n_levels = std::max(ww, wh) > 1 ? static_cast<int>(std::ceil(std::log2(std::max(ww, wh)))) : 0;
-  std::vector<float> prev(8, 0.f), level_img;
+  const size_t below = n_levels > 0 ? static_cast<size_t>(LevelSize(ww, n_levels - 1, n_levels)) *
+                                          LevelSize(wh, n_levels - 1, n_levels)
+                                    : 1;
+  std::unique_ptr<float[]> big(new float[static_cast<size_t>(ww) * wh * 8]), small(new float[below * 8]);
+  std::unique_ptr<float[]> level_img(new float[below * 4]);
+  const float zero[8] = {};
+  const float* prev = zero;  // the 1×1 start: F = B = 0
   int pw = 1, ph = 1;
   const float reg = std::max(p.regularization, 1e-8f), gw = std::max(p.gradient_weight, 0.f);
   for (int lv = 0; lv <= n_levels; ++lv) {
-    const double t = n_levels ? static_cast<double>(lv) / n_levels : 1.0;
-    const int lw = std::max(1, static_cast<int>(std::lround(std::pow(static_cast<double>(ww), t))));
-    const int lh = std::max(1, static_cast<int>(std::lround(std::pow(static_cast<double>(wh), t))));
+    const int lw = LevelSize(ww, lv, n_levels), lh = LevelSize(wh, lv, n_levels);
     const float* li = img;
     if (lw != ww || lh != wh) {
-      level_img.resize(static_cast<size_t>(lw) * lh * 4);
-      ResizeNearest(img, ww, wh, level_img.data(), lw, lh, 4);
-      li = level_img.data();
+      ResizeNearest<4>(img, ww, wh, level_img.get(), lw, lh, threads);
+      li = level_img.get();
     }
-    fb.resize(static_cast<size_t>(lw) * lh * 8);
-    ResizeNearest(prev.data(), pw, ph, fb.data(), lw, lh, 8);
+    float* fb = ((n_levels - lv) % 2 == 0 ? big : small).get();
+    ResizeNearest<8>(prev, pw, ph, fb, lw, lh, threads);
     const int iters = (lw <= p.small_size && lh <= p.small_size) ? p.small_iterations : p.big_iterations;
-    for (int it = 0; it < iters; ++it) Sweep(li, fb.data(), lw, lh, reg, gw);
-    if (lv < n_levels) {
-      prev.swap(fb);
-      pw = lw;
-      ph = lh;
+    for (int it = 0; it < iters; ++it) Sweep(li, fb, lw, lh, reg, gw, threads);
+    prev = fb;
+    pw = lw;
+    ph = lh;
+  }
+  return big;
+}
+
+// Step 3 of EstimateForeground. Semi-transparent pixels: the same 2×2 solve at full res, with the
+// four neighbours' F,B taken from the bilinear-upsampled working solution (one Jacobi step on the
+// finest level), so F follows the photo's full-res detail where alpha is high and the smooth
+// estimate where it is low.
+struct WriteBack {
+  uint8_t* rgba;
+  int w, h;
+  Region g;
+  const float* fb;              // working solution, 8 floats per working pixel
+  int bx0, bx1, by0, by1;       // semi-transparent box (empty: by1 == by0)
+  const int* tx0;               // horizontal taps onto the working grid, per box column
+  const int* tx1;
+  const float* tfx;
+  float reg, gwt;
+};
+
+// Rows [ya, yb); frow: g.ww * 8 floats of scratch. wb by value: its fields stay in registers.
+// Colour under alpha 0 is zeroed here except in rows ya and yb - 1 (see EstimateForeground).
+void WriteBackRows(const WriteBack wb, int ya, int yb, float* frow) {
+  const int w = wb.w, h = wb.h;
+  const Region& g = wb.g;
+  const size_t row_bytes = static_cast<size_t>(w) * 4;
+  constexpr float kInv255 = 1.f / 255.f;
+  for (int y = ya; y < yb; ++y) {
+    uint8_t* row = wb.rgba + static_cast<size_t>(y) * row_bytes;
+    if (y >= wb.by0 && y < wb.by1) {
+      const uint8_t* up = row - (y > 0 ? row_bytes : 0);
+      const uint8_t* dn = row + (y < h - 1 ? row_bytes : 0);
+      bool blended = false;
+      for (int x = wb.bx0; x < wb.bx1; ++x) {
+        uint8_t* px = row + static_cast<size_t>(x) * 4;
+        if (!Partial(px[3])) continue;
+        if (!blended) {  // vertical blend of the working rows, once per image row that needs it
+          float sy = (y - g.y0 + 0.5f) / g.s - 0.5f;
+          sy = std::min(std::max(sy, 0.f), static_cast<float>(g.wh - 1));
+          const int j0 = std::min(static_cast<int>(sy), std::max(g.wh - 2, 0)), j1 = std::min(j0 + 1, g.wh - 1);
+          const float fy = g.wh > 1 ? sy - j0 : 0.f;
+          const float* r0 = &wb.fb[static_cast<size_t>(j0) * g.ww * 8];
+          const float* r1 = &wb.fb[static_cast<size_t>(j1) * g.ww * 8];
+          for (size_t q = 0; q < static_cast<size_t>(g.ww) * 8; ++q) frow[q] = r0[q] + (r1[q] - r0[q]) * fy;
+          blended = true;
+        }
+        const float a0 = px[3] * kInv255;
+        const int xl = x > 0 ? x - 1 : x, xr = x < w - 1 ? x + 1 : x;
+        const float W = 4.f * wb.reg + wb.gwt * kInv255 *
+                                           (std::abs(px[3] - row[4 * xl + 3]) + std::abs(px[3] - row[4 * xr + 3]) +
+                                            std::abs(px[3] - up[4 * x + 3]) + std::abs(px[3] - dn[4 * x + 3]));
+        const int lx = x - g.x0;
+        const float* l = &frow[static_cast<size_t>(wb.tx0[lx]) * 8];
+        const float* r = &frow[static_cast<size_t>(wb.tx1[lx]) * 8];
+        const float f = wb.tfx[lx];
+        float acc[8], I[3] = {px[0] * kInv255, px[1] * kInv255, px[2] * kInv255}, out[8];
+        for (int q = 0; q < 8; ++q) acc[q] = W * (l[q] + (r[q] - l[q]) * f);
+        Solve(a0, W, I, acc, out);
+        for (int c = 0; c < 3; ++c) px[c] = static_cast<uint8_t>(out[c] * 255.f + 0.5f);
+      }
     }
+    if (y != ya && y != yb - 1) ZeroTransparent(row, w);  // RGB 0 under alpha 0: smaller, faster PNGs
   }
 }
 
 }  // namespace
 
-void EstimateForeground(uint8_t* rgba, int w, int h, const ForegroundParams& p) {
+void EstimateForeground(uint8_t* rgba, int w, int h, const ForegroundParams& p, int threads) {
   if (!rgba || w <= 0 || h <= 0) return;
-  const size_t row_bytes = static_cast<size_t>(w) * 4;
+  threads = ClampThreads(threads);
+  const int rows = BandRows(w), bands = (h + rows - 1) / rows;
 
-  // 1. Bounding box of semi-transparent pixels (the solve must see RGB before step 3 zeroes it).
+  // 1. Bounding box of semi-transparent pixels (the solve must see RGB before step 3 zeroes it):
+  // one box per band of rows, merged (min/max do not care in which order).
+  std::vector<Span> boxes(bands);
+  ParallelForEach(bands, threads, [&](int, int item) {
+    boxes[item] = PartialSpan(rgba, w, h, item * rows, std::min(h, item * rows + rows));
+  });
   int bx0 = w, by0 = h, bx1 = 0, by1 = 0;
-  for (int y = 0; y < h; ++y) {
-    const uint8_t* row = rgba + static_cast<size_t>(y) * row_bytes;
-    if (!RowHasPartial(row, w)) continue;
-    int xa = 0, xb = w - 1;
-    while (!Partial(row[4 * xa + 3])) ++xa;
-    while (!Partial(row[4 * xb + 3])) --xb;
-    bx0 = std::min(bx0, xa);
-    bx1 = std::max(bx1, xb + 1);
-    by0 = std::min(by0, y);
-    by1 = y + 1;
+  for (const Span& b : boxes) {
+    bx0 = std::min(bx0, b.x0);
+    bx1 = std::max(bx1, b.x1);
+    by0 = std::min(by0, b.y0);
+    by1 = std::max(by1, b.y1);
   }
 
   Region g;
-  std::vector<float> fb;
+  std::unique_ptr<float[]> fb;
   const bool has_partial = by1 > by0;
   if (has_partial) {
     // 2. Multi-level solve on the downscaled box.
     g = MakeRegion(w, h, bx0, by0, bx1, by1, p.max_working_pixels);
-    std::vector<float> img(static_cast<size_t>(g.ww) * g.wh * 4);
-    AreaAverage(rgba, w, g, img.data());
-    SolveMultiLevel(img.data(), g.ww, g.wh, p, fb);
+    std::unique_ptr<float[]> img(new float[static_cast<size_t>(g.ww) * g.wh * 4]);  // AreaAverage writes all
+    AreaAverage(rgba, w, g, img.get(), threads);
+    fb = SolveMultiLevel(img.get(), g.ww, g.wh, p, threads);
   }
 
-  // 3. Write back. Semi-transparent pixels: the same 2×2 solve at full res, with the four neighbours'
-  // F,B taken from the bilinear-upsampled working solution (one Jacobi step on the finest level), so
-  // F follows the photo's full-res detail where alpha is high and the smooth estimate where it is low.
+  // 3. Write back, in bands of rows (a row writes only its own RGB; the alpha it reads never changes).
   std::vector<int> tx0, tx1;
-  std::vector<float> tfx, frow;
+  std::vector<float> tfx;
   if (has_partial) {
     const int bw = g.x1 - g.x0;
     tx0.resize(bw);
@@ -242,58 +395,35 @@ void EstimateForeground(uint8_t* rgba, int w, int h, const ForegroundParams& p) 
       tx1[x] = std::min(i + 1, g.ww - 1);
       tfx[x] = g.ww > 1 ? s - i : 0.f;
     }
-    frow.resize(static_cast<size_t>(g.ww) * 8);
   }
-  const float reg = std::max(p.regularization, 1e-8f), gwt = std::max(p.gradient_weight, 0.f);
-  constexpr float kInv255 = 1.f / 255.f;
-  for (int y = 0; y < h; ++y) {
-    uint8_t* row = rgba + static_cast<size_t>(y) * row_bytes;
-    if (has_partial && y >= by0 && y < by1) {
-      const uint8_t* up = row - (y > 0 ? row_bytes : 0);
-      const uint8_t* dn = row + (y < h - 1 ? row_bytes : 0);
-      bool blended = false;
-      for (int x = bx0; x < bx1; ++x) {
-        uint8_t* px = row + static_cast<size_t>(x) * 4;
-        if (!Partial(px[3])) continue;
-        if (!blended) {  // vertical blend of the working rows, once per image row that needs it
-          float sy = (y - g.y0 + 0.5f) / g.s - 0.5f;
-          sy = std::min(std::max(sy, 0.f), static_cast<float>(g.wh - 1));
-          const int j0 = std::min(static_cast<int>(sy), std::max(g.wh - 2, 0)), j1 = std::min(j0 + 1, g.wh - 1);
-          const float fy = g.wh > 1 ? sy - j0 : 0.f;
-          const float* r0 = &fb[static_cast<size_t>(j0) * g.ww * 8];
-          const float* r1 = &fb[static_cast<size_t>(j1) * g.ww * 8];
-          for (size_t q = 0; q < frow.size(); ++q) frow[q] = r0[q] + (r1[q] - r0[q]) * fy;
-          blended = true;
-        }
-        const float a0 = px[3] * kInv255;
-        const int xl = x > 0 ? x - 1 : x, xr = x < w - 1 ? x + 1 : x;
-        const float W = 4.f * reg + gwt * kInv255 *
-                                        (std::abs(px[3] - row[4 * xl + 3]) + std::abs(px[3] - row[4 * xr + 3]) +
-                                         std::abs(px[3] - up[4 * x + 3]) + std::abs(px[3] - dn[4 * x + 3]));
-        const int lx = x - g.x0;
-        const float* l = &frow[static_cast<size_t>(tx0[lx]) * 8];
-        const float* r = &frow[static_cast<size_t>(tx1[lx]) * 8];
-        const float f = tfx[lx];
-        float acc[8], I[3] = {px[0] * kInv255, px[1] * kInv255, px[2] * kInv255}, out[8];
-        for (int q = 0; q < 8; ++q) acc[q] = W * (l[q] + (r[q] - l[q]) * f);
-        Solve(a0, W, I, acc, out);
-        for (int c = 0; c < 3; ++c) px[c] = static_cast<uint8_t>(out[c] * 255.f + 0.5f);
-      }
-    }
-    ZeroTransparent(row, w);  // RGB 0 under alpha 0: smaller, faster PNGs
+  const WriteBack wb{rgba, w, h, g, fb.get(), bx0, bx1, by0, has_partial ? by1 : by0, tx0.data(), tx1.data(),
+                     tfx.data(), std::max(p.regularization, 1e-8f), std::max(p.gradient_weight, 0.f)};
+  std::vector<std::vector<float>> frows(threads);
+  ParallelForEach(bands, threads, [&](int worker, int item) {
+    if (has_partial) frows[worker].resize(static_cast<size_t>(g.ww) * 8);
+    WriteBackRows(wb, item * rows, std::min(h, item * rows + rows), frows[worker].data());
+  });
+  // ZeroTransparent stores whole pixels, alpha unchanged; a band's first and last rows are the ones
+  // whose alpha the neighbouring bands read, so they wait until every band is done.
+  for (int item = 0; item < bands; ++item) {
+    ZeroTransparent(rgba + static_cast<size_t>(item) * rows * w * 4, w);
+    const int last = std::min(h, item * rows + rows) - 1;
+    if (last != item * rows) ZeroTransparent(rgba + static_cast<size_t>(last) * w * 4, w);
   }
 }
 
-size_t ForegroundScratchBytes(int w, int h, const ForegroundParams& p) {
+size_t ForegroundScratchBytes(int w, int h, const ForegroundParams& p, int threads) {
   if (w <= 0 || h <= 0) return 0;
   const Region g = MakeRegion(w, h, 0, 0, w, h, p.max_working_pixels);
   const size_t wn = static_cast<size_t>(g.ww) * g.wh;
   // Working image (16 B) + F,B (32 B) + previous level's F,B and level image (≤ ~¼ size each, but
-  // rounding of the geometric level sizes can exceed ¼: count ½).
-  size_t bytes = wn * (16 + 32) + wn / 2 * (32 + 16);
-  bytes += static_cast<size_t>(w) * (4 * sizeof(uint32_t) + 2 * sizeof(int) + sizeof(float));
-  bytes += static_cast<size_t>(g.ww) * 8 * sizeof(float) + (static_cast<size_t>(g.ww) + 8) * sizeof(int);
-  return bytes;
+  // rounding of the geometric level sizes can exceed ¼: count ½), one progress line per working row.
+  size_t shared = wn * (16 + 32) + wn / 2 * (32 + 16) + static_cast<size_t>(g.wh) * 64;
+  shared += static_cast<size_t>(w) * (2 * sizeof(int) + sizeof(float)) + (static_cast<size_t>(g.ww) + 8) * sizeof(int);
+  shared += static_cast<size_t>((h + BandRows(w) - 1) / BandRows(w)) * 4 * sizeof(int);  // boxes per band
+  // Per worker: column sums of the area average, one blended row of the working solution.
+  const size_t worker = static_cast<size_t>(w) * 4 * sizeof(uint32_t) + static_cast<size_t>(g.ww) * 8 * sizeof(float);
+  return shared + static_cast<size_t>(std::max(threads, 1)) * worker;
 }
 
 }  // namespace cutout

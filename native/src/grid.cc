@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "parallel.h"
+
 namespace cutout {
 
 std::vector<int> CellEdges(int n_src, int n_dst) {
@@ -56,27 +58,46 @@ void AreaAverage(const uint8_t* rgba, int w, const std::vector<int>& cx, const s
   }
 }
 
-void DilateOr(std::vector<uint8_t>& m, int gw, int gh, int k) {
-  if (k <= 0) return;
-  std::vector<uint8_t> t(m.size());
-  for (int j = 0; j < gh; ++j) {
-    const uint8_t* __restrict s = &m[static_cast<size_t>(j) * gw];
-    uint8_t* __restrict d = &t[static_cast<size_t>(j) * gw];
+namespace {
+// Rows [j0, j1) of the horizontal pass, m → t. Plain parameters, not lambda captures: they keep the
+// loop bounds in registers, so the byte loops vectorise.
+void DilateRowsH(const uint8_t* m, uint8_t* t, int gw, int k, int j0, int j1) {
+  for (int j = j0; j < j1; ++j) {
+    const uint8_t* __restrict s = m + static_cast<size_t>(j) * gw;
+    uint8_t* __restrict d = t + static_cast<size_t>(j) * gw;
     std::memcpy(d, s, gw);
     for (int o = 1; o <= k && o < gw; ++o) {  // shifted ORs: whole-row vector ops
       for (int i = 0; i < gw - o; ++i) d[i] |= s[i + o];
       for (int i = o; i < gw; ++i) d[i] |= s[i - o];
     }
   }
-  for (int j = 0; j < gh; ++j) {
-    uint8_t* __restrict d = &m[static_cast<size_t>(j) * gw];
+}
+
+// Rows [j0, j1) of the vertical pass, t → m.
+void DilateRowsV(const uint8_t* t, uint8_t* m, int gw, int gh, int k, int j0, int j1) {
+  for (int j = j0; j < j1; ++j) {
+    uint8_t* __restrict d = m + static_cast<size_t>(j) * gw;
     std::memset(d, 0, gw);
     const int a = std::max(0, j - k), b = std::min(gh - 1, j + k);
     for (int q = a; q <= b; ++q) {
-      const uint8_t* __restrict s = &t[static_cast<size_t>(q) * gw];
+      const uint8_t* __restrict s = t + static_cast<size_t>(q) * gw;
       for (int i = 0; i < gw; ++i) d[i] |= s[i];
     }
   }
+}
+}  // namespace
+
+void DilateOr(std::vector<uint8_t>& m, int gw, int gh, int k, int threads) {
+  if (k <= 0) return;
+  std::vector<uint8_t> t(m.size());
+  // Horizontal pass into t, then vertical back into m: each row of either pass is independent.
+  const int band = BandRows(gw, 1 << 16), items = (gh + band - 1) / band;
+  ParallelForEach(items, threads, [&](int, int item) {
+    DilateRowsH(m.data(), t.data(), gw, k, item * band, std::min(gh, item * band + band));
+  });
+  ParallelForEach(items, threads, [&](int, int item) {
+    DilateRowsV(t.data(), m.data(), gw, gh, k, item * band, std::min(gh, item * band + band));
+  });
 }
 
 }  // namespace cutout

@@ -18,7 +18,7 @@ void AreaAverage(const uint8_t* rgba, int w, const std::vector<int>& cx, const s
                  int gy0, int gy1, float* G, int gw);
 
 // Separable OR-dilation of a gw×gh byte mask (row-major, 0/non-zero) by radius k: square window,
-// clipped at the borders. k <= 0 leaves the mask as it is.
-void DilateOr(std::vector<uint8_t>& m, int gw, int gh, int k);
+// clipped at the borders. k <= 0 leaves the mask as it is. `threads` splits the rows (same result).
+void DilateOr(std::vector<uint8_t>& m, int gw, int gh, int k, int threads = 1);
 
 }  // namespace cutout

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "grid.h"
+#include "parallel.h"
 
 namespace cutout {
 namespace {
@@ -18,16 +20,12 @@ constexpr int kCh = 8;
 constexpr int kRowsPerPass = 16;
 
 // Box blur of radius r, in place, on a kCh-channel interleaved w×h plane: borders clamped (edge cells
-// repeat), always normalised by the full window. Horizontal pass through one row buffer; the vertical
-// pass keeps the last r+1 original rows in a ring so it can overwrite rows it has passed.
-void BoxBlurInPlace(float* a, int w, int h, int r, std::vector<float>& scratch) {
+// repeat), always normalised by the full window. Rows [y0, y1) of the horizontal pass, each through a
+// copy of the row (`row`: w*kCh floats).
+void BlurRows(float* a, int w, int r, int y0, int y1, float* __restrict row) {
   const size_t n = static_cast<size_t>(w) * kCh;
   const float inv = 1.f / (2 * r + 1);
-  scratch.resize(n * (r + 3));
-  float* __restrict row = scratch.data();
-  float* __restrict col = row + n;
-  float* ring = col + n;  // r+1 rows
-  for (int y = 0; y < h; ++y) {
+  for (int y = y0; y < y1; ++y) {
     float* __restrict d = a + static_cast<size_t>(y) * n;
     std::memcpy(row, d, n * sizeof(float));
     float s[kCh] = {};
@@ -45,21 +43,30 @@ void BoxBlurInPlace(float* a, int w, int h, int r, std::vector<float>& scratch) 
       }
     }
   }
-  std::fill(col, col + n, 0.f);
+}
+
+// The vertical pass on floats [c0, c0 + m) of every row (a block of columns): it keeps the last r+1
+// original rows of the block in a ring so it can overwrite rows it has passed. buf: m*(r+2) floats.
+void BlurColumns(float* a, int w, int h, int r, size_t c0, size_t m, float* buf) {
+  const size_t n = static_cast<size_t>(w) * kCh;
+  const float inv = 1.f / (2 * r + 1);
+  float* __restrict col = buf;
+  float* ring = col + m;  // r+1 rows
+  std::fill(col, col + m, 0.f);
   for (int y = -r; y < r; ++y) {
-    const float* __restrict s = a + static_cast<size_t>(std::clamp(y, 0, h - 1)) * n;
-    for (size_t k = 0; k < n; ++k) col[k] += s[k];
+    const float* __restrict s = a + static_cast<size_t>(std::clamp(y, 0, h - 1)) * n + c0;
+    for (size_t k = 0; k < m; ++k) col[k] += s[k];
   }
   for (int y = 0; y < h; ++y) {
-    float* __restrict d = a + static_cast<size_t>(y) * n;
-    float* __restrict keep = ring + static_cast<size_t>(y % (r + 1)) * n;
-    std::memcpy(keep, d, n * sizeof(float));
+    float* __restrict d = a + static_cast<size_t>(y) * n + c0;
+    float* __restrict keep = ring + static_cast<size_t>(y % (r + 1)) * m;
+    std::memcpy(keep, d, m * sizeof(float));
     // Row max(y-r, 0) was saved to the ring at most r rows ago.
     // Row min(y+r, h-1) >= y: not yet overwritten (or row y itself, just saved).
     const int ya = std::min(y + r, h - 1);
-    const float* __restrict ad = ya > y ? a + static_cast<size_t>(ya) * n : keep;
-    const float* __restrict rm = ring + static_cast<size_t>(std::max(y - r, 0) % (r + 1)) * n;
-    for (size_t k = 0; k < n; ++k) {
+    const float* __restrict ad = ya > y ? a + static_cast<size_t>(ya) * n + c0 : keep;
+    const float* __restrict rm = ring + static_cast<size_t>(std::max(y - r, 0) % (r + 1)) * m;
+    for (size_t k = 0; k < m; ++k) {
       col[k] += ad[k];
       d[k] = col[k] * inv;
       col[k] -= rm[k];
@@ -67,14 +74,37 @@ void BoxBlurInPlace(float* a, int w, int h, int r, std::vector<float>& scratch) 
   }
 }
 
+// Rows, then blocks of columns, are independent: `threads` splits them without changing a value.
+// scratch: one buffer per worker.
+void BoxBlurInPlace(float* a, int w, int h, int r, int threads, std::vector<std::vector<float>>& scratch) {
+  const size_t n = static_cast<size_t>(w) * kCh;
+  const int rows = BandRows(w, 1 << 15);
+  ParallelForEach((h + rows - 1) / rows, threads, [&](int worker, int item) {
+    std::vector<float>& buf = scratch[worker];
+    if (buf.size() < n) buf.resize(n);
+    BlurRows(a, w, r, item * rows, std::min(h, item * rows + rows), buf.data());
+  });
+  const int cols = std::max(16, (1 << 15) / h);  // columns per block
+  ParallelForEach((w + cols - 1) / cols, threads, [&](int worker, int item) {
+    const size_t c0 = static_cast<size_t>(item) * cols * kCh;
+    const size_t m = static_cast<size_t>(std::min(w, (item + 1) * cols)) * kCh - c0;
+    std::vector<float>& buf = scratch[worker];
+    if (buf.size() < m * (r + 2)) buf.resize(m * (r + 2));
+    BlurColumns(a, w, h, r, c0, m, buf.data());
+  });
+}
+
 // Three box passes approximate a Gaussian of this σ: r = round((sqrt(4σ² + 1) - 1) / 2).
-void GaussInPlace(float* a, int w, int h, float sigma, std::vector<float>& scratch) {
-  const int r = std::max(1, static_cast<int>(std::lround((std::sqrt(4.0 * sigma * sigma + 1.0) - 1.0) / 2.0)));
-  for (int k = 0; k < 3; ++k) BoxBlurInPlace(a, w, h, r, scratch);
+int GaussRadius(float sigma) {
+  return std::max(1, static_cast<int>(std::lround((std::sqrt(4.0 * sigma * sigma + 1.0) - 1.0) / 2.0)));
+}
+
+void GaussInPlace(float* a, int w, int h, float sigma, int threads, std::vector<std::vector<float>>& scratch) {
+  for (int k = 0; k < 3; ++k) BoxBlurInPlace(a, w, h, GaussRadius(sigma), threads, scratch);
 }
 
 // Mean over f×f blocks (partial blocks at the right/bottom edges averaged over the cells they have).
-std::vector<float> Downscale(const std::vector<float>& a, int w, int h, int f, int& ow, int& oh) {
+std::vector<float> Downscale(const float* a, int w, int h, int f, int& ow, int& oh) {
   ow = (w + f - 1) / f;
   oh = (h + f - 1) / f;
   std::vector<float> o(static_cast<size_t>(ow) * oh * kCh, 0.f);
@@ -118,85 +148,58 @@ struct CellModel {
   float conf;        // weight of the colour estimate, 0 = keep the network's alpha
 };
 
-}  // namespace
-
-void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const MattingParams& p) {
-  if (!rgba || w <= 0 || h <= 0 || lw <= 0 || lh <= 0) return;
-  const float lo = p.sure_bg, hi = p.sure_fg;
-  const int gw = std::min(lw, w), gh = std::min(lh, h);
-  const size_t gn = static_cast<size_t>(gw) * gh;
-  const size_t row_bytes = static_cast<size_t>(w) * 4;
-  const std::vector<int> cx = CellEdges(w, gw), cy = CellEdges(h, gh);
-
-  // 1. One pass over the photo: mean colour and alpha per grid cell (AreaAverage), classified at once.
-  // Uncertain cells are marked; sure ones add their colour to the half-size plane L0 (f·rgb, f, b·rgb,
-  // b per half cell).
-  const int w0 = (gw + 1) / 2, h0 = (gh + 1) / 2;
-  std::vector<float> L0(static_cast<size_t>(w0) * h0 * kCh, 0.f);
-  std::vector<uint8_t> band(gn);
+// Step 1 on grid rows [j0, j1) (cells: their averages, 4 floats per cell from row j0): marks the
+// uncertain cells in `band` and adds the sure ones to the half-size plane L0 (w0 wide). Returns
+// whether any cell was uncertain.
+bool ClassifyRows(const float* cells, int gw, int j0, int j1, float lo, float hi, uint8_t* band, float* L0, int w0) {
   bool any_uncertain = false;
-  {
-    // kRowsPerPass grid rows at a time: the full grid is never stored.
-    std::vector<float> cells(static_cast<size_t>(gw) * kRowsPerPass * 4);
-    for (int j0 = 0; j0 < gh; j0 += kRowsPerPass) {
-      const int j1 = std::min(gh, j0 + kRowsPerPass);
-      AreaAverage(rgba, w, cx, cy, 0, gw, j0, j1, cells.data(), gw);
-      for (int j = j0; j < j1; ++j) {
-        const float* c = &cells[static_cast<size_t>(j - j0) * gw * 4];
-        uint8_t* brow = &band[static_cast<size_t>(j) * gw];
-        float* half = &L0[static_cast<size_t>(j / 2) * w0 * kCh];
-        for (int i = 0; i < gw; ++i) {
-          const float a = c[4 * i + 3];
-          const bool uncertain = a > lo && a < hi;
-          brow[i] = uncertain;
-          any_uncertain |= uncertain;
-          if (uncertain) continue;
-          float* o = &half[(i / 2) * kCh + (a >= hi ? 0 : 4)];  // a >= hi: sure foreground, else background
-          o[0] += c[4 * i];
-          o[1] += c[4 * i + 1];
-          o[2] += c[4 * i + 2];
-          o[3] += 1.f;
-        }
-      }
+  for (int j = j0; j < j1; ++j) {
+    const float* c = &cells[static_cast<size_t>(j - j0) * gw * 4];
+    uint8_t* brow = &band[static_cast<size_t>(j) * gw];
+    float* half = &L0[static_cast<size_t>(j / 2) * w0 * kCh];
+    for (int i = 0; i < gw; ++i) {
+      const float a = c[4 * i + 3];
+      const bool uncertain = a > lo && a < hi;
+      brow[i] = uncertain;
+      any_uncertain |= uncertain;
+      if (uncertain) continue;
+      float* o = &half[(i / 2) * kCh + (a >= hi ? 0 : 4)];  // a >= hi: sure foreground, else background
+      o[0] += c[4 * i];
+      o[1] += c[4 * i + 1];
+      o[2] += c[4 * i + 2];
+      o[3] += 1.f;
     }
   }
-  if (!any_uncertain) return;
-  for (int y = 0; y < h0; ++y)
-    for (int x = 0; x < w0; ++x) {
-      const int cnt = (std::min(gw, 2 * x + 2) - 2 * x) * (std::min(gh, 2 * y + 2) - 2 * y);
-      float* d = &L0[(static_cast<size_t>(y) * w0 + x) * kCh];
-      for (int c = 0; c < kCh; ++c) d[c] /= cnt;
-    }
+  return any_uncertain;
+}
 
-  // 2. Coarser levels (1/8 and 1/32 of the grid), then blur every level at the same σ in its own cells.
-  int w1, h1, w2, h2;
-  std::vector<float> L1 = Downscale(L0, w0, h0, 4, w1, h1);
-  std::vector<float> L2 = Downscale(L1, w1, h1, 4, w2, h2);
-  {
-    std::vector<float> scratch;
-    GaussInPlace(L0.data(), w0, h0, p.sigma, scratch);
-    GaussInPlace(L1.data(), w1, h1, p.sigma, scratch);
-    GaussInPlace(L2.data(), w2, h2, p.sigma, scratch);
-  }
+// The three blurred levels of sure colours.
+struct Levels {
+  const float* l0;
+  int w0, h0;
+  const float* l1;
+  int w1, h1;
+  const float* l2;
+  int w2, h2;
+};
 
-  // 3. The band: uncertain cells grown by band_dilate.
-  DilateOr(band, gw, gh, std::min(std::max(p.band_dilate, 0), std::max(gw, gh)));
-
-  // 4. Row by row of grid cells: the colour model of each band cell, then the full-res pixels it covers.
-  const float minw = p.min_support;
+// Step 4 on grid rows [j0, j1): the colour model of each band cell, then the full-res pixels it
+// covers (alpha only, of those rows). models, use: gw entries of scratch.
+void ProjectRows(uint8_t* rgba, int w, int gw, const int* cx, const int* cy, const uint8_t* band, Levels lv,
+                 const MattingParams& p, int j0, int j1, CellModel* models, uint8_t* use) {
+  const size_t row_bytes = static_cast<size_t>(w) * 4;
+  const float minw = p.min_support, cmin = p.confidence_min;
   const float crange = std::max(p.confidence_range, 1e-6f);
-  std::vector<CellModel> models(gw);
-  std::vector<uint8_t> use(gw);
-  for (int j = 0; j < gh; ++j) {
+  for (int j = j0; j < j1; ++j) {
     const uint8_t* brow = &band[static_cast<size_t>(j) * gw];
     bool any = false;
     for (int i = 0; i < gw; ++i) {
       use[i] = 0;
       if (!brow[i]) continue;
       float s0[kCh], s1[kCh], s2[kCh];
-      Sample(L0.data(), w0, h0, i, j, 2.f, s0);
-      Sample(L1.data(), w1, h1, i, j, 8.f, s1);
-      Sample(L2.data(), w2, h2, i, j, 32.f, s2);
+      Sample(lv.l0, lv.w0, lv.h0, i, j, 2.f, s0);
+      Sample(lv.l1, lv.w1, lv.h1, i, j, 8.f, s1);
+      Sample(lv.l2, lv.w2, lv.h2, i, j, 32.f, s2);
       float fb[kCh];
       bool ok = true;
       for (int part = 0; part < 2; ++part) {
@@ -227,7 +230,7 @@ void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const Matti
       m.dg = fb[1] - fb[5];
       m.db = fb[2] - fb[6];
       const float dd = m.dr * m.dr + m.dg * m.dg + m.db * m.db;
-      m.conf = std::clamp((std::sqrt(dd) - p.confidence_min) / crange, 0.f, 1.f);
+      m.conf = std::clamp((std::sqrt(dd) - cmin) / crange, 0.f, 1.f);
       if (m.conf <= 0.f) continue;
       m.inv = 1.f / std::max(dd, 1e-6f);
       use[i] = 1;
@@ -256,21 +259,91 @@ void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const Matti
   }
 }
 
-size_t MattingScratchBytes(int w, int h, int lw, int lh, const MattingParams& p) {
+}  // namespace
+
+void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const MattingParams& p, int threads) {
+  if (!rgba || w <= 0 || h <= 0 || lw <= 0 || lh <= 0) return;
+  threads = ClampThreads(threads);
+  const float lo = p.sure_bg, hi = p.sure_fg;
+  const int gw = std::min(lw, w), gh = std::min(lh, h);
+  const size_t gn = static_cast<size_t>(gw) * gh;
+  const std::vector<int> cx = CellEdges(w, gw), cy = CellEdges(h, gh);
+
+  // 1. One pass over the photo: mean colour and alpha per grid cell (AreaAverage), classified at once.
+  // Uncertain cells are marked; sure ones add their colour to the half-size plane L0 (f·rgb, f, b·rgb,
+  // b per half cell). kRowsPerPass grid rows per item (the full grid is never stored); the count is
+  // even, so every half-size row belongs to one item and sums in the same order for any thread count.
+  static_assert(kRowsPerPass % 2 == 0, "a half-size row must not straddle two items");
+  const int w0 = (gw + 1) / 2, h0 = (gh + 1) / 2;
+  // Not initialised: each item zeroes its own rows (page faults of a fresh buffer split too).
+  std::unique_ptr<float[]> L0(new float[static_cast<size_t>(w0) * h0 * kCh]);
+  std::vector<uint8_t> band(gn);
+  const int passes = (gh + kRowsPerPass - 1) / kRowsPerPass;
+  std::vector<uint8_t> pass_uncertain(passes, 0);
+  {
+    std::vector<std::vector<float>> cells(threads);
+    ParallelForEach(passes, threads, [&](int worker, int item) {
+      cells[worker].resize(static_cast<size_t>(gw) * kRowsPerPass * 4);
+      const int j0 = item * kRowsPerPass, j1 = std::min(gh, j0 + kRowsPerPass);
+      AreaAverage(rgba, w, cx, cy, 0, gw, j0, j1, cells[worker].data(), gw);
+      float* half_rows = L0.get() + static_cast<size_t>(j0 / 2) * w0 * kCh;
+      std::fill(half_rows, half_rows + static_cast<size_t>((j1 + 1) / 2 - j0 / 2) * w0 * kCh, 0.f);
+      pass_uncertain[item] = ClassifyRows(cells[worker].data(), gw, j0, j1, lo, hi, band.data(), L0.get(), w0);
+    });
+  }
+  if (std::find(pass_uncertain.begin(), pass_uncertain.end(), 1) == pass_uncertain.end()) return;
+  for (int y = 0; y < h0; ++y)
+    for (int x = 0; x < w0; ++x) {
+      const int cnt = (std::min(gw, 2 * x + 2) - 2 * x) * (std::min(gh, 2 * y + 2) - 2 * y);
+      float* d = &L0[(static_cast<size_t>(y) * w0 + x) * kCh];
+      for (int c = 0; c < kCh; ++c) d[c] /= cnt;
+    }
+
+  // 2. Coarser levels (1/8 and 1/32 of the grid), then blur every level at the same σ in its own cells.
+  int w1, h1, w2, h2;
+  std::vector<float> L1 = Downscale(L0.get(), w0, h0, 4, w1, h1);
+  std::vector<float> L2 = Downscale(L1.data(), w1, h1, 4, w2, h2);
+  {
+    std::vector<std::vector<float>> scratch(threads);
+    GaussInPlace(L0.get(), w0, h0, p.sigma, threads, scratch);
+    GaussInPlace(L1.data(), w1, h1, p.sigma, threads, scratch);
+    GaussInPlace(L2.data(), w2, h2, p.sigma, threads, scratch);
+  }
+
+  // 3. The band: uncertain cells grown by band_dilate.
+  DilateOr(band, gw, gh, std::min(std::max(p.band_dilate, 0), std::max(gw, gh)), threads);
+
+  // 4. Row by row of grid cells: the colour model of each band cell, then the full-res pixels it
+  // covers. A grid row reads only the levels and writes only its own pixels' alpha.
+  const Levels levels{L0.get(), w0, h0, L1.data(), w1, h1, L2.data(), w2, h2};
+  std::vector<std::vector<CellModel>> models(threads);
+  std::vector<std::vector<uint8_t>> uses(threads);
+  const int grid_rows = std::max(1, static_cast<int>(static_cast<int64_t>(BandRows(w)) * gh / h));
+  ParallelForEach((gh + grid_rows - 1) / grid_rows, threads, [&](int worker, int item) {
+    models[worker].resize(gw);
+    uses[worker].resize(gw);
+    ProjectRows(rgba, w, gw, cx.data(), cy.data(), band.data(), levels, p, item * grid_rows,
+                std::min(gh, item * grid_rows + grid_rows), models[worker].data(), uses[worker].data());
+  });
+}
+
+size_t MattingScratchBytes(int w, int h, int lw, int lh, const MattingParams& p, int threads) {
   if (w <= 0 || h <= 0 || lw <= 0 || lh <= 0) return 0;
   const size_t gw = static_cast<size_t>(std::min(lw, w)), gh = static_cast<size_t>(std::min(lh, h));
   const size_t gn = gw * gh;
   const size_t w0 = (gw + 1) / 2, h0 = (gh + 1) / 2;
   const size_t w1 = (w0 + 3) / 4, h1 = (h0 + 3) / 4;
-  const size_t r = static_cast<size_t>(std::lround((std::sqrt(4.0 * p.sigma * p.sigma + 1.0) - 1.0) / 2.0)) + 1;
-  size_t bytes = 0;
-  bytes += gn * 2;                                                  // band mask + dilation temp
-  bytes += (w0 * h0 + w1 * h1 + ((w1 + 3) / 4) * ((h1 + 3) / 4)) * kCh * sizeof(float);  // L0, L1, L2
-  bytes += w0 * kCh * sizeof(float) * (r + 3);                      // blur row, column sums, ring
-  bytes += static_cast<size_t>(w) * 4 * sizeof(uint32_t) + gw * 4 * sizeof(uint64_t);  // area sums
-  bytes += gw * kRowsPerPass * 4 * sizeof(float);                                       // averaged cells
-  bytes += gw * (sizeof(CellModel) + 1) + (gw + gh + 2) * sizeof(int);                 // row models, edges
-  return bytes;
+  const size_t r = static_cast<size_t>(GaussRadius(p.sigma));
+  size_t shared = 0;
+  shared += gn * 2;                                                                       // band mask + dilation temp
+  shared += (w0 * h0 + w1 * h1 + ((w1 + 3) / 4) * ((h1 + 3) / 4)) * kCh * sizeof(float);  // L0, L1, L2
+  shared += (gw + gh + 2) * sizeof(int) + (gh + kRowsPerPass - 1) / kRowsPerPass;         // edges, flags
+  size_t worker = 0;
+  worker += w0 * kCh * sizeof(float) * (r + 2);                                  // blur row, or column sums + ring
+  worker += static_cast<size_t>(w) * 4 * sizeof(uint32_t) + gw * 4 * sizeof(uint64_t);  // area sums
+  worker += gw * kRowsPerPass * 4 * sizeof(float);                                      // averaged cells
+  worker += gw * (sizeof(CellModel) + 1);                                                // row models
+  return shared + static_cast<size_t>(std::max(threads, 1)) * worker;
 }
 
 }  // namespace cutout

@@ -38,11 +38,13 @@ struct MattingParams {
 // min(lw, w) × min(lh, h) cells tiling the photo.
 // Cost: one streaming pass averaging the photo onto the grid, blurs on the half-size grid
 // (O(grid), independent of the photo's size) and a few ns per band pixel. 12 MP photo, 1024² matte:
-// ~31 ms on one core of the 2-core dev VM (docs/native.md).
-void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const MattingParams& p);
+// ~29–40 ms on one core of the 2-core dev VM, ~16–22 ms on two (docs/native.md).
+// `threads` splits the grid rows, the blurs and the output rows; the bytes are the same for any count.
+void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const MattingParams& p, int threads = 1);
 
 // Heap scratch MatteByColourModel allocates (for admission control): ~11 bytes per grid cell
-// (~11 MB for a 1024² matte, whatever the photo's size) plus 16 bytes per output column.
-size_t MattingScratchBytes(int w, int h, int lw, int lh, const MattingParams& p = MattingParams());
+// (~11 MB for a 1024² matte, whatever the photo's size), plus per thread 16 bytes per output column
+// and ~0.5 MB for a 1024² matte (averaged cells, blur buffers).
+size_t MattingScratchBytes(int w, int h, int lw, int lh, const MattingParams& p = MattingParams(), int threads = 1);
 
 }  // namespace cutout

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <thread>
 #include <vector>
@@ -43,5 +44,29 @@ void ParallelFor(int n, int threads, int min_chunk, Fn&& fn) {
     if (e) std::rethrow_exception(e);
   }
 }
+
+// Items [0, n) handed out one at a time to min(threads, n) workers (the caller is worker 0), for work
+// whose cost varies per item (rows crossing the matte's band, active tiles) and so that a worker
+// delayed by another process does not hold up the others. fn(worker, item) with worker in
+// [0, threads): index per-worker scratch with it. Which worker runs an item changes from run to run,
+// so fn may write only to what belongs to the item (or to its worker's scratch).
+template <class Fn>
+void ParallelForEach(int n, int threads, Fn&& fn) {
+  if (n <= 0) return;
+  const int workers = std::max(1, std::min(threads, n));
+  std::atomic<int> next{0};
+  ParallelFor(workers, workers, 1, [&](int begin, int end) {
+    for (int worker = begin; worker < end; ++worker)  // one worker per chunk
+      for (int i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) fn(worker, i);
+  });
+}
+
+// The most threads one call splits over (callers size per-worker scratch by it).
+constexpr int kMaxThreads = 64;
+inline int ClampThreads(int threads) { return std::clamp(threads, 1, kMaxThreads); }
+
+// Rows per item when a w-pixel-wide image is split into bands of about `pixels` pixels: large enough
+// that claiming an item costs nothing, small enough to balance uneven rows.
+inline int BandRows(int w, int pixels = 1 << 18) { return std::max(1, pixels / std::max(1, w)); }
 
 }  // namespace cutout

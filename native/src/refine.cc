@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "grid.h"
+#include "parallel.h"
 
 namespace cutout {
 namespace {
@@ -144,26 +146,35 @@ void BoxMean4(const float* src, int gw, int gh, int r, float* dst) {
   }
 }
 
-}  // namespace
+// Grid rows [j0, j1) of the matte into lane 3 of G (4 floats per cell), lanes 0-2 zero.
+void CopyMatte(const float* low, int gw, int j0, int j1, float* G) {
+  for (size_t q = static_cast<size_t>(j0) * gw; q < static_cast<size_t>(j1) * gw; ++q) {
+    G[4 * q] = G[4 * q + 1] = G[4 * q + 2] = 0.f;
+    G[4 * q + 3] = Clamp01(low[q]);
+  }
+}
 
-void UpsampleMatteBilinear(const float* low, int lw, int lh, uint8_t* dst, int w, int h, int step, size_t stride) {
-  if (!low || !dst || lw <= 0 || lh <= 0 || w <= 0 || h <= 0) return;
-  std::vector<int> x0, x1, y0, y1;
-  std::vector<float> fx, fy;
-  BuildTaps(lw, w, x0, x1, fx);
-  BuildTaps(lh, h, y0, y1, fy);
-  std::vector<float> row(lw);
+// Grid rows [j0, j1): bit 1 where the matte is above lo, bit 2 where it is below hi.
+void ClassifyBand(const float* G, int gw, int j0, int j1, float lo, float hi, uint8_t* band) {
+  for (size_t q = static_cast<size_t>(j0) * gw; q < static_cast<size_t>(j1) * gw; ++q) {
+    const float v = G[4 * q + 3];
+    band[q] = static_cast<uint8_t>((v > lo ? 1 : 0) | (v < hi ? 2 : 0));
+  }
+}
+
+// Output rows [ya, yb) of UpsampleMatteBilinear; `row` is lw floats of scratch.
+void UpsampleRows(const float* low, int lw, uint8_t* dst, int w, int step, size_t stride, const int* x0, const int* x1,
+                  const float* fx, const int* y0, const int* y1, const float* fy, int ya, int yb, float* row) {
   const size_t st = static_cast<size_t>(step);
-  for (int y = 0; y < h; ++y) {
+  for (int y = ya; y < yb; ++y) {
     // Vertical blend once per output row (lw wide), then horizontal taps per pixel.
     const float* a = low + static_cast<size_t>(y0[y]) * lw;
     const float* b = low + static_cast<size_t>(y1[y]) * lw;
     const float t = fy[y];
     for (int i = 0; i < lw; ++i) row[i] = (a[i] + (b[i] - a[i]) * t) * 255.f;
     uint8_t* d = dst + static_cast<size_t>(y) * stride;
-    const float* rw = row.data();
     for (int x = 0; x < w; ++x) {
-      const float l = rw[x0[x]], rr = rw[x1[x]];
+      const float l = row[x0[x]], rr = row[x1[x]];
       float v = l + (rr - l) * fx[x];
       v = v > 0.f ? (v < 255.f ? v : 255.f) : 0.f;
       d[static_cast<size_t>(x) * st] = static_cast<uint8_t>(v + 0.5f);
@@ -171,32 +182,115 @@ void UpsampleMatteBilinear(const float* low, int lw, int lh, uint8_t* dst, int w
   }
 }
 
-void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, int lh, const RefineParams& p) {
+// Geometry of step 4 (grid cells → output pixels): cell edges and centre-aligned bilinear taps.
+struct FullResMap {
+  const std::vector<int>& cx;
+  const std::vector<int>& cy;
+  const std::vector<int>& tx0;
+  const std::vector<int>& tx1;
+  const std::vector<float>& tfx;
+  const std::vector<int>& ty0;
+  const std::vector<int>& ty1;
+  const std::vector<float>& tfy;
+};
+
+// Step 4 of RefineMatteGuided on output rows [ya, yb): q = a·I + b inside the band (runs of band
+// cells per row) from the grid coefficients C (4 floats per cell). Each row reads and writes only its
+// own pixels. `crow` is gw*4 floats of scratch.
+void ApplyCoefficients(uint8_t* rgba, int w, int gw, const FullResMap& m, const uint8_t* band, const float* C, int ya,
+                       int yb, float* crow) {
+  const size_t row_bytes = static_cast<size_t>(w) * 4;
+  // The grid row holding ya (cy strictly increases: every cell has a pixel).
+  int j = static_cast<int>(std::upper_bound(m.cy.begin(), m.cy.end(), ya) - m.cy.begin()) - 1;
+  const int* tx0 = m.tx0.data();
+  const int* tx1 = m.tx1.data();
+  const float* tfx = m.tfx.data();
+  for (int y = ya; y < yb; ++y) {
+    while (m.cy[j + 1] <= y) ++j;
+    const uint8_t* brow = &band[static_cast<size_t>(j) * gw];
+    const float* c0 = &C[static_cast<size_t>(m.ty0[y]) * gw * 4];
+    const float* c1 = &C[static_cast<size_t>(m.ty1[y]) * gw * 4];
+    const float t = m.tfy[y];
+    uint8_t* px = rgba + static_cast<size_t>(y) * row_bytes;
+    int i = 0;
+    while (i < gw) {
+      if (!brow[i]) {
+        ++i;
+        continue;
+      }
+      const int i_start = i;
+      while (i < gw && brow[i]) ++i;
+      const int xa = m.cx[i_start], xb = m.cx[i];
+      // Vertically blended coefficients for the grid columns this run samples.
+      const int ga = tx0[xa], gb = tx1[xb - 1];
+      for (size_t q = static_cast<size_t>(ga) * 4; q < static_cast<size_t>(gb + 1) * 4; ++q)
+        crow[q] = c0[q] + (c1[q] - c0[q]) * t;
+      for (int x = xa; x < xb; ++x) {
+        const float* l = &crow[static_cast<size_t>(tx0[x]) * 4];
+        const float* rr = &crow[static_cast<size_t>(tx1[x]) * 4];
+        const float f = tfx[x];
+        const float ar = l[0] + (rr[0] - l[0]) * f, ag = l[1] + (rr[1] - l[1]) * f;
+        const float ab = l[2] + (rr[2] - l[2]) * f, bb = l[3] + (rr[3] - l[3]) * f;
+        uint8_t* o = px + static_cast<size_t>(x) * 4;
+        float v = ar * o[0] + ag * o[1] + ab * o[2] + bb;
+        v = v > 0.f ? (v < 255.f ? v : 255.f) : 0.f;
+        o[3] = static_cast<uint8_t>(v + 0.5f);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void UpsampleMatteBilinear(const float* low, int lw, int lh, uint8_t* dst, int w, int h, int step, size_t stride,
+                           int threads) {
+  if (!low || !dst || lw <= 0 || lh <= 0 || w <= 0 || h <= 0) return;
+  threads = ClampThreads(threads);
+  std::vector<int> x0, x1, y0, y1;
+  std::vector<float> fx, fy;
+  BuildTaps(lw, w, x0, x1, fx);
+  BuildTaps(lh, h, y0, y1, fy);
+  std::vector<std::vector<float>> rows(threads);  // one blended matte row per worker
+  const int band = BandRows(w);
+  ParallelForEach((h + band - 1) / band, threads, [&](int worker, int item) {
+    rows[worker].resize(lw);
+    UpsampleRows(low, lw, dst, w, step, stride, x0.data(), x1.data(), fx.data(), y0.data(), y1.data(), fy.data(),
+                 item * band, std::min(h, item * band + band), rows[worker].data());
+  });
+}
+
+void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, int lh, const RefineParams& p,
+                       int threads) {
   if (!rgba || !low || w <= 0 || h <= 0 || lw <= 0 || lh <= 0) return;
+  threads = ClampThreads(threads);
   // Coefficient grid: the matte's own grid, unless the matte is finer than the photo.
   const int gw = std::min(lw, w), gh = std::min(lh, h);
   const bool matte_is_grid = (gw == lw && gh == lh);
   const size_t gn = static_cast<size_t>(gw) * gh;
-  const size_t row_bytes = static_cast<size_t>(w) * 4;
   const std::vector<int> cx = CellEdges(w, gw), cy = CellEdges(h, gh);
+  // Grid rows per work item in steps 1-2: about 64K cells.
+  const int grid_band = BandRows(gw, 1 << 16);
 
   // 1. Matte p on the grid (in G's 4th lane); the guide r,g,b comes later, only where needed.
-  std::vector<float> G(gn * 4);
-  if (matte_is_grid) {
-    for (size_t q = 0; q < gn; ++q) G[4 * q + 3] = Clamp01(low[q]);
-  } else {
-    AreaAverage(rgba, w, cx, cy, 0, gw, 0, gh, G.data(), gw);  // alpha holds the resampled matte
-  }
-
   // 2. Uncertain band on the grid: some sample within k is above band_lo and some is below band_hi.
   // That covers soft values and hard 0→1 steps alike; flat regions stay untouched.
-  const int k = 1 + std::min(std::max(p.band_dilate, 0), 64);
+  // G and C are written (C zeroed) by the workers, row band by row band: a fresh 16 MB buffer costs
+  // ~3 ms of page faults, which then split too.
+  std::unique_ptr<float[]> G(new float[gn * 4]), C(new float[gn * 4]);
   std::vector<uint8_t> band(gn);
-  for (size_t q = 0; q < gn; ++q) {
-    const float v = G[4 * q + 3];
-    band[q] = static_cast<uint8_t>((v > p.band_lo ? 1 : 0) | (v < p.band_hi ? 2 : 0));
-  }
-  DilateOr(band, gw, gh, k);
+  ParallelForEach((gh + grid_band - 1) / grid_band, threads, [&](int, int item) {
+    const int j0 = item * grid_band, j1 = std::min(gh, j0 + grid_band);
+    std::fill(C.get() + static_cast<size_t>(j0) * gw * 4, C.get() + static_cast<size_t>(j1) * gw * 4, 0.f);
+    if (matte_is_grid) {
+      CopyMatte(low, gw, j0, j1, G.get());
+    } else {
+      // Alpha holds the matte resampled to the photo: average it onto the grid with the colours.
+      AreaAverage(rgba, w, cx, cy, 0, gw, j0, j1, &G[static_cast<size_t>(j0) * gw * 4], gw);
+    }
+    ClassifyBand(G.get(), gw, j0, j1, p.band_lo, p.band_hi, band.data());
+  });
+  const int k = 1 + std::min(std::max(p.band_dilate, 0), 64);
+  DilateOr(band, gw, gh, k, threads);
   for (size_t q = 0; q < gn; ++q) band[q] = band[q] == 3;
 
   // 3. Coefficients only on tiles the band's bilinear footprint touches. A tile needs the guide
@@ -217,109 +311,99 @@ void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, in
       }
   if (!any) return;
   if (matte_is_grid) {
+    // The guide on every tile within reach of an active one, in runs of at most 4 tiles of a tile
+    // row: each run writes only its own cells of G.
     const int reach = (2 * r + kTile - 1) / kTile;  // in tiles
     std::vector<uint8_t> need = active;
     DilateOr(need, ntx, nty, reach);
-    for (int tj = 0; tj < nty; ++tj) {
-      const int gy0 = tj * kTile, gy1 = std::min(gh, gy0 + kTile);
+    struct Run {
+      int tj, t0, t1;
+    };
+    std::vector<Run> runs;
+    for (int tj = 0; tj < nty; ++tj)
       for (int ti = 0; ti < ntx;) {
         if (!need[static_cast<size_t>(tj) * ntx + ti]) {
           ++ti;
           continue;
         }
         const int t0 = ti;
-        while (ti < ntx && need[static_cast<size_t>(tj) * ntx + ti]) ++ti;
-        AreaAverage(rgba, w, cx, cy, t0 * kTile, std::min(gw, ti * kTile), gy0, gy1, &G[static_cast<size_t>(gy0) * gw * 4], gw);
-        // AreaAverage also wrote the alpha average into lane 3: restore the float matte.
-        for (int j = gy0; j < gy1; ++j)
-          for (int i = t0 * kTile; i < std::min(gw, ti * kTile); ++i)
-            G[(static_cast<size_t>(j) * gw + i) * 4 + 3] = Clamp01(low[static_cast<size_t>(j) * gw + i]);
+        while (ti < ntx && ti - t0 < 4 && need[static_cast<size_t>(tj) * ntx + ti]) ++ti;
+        runs.push_back({tj, t0, ti});
       }
-    }
+    ParallelForEach(static_cast<int>(runs.size()), threads, [&](int, int item) {
+      const Run& run = runs[item];
+      const int gy0 = run.tj * kTile, gy1 = std::min(gh, gy0 + kTile);
+      const int gx0 = run.t0 * kTile, gx1 = std::min(gw, run.t1 * kTile);
+      AreaAverage(rgba, w, cx, cy, gx0, gx1, gy0, gy1, &G[static_cast<size_t>(gy0) * gw * 4], gw);
+      // AreaAverage also wrote the alpha average into lane 3: restore the float matte.
+      for (int j = gy0; j < gy1; ++j)
+        for (int i = gx0; i < gx1; ++i)
+          G[(static_cast<size_t>(j) * gw + i) * 4 + 3] = Clamp01(low[static_cast<size_t>(j) * gw + i]);
+    });
   }
-  std::vector<float> C(gn * 4), AB, AB2;
-  for (int tj = 0; tj < nty; ++tj)
-    for (int ti = 0; ti < ntx; ++ti) {
-      if (!active[static_cast<size_t>(tj) * ntx + ti]) continue;
-      const int x0 = ti * kTile, y0 = tj * kTile, x1 = std::min(gw, x0 + kTile), y1 = std::min(gh, y0 + kTile);
-      const int bx0 = std::max(0, x0 - 2 * r), by0 = std::max(0, y0 - 2 * r);
-      const int bx1 = std::min(gw, x1 + 2 * r), by1 = std::min(gh, y1 + 2 * r);
-      const int bw = bx1 - bx0, bh = by1 - by0;
-      AB.resize(static_cast<size_t>(bw) * bh * 4);
-      AB2.resize(AB.size());
-      GuidedCoefficients(&G[(static_cast<size_t>(by0) * gw + bx0) * 4], gw, bw, bh, r, eps, AB.data());
-      BoxMean4(AB.data(), bw, bh, r, AB2.data());
-      // Keep the tile's interior; work in 0..255 at full res (raw bytes in, alpha byte out):
-      // a is unchanged, b scales by 255.
-      for (int j = y0; j < y1; ++j) {
-        const float* s = &AB2[(static_cast<size_t>(j - by0) * bw + (x0 - bx0)) * 4];
-        float* d = &C[(static_cast<size_t>(j) * gw + x0) * 4];
-        for (int i = 0; i < x1 - x0; ++i) {
-          d[4 * i] = s[4 * i];
-          d[4 * i + 1] = s[4 * i + 1];
-          d[4 * i + 2] = s[4 * i + 2];
-          d[4 * i + 3] = s[4 * i + 3] * 255.f;
-        }
+  // Each active tile writes only its own cells of C; the tile buffers are per worker.
+  std::vector<int> tiles;
+  for (int t = 0; t < ntx * nty; ++t)
+    if (active[t]) tiles.push_back(t);
+  std::vector<std::vector<float>> tile_ab(threads), tile_ab2(threads);
+  ParallelForEach(static_cast<int>(tiles.size()), threads, [&](int worker, int item) {
+    const int ti = tiles[item] % ntx, tj = tiles[item] / ntx;
+    const int x0 = ti * kTile, y0 = tj * kTile, x1 = std::min(gw, x0 + kTile), y1 = std::min(gh, y0 + kTile);
+    const int bx0 = std::max(0, x0 - 2 * r), by0 = std::max(0, y0 - 2 * r);
+    const int bx1 = std::min(gw, x1 + 2 * r), by1 = std::min(gh, y1 + 2 * r);
+    const int bw = bx1 - bx0, bh = by1 - by0;
+    std::vector<float>& AB = tile_ab[worker];
+    std::vector<float>& AB2 = tile_ab2[worker];
+    AB.resize(static_cast<size_t>(bw) * bh * 4);
+    AB2.resize(AB.size());
+    GuidedCoefficients(&G[(static_cast<size_t>(by0) * gw + bx0) * 4], gw, bw, bh, r, eps, AB.data());
+    BoxMean4(AB.data(), bw, bh, r, AB2.data());
+    // Keep the tile's interior; work in 0..255 at full res (raw bytes in, alpha byte out):
+    // a is unchanged, b scales by 255.
+    for (int j = y0; j < y1; ++j) {
+      const float* s = &AB2[(static_cast<size_t>(j - by0) * bw + (x0 - bx0)) * 4];
+      float* d = &C[(static_cast<size_t>(j) * gw + x0) * 4];
+      for (int i = 0; i < x1 - x0; ++i) {
+        d[4 * i] = s[4 * i];
+        d[4 * i + 1] = s[4 * i + 1];
+        d[4 * i + 2] = s[4 * i + 2];
+        d[4 * i + 3] = s[4 * i + 3] * 255.f;
       }
     }
+  });
 
-  // 4. q = a·I + b at full resolution, only inside the band (runs of band cells per row).
+  // 4. q = a·I + b at full resolution, in bands of output rows.
   std::vector<int> tx0, tx1, ty0, ty1;
   std::vector<float> tfx, tfy;
   BuildTaps(gw, w, tx0, tx1, tfx);
   BuildTaps(gh, h, ty0, ty1, tfy);
-  std::vector<float> crow(static_cast<size_t>(gw) * 4);
-  int j = 0;
-  for (int y = 0; y < h; ++y) {
-    while (cy[j + 1] <= y) ++j;
-    const uint8_t* brow = &band[static_cast<size_t>(j) * gw];
-    const float* c0 = &C[static_cast<size_t>(ty0[y]) * gw * 4];
-    const float* c1 = &C[static_cast<size_t>(ty1[y]) * gw * 4];
-    const float t = tfy[y];
-    uint8_t* px = rgba + static_cast<size_t>(y) * row_bytes;
-    int i = 0;
-    while (i < gw) {
-      if (!brow[i]) {
-        ++i;
-        continue;
-      }
-      const int i_start = i;
-      while (i < gw && brow[i]) ++i;
-      const int xa = cx[i_start], xb = cx[i];
-      // Vertically blended coefficients for the grid columns this run samples.
-      const int ga = tx0[xa], gb = tx1[xb - 1];
-      for (size_t q = static_cast<size_t>(ga) * 4; q < static_cast<size_t>(gb + 1) * 4; ++q)
-        crow[q] = c0[q] + (c1[q] - c0[q]) * t;
-      for (int x = xa; x < xb; ++x) {
-        const float* l = &crow[static_cast<size_t>(tx0[x]) * 4];
-        const float* rr = &crow[static_cast<size_t>(tx1[x]) * 4];
-        const float f = tfx[x];
-        const float ar = l[0] + (rr[0] - l[0]) * f, ag = l[1] + (rr[1] - l[1]) * f;
-        const float ab = l[2] + (rr[2] - l[2]) * f, bb = l[3] + (rr[3] - l[3]) * f;
-        uint8_t* o = px + static_cast<size_t>(x) * 4;
-        float v = ar * o[0] + ag * o[1] + ab * o[2] + bb;
-        v = v > 0.f ? (v < 255.f ? v : 255.f) : 0.f;
-        o[3] = static_cast<uint8_t>(v + 0.5f);
-      }
-    }
-  }
+  const FullResMap map{cx, cy, tx0, tx1, tfx, ty0, ty1, tfy};
+  std::vector<std::vector<float>> crows(threads);
+  const int rows = BandRows(w);
+  ParallelForEach((h + rows - 1) / rows, threads, [&](int worker, int item) {
+    crows[worker].resize(static_cast<size_t>(gw) * 4);
+    ApplyCoefficients(rgba, w, gw, map, band.data(), C.get(), item * rows, std::min(h, item * rows + rows),
+                      crows[worker].data());
+  });
 }
 
-size_t RefineScratchBytes(int w, int h, int lw, int lh, const RefineParams& p) {
+size_t RefineScratchBytes(int w, int h, int lw, int lh, const RefineParams& p, int threads) {
   if (w <= 0 || h <= 0 || lw <= 0 || lh <= 0) return 0;
   const size_t gw = static_cast<size_t>(std::min(lw, w)), gh = static_cast<size_t>(std::min(lh, h));
   const size_t gn = gw * gh;
   const size_t r = static_cast<size_t>(std::min(std::max(p.radius, 0), static_cast<int>(std::max(gw, gh))));
   const size_t bw = std::min(gw, kTile + 4 * r), bh = std::min(gh, kTile + 4 * r);  // one tile + halo
-  size_t bytes = 0;
-  bytes += gn * 4 * sizeof(float) * 2;                         // guide/matte G, coefficients C
-  bytes += gn * 2;                                             // band mask + dilation temp
-  bytes += bw * bh * 4 * sizeof(float) * 2;                    // per-tile a,b and their box mean
-  bytes += bw * (kLanes * sizeof(double) + kStats * sizeof(float)) + bw * 4 * sizeof(double);
-  bytes += static_cast<size_t>(w) * 4 * sizeof(uint32_t) + gw * 4 * sizeof(uint64_t);  // area sums
-  bytes += (static_cast<size_t>(w) + h) * (2 * sizeof(int) + sizeof(float));            // taps
-  bytes += (gw + gh + 2) * sizeof(int) + gw * 4 * sizeof(float);                        // edges, row
-  return bytes;
+  size_t shared = 0;
+  shared += gn * 4 * sizeof(float) * 2;                                           // guide/matte G, coefficients C
+  shared += gn * 2;                                                               // band mask + dilation temp
+  shared += (static_cast<size_t>(w) + h) * (2 * sizeof(int) + sizeof(float));     // taps
+  shared += (gw + gh + 2) * sizeof(int);                                          // cell edges
+  size_t worker = 0;
+  worker += bw * bh * 4 * sizeof(float) * 2;                                      // a,b of a tile and their box mean
+  worker += bw * (kLanes * sizeof(double) + kStats * sizeof(float)) + bw * 4 * sizeof(double);
+  worker += static_cast<size_t>(w) * 4 * sizeof(uint32_t) + gw * 4 * sizeof(uint64_t);  // area sums
+  worker += gw * 4 * sizeof(float);                                               // blended coefficient row
+  return shared + static_cast<size_t>(std::max(threads, 1)) * worker;
 }
 
 }  // namespace cutout

@@ -28,8 +28,10 @@ struct RefineParams {
 // image (stretched, aspect not kept) into the alpha channel of an interleaved u8 image:
 // dst points at the first alpha byte, pixel step `step` bytes (4 for RGBA, 1 for a plain mask),
 // row stride `stride` bytes. Pixel centres are aligned (same convention as OpenCV INTER_LINEAR).
-// Values outside 0..1 (and NaN) are clamped. Cost: ~1 ns per output pixel.
-void UpsampleMatteBilinear(const float* low, int lw, int lh, uint8_t* dst, int w, int h, int step, size_t stride);
+// Values outside 0..1 (and NaN) are clamped. Cost: ~1 ns per output pixel. `threads` splits the rows
+// (native/src/parallel.h); the bytes are the same for any thread count.
+void UpsampleMatteBilinear(const float* low, int lw, int lh, uint8_t* dst, int w, int h, int step, size_t stride,
+                           int threads = 1);
 
 // Guided refinement. `rgba` is the full-res image w×h, 4 channels interleaved, row stride w*4;
 // its alpha channel holds the bilinear-upsampled matte on entry and the refined matte on return;
@@ -39,12 +41,16 @@ void UpsampleMatteBilinear(const float* low, int lw, int lh, uint8_t* dst, int w
 // Cost: the photo is read (area-averaged to the matte grid) only in 64×64-cell tiles near the band,
 // the coefficients are computed on those tiles (+2·radius halo, O(1) in the radius per cell), and
 // the full-res work is O(band pixels). 12 MP photo, 1024² matte, ~7% of pixels in the band:
-// ~38 ms on one Zen 4 core (≈3 ms/MP, dominated by the band; ~15 ms fixed for the 1024² grid).
-void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, int lh, const RefineParams& p);
+// ~30 ms on one core of the 2-core dev VM (≈2.5 ms/MP, dominated by the band; ~15 ms fixed for the
+// 1024² grid), ~18 ms on two (docs/native.md).
+// `threads` splits the grid rows, the tiles and the output rows; the result is the same bytes for any count.
+void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, int lh, const RefineParams& p,
+                       int threads = 1);
 
 // Heap scratch RefineMatteGuided allocates (it allocates internally; this is for admission control).
 // ~34 bytes per low-res (grid) pixel, i.e. ~36 MB for a 1024×1024 matte whatever the photo size,
-// plus ~40 bytes per output column/row and ~0.3 MB of per-tile buffers.
-size_t RefineScratchBytes(int w, int h, int lw, int lh, const RefineParams& p = RefineParams());
+// plus ~12 bytes per output column/row, and per thread ~0.3 MB of tile buffers and ~16 bytes per
+// output column.
+size_t RefineScratchBytes(int w, int h, int lw, int lh, const RefineParams& p = RefineParams(), int threads = 1);
 
 }  // namespace cutout

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "composite.h"
+#include "composite_args.h"
 #include "cuda_provider.h"
 #include "napi_util.h"
 #include "session_args.h"
@@ -121,60 +122,20 @@ Napi::Value Session::JsInfer(const Napi::CallbackInfo& info) {
   return output_.Value();
 }
 
-// composite(rgba: Uint8Array, width, height, { refine, matting?, decontaminate, roi?: [x1,y1,x2,y2] }) → box
+// composite(rgba: Uint8Array, width, height, options) → box: the last mask onto rgba (composite_args.h).
 Napi::Value Session::JsComposite(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   RequireOpen(env);
   CUTOUT_THROW_IF(!has_output_, env, "ERR_CUTOUT_STATE", "composite() needs a mask: call infer() first");
-  ByteSpan rgba = BytesOf(info[0], "rgba");
   const int w = IntArg(info[1], "width", 1, 1 << 16);
   const int h = IntArg(info[2], "height", 1, 1 << 16);
+  // Options first: their getters run JS, which could detach a buffer taken before.
+  const CompositeParams p = CompositeOptionsArg(info[3], w, h);
+  ByteSpan rgba = BytesOf(info[0], "rgba");
   const size_t expected = static_cast<size_t>(w) * h * 4;
   CUTOUT_THROW_TYPE_IF(rgba.length != expected, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", expected, " bytes (", w, "x",
                        h, "x4) for rgba but received ", rgba.length);
-  CompositeParams p;
-  if (info.Length() > 3 && info[3].IsObject()) {
-    Napi::Object o = info[3].As<Napi::Object>();
-    p.refine = o.Get("refine").ToBoolean();
-    p.decontaminate = o.Get("decontaminate").ToBoolean();
-    // Newer than refine/decontaminate, so strict: absent means on, anything but a boolean is a broken contract.
-    Napi::Value matting = o.Get("matting");
-    CUTOUT_THROW_TYPE_IF(!matting.IsUndefined() && !matting.IsBoolean(), env, "ERR_CUTOUT_ARG",
-                         "Expected a boolean for matting but received ",
-                         matting.IsNull()     ? "null"
-                         : matting.IsNumber() ? "a number"
-                         : matting.IsString() ? "a string"
-                                              : "another type");
-    if (matting.IsBoolean()) p.matting = matting.As<Napi::Boolean>().Value();
-    // Tuning knobs for benchmarks; the defaults live in RefineParams.
-    if (o.Get("refineRadius").IsNumber()) p.refine_params.radius = IntArg(o.Get("refineRadius"), "refineRadius", 1, 64);
-    if (o.Get("refineEps").IsNumber()) {
-      const float eps = o.Get("refineEps").As<Napi::Number>().FloatValue();
-      CUTOUT_THROW_TYPE_IF(!(eps > 0 && eps < 1), env, "ERR_CUTOUT_ARG", "Expected a number in (0, 1) for refineEps");
-      p.refine_params.eps = eps;
-    }
-    Napi::Value roi = o.Get("roi");
-    if (roi.IsArray()) {
-      Napi::Array a = roi.As<Napi::Array>();
-      CUTOUT_THROW_TYPE_IF(a.Length() != 4, env, "ERR_CUTOUT_ARG", "Expected 4 numbers for roi");
-      p.roi_x1 = IntArg(a.Get(0u), "roi[0]", 0, w);
-      p.roi_y1 = IntArg(a.Get(1u), "roi[1]", 0, h);
-      p.roi_x2 = IntArg(a.Get(2u), "roi[2]", 0, w);
-      p.roi_y2 = IntArg(a.Get(3u), "roi[3]", 0, h);
-    }
-  }
-  Box box;
-  try {
-    box = CompositeAlpha(rgba.data, w, h, OutputData(env), width_, height_, p);
-  } catch (const std::exception& e) {  // refinement scratch allocations can throw bad_alloc
-    throw CodedError(env, "ERR_CUTOUT_COMPOSITE", Concat("Compositing failed: ", e.what()));
-  }
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("top", box.top);
-  out.Set("left", box.left);
-  out.Set("width", box.width);
-  out.Set("height", box.height);
-  return out;
+  return RunComposite(env, rgba.data, w, h, OutputData(env), width_, height_, p);
 }
 
 Napi::Value Session::JsClose(const Napi::CallbackInfo& info) {

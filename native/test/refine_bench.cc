@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: MIT
-// Timing of UpsampleMatteBilinear / RefineMatteGuided / MatteByColourModel / EstimateForeground on a synthetic 12 MP photo
-// with a 1024×1024 model-like matte (soft blob, noisy boundary, a wide "hair" zone), plus edge-case
-// smoke tests (1-px images, 1×1 mattes, all-0 / all-1 mattes, NaN, matte larger than the image).
-// Exit status != 0 on a failed check.
+// Timing of CompositeAlpha stage by stage (upsampling, guided refinement, colour-model matting, ROI,
+// foreground colour, box) at 1 and at N threads, side by side, on a synthetic 12 MP photo with a
+// 1024×1024 model-like matte (soft blob, noisy boundary, a wide "hair" zone) or on a real photo and
+// its network matte dumped as raw files; plus edge-case smoke tests (1-px images, 1×1 mattes, all-0 /
+// all-1 mattes, NaN, matte larger than the image) and checks that every thread count gives the same
+// bytes. Exit status != 0 on a failed check.
 //
 //   g++ -O3 -march=x86-64-v3 -std=c++17 -Inative/src native/test/refine_bench.cc native/src/refine.cc
-//       native/src/matting.cc native/src/grid.cc native/src/foreground.cc -o /tmp/refine_bench && /tmp/refine_bench [runs] [w] [h]
+//       native/src/matting.cc native/src/grid.cc native/src/foreground.cc native/src/composite.cc -o /tmp/refine_bench
+//   /tmp/refine_bench [runs=7] [w=4000] [h=3000] [threads=2] [photo.rgba mask.f32]
+//
+// photo.rgba: the decoded photo, w×h×4 bytes (sharp(file).rotate().ensureAlpha().raw()); mask.f32: the
+// network's 1024×1024 float matte for it (session.infer's output tensor), both written as raw files.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <vector>
 
-#include <time.h>
-
+#include "composite.h"
 #include "foreground.h"
 #include "matting.h"
 #include "refine.h"
@@ -33,13 +39,6 @@ int g_failures = 0;
 
 double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-// Thread CPU time: the machine is shared, so wall time alone over-reports under load.
-double CpuMs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 double Median(std::vector<double> v) {
@@ -93,6 +92,30 @@ std::vector<float> MakeMatte(int lw, int lh) {
   return m;
 }
 
+// The whole pipeline on the stage functions with an explicit thread count (CompositeAlpha itself keeps
+// small images on one thread, which would hide the splits).
+std::vector<uint8_t> Pipeline(const std::vector<uint8_t>& photo, int w, int h, const std::vector<float>& low, int lw,
+                              int lh, int threads, cutout::Box& box) {
+  std::vector<uint8_t> img = photo;
+  cutout::UpsampleMatteBilinear(low.data(), lw, lh, img.data() + 3, w, h, 4, static_cast<size_t>(w) * 4, threads);
+  cutout::RefineMatteGuided(img.data(), w, h, low.data(), lw, lh, cutout::RefineParams(), threads);
+  cutout::MatteByColourModel(img.data(), w, h, lw, lh, cutout::MattingParams(), threads);
+  cutout::EstimateForeground(img.data(), w, h, cutout::ForegroundParams(), threads);
+  box = cutout::ForegroundBox(img.data(), w, h, threads);
+  return img;
+}
+
+// Same bytes and box for 1, 2, 3 and 8 threads.
+void CheckThreadsAgree(const std::vector<uint8_t>& photo, int w, int h, const std::vector<float>& low, int lw, int lh) {
+  cutout::Box b1;
+  const std::vector<uint8_t> one = Pipeline(photo, w, h, low, lw, lh, 1, b1);
+  for (int t : {2, 3, 8}) {
+    cutout::Box bt;
+    CHECK(Pipeline(photo, w, h, low, lw, lh, t, bt) == one);
+    CHECK(bt.top == b1.top && bt.left == b1.left && bt.width == b1.width && bt.height == b1.height);
+  }
+}
+
 void EdgeCases() {
   cutout::RefineParams rp;
   cutout::ForegroundParams fp;
@@ -107,6 +130,7 @@ void EdgeCases() {
         low[k] = kind == 0 ? 0.f : kind == 1 ? 1.f : kind == 2 ? (Hash(k) & 255) / 255.f : kind == 3 ? nan : (k & 1 ? 2.f : -1.f);
       std::vector<uint8_t> img(static_cast<size_t>(w) * h * 4);
       for (size_t k = 0; k < img.size(); ++k) img[k] = static_cast<uint8_t>(Hash(static_cast<uint32_t>(k) + 99));
+      const std::vector<uint8_t> photo = img;
       cutout::UpsampleMatteBilinear(low.data(), lw, lh, img.data() + 3, w, h, 4, static_cast<size_t>(w) * 4);
       if (kind == 0 || kind == 3)
         for (size_t k = 3; k < img.size(); k += 4) CHECK(img[k] == 0);
@@ -131,6 +155,7 @@ void EdgeCases() {
         if (img[k + 3] == 0) CHECK(img[k] == 0 && img[k + 1] == 0 && img[k + 2] == 0);
         if (img[k + 3] == 255) CHECK(img[k] == before[k] && img[k + 1] == before[k + 1] && img[k + 2] == before[k + 2]);
       }
+      CheckThreadsAgree(photo, w, h, low, lw, lh);
       // Plain mask (step 1) output.
       std::vector<uint8_t> mask(static_cast<size_t>(w) * h);
       cutout::UpsampleMatteBilinear(low.data(), lw, lh, mask.data(), w, h, 1, static_cast<size_t>(w));
@@ -175,72 +200,107 @@ void StepCheck() {
   CHECK(img[(100 * w + 10) * 4 + 3] < 5 && img[(100 * w + 290) * 4 + 3] > 250);
 }
 
+bool ReadFile(const char* path, void* dst, size_t bytes) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes))) return false;
+  return f.peek() == std::char_traits<char>::eof();  // exactly `bytes` long
+}
+
+uint64_t Fnv1a(const std::vector<uint8_t>& v) {
+  uint64_t x = 1469598103934665603ull;
+  for (uint8_t b : v) x = (x ^ b) * 1099511628211ull;
+  return x;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 7;
   const int w = argc > 2 ? std::atoi(argv[2]) : 4000, h = argc > 3 ? std::atoi(argv[3]) : 3000;
+  const int threads = argc > 4 ? std::atoi(argv[4]) : 2;
   const int lw = 1024, lh = 1024;
+  if (runs < 1 || w < 1 || h < 1 || threads < 1) {
+    std::fprintf(stderr, "usage: refine_bench [runs] [w] [h] [threads] [photo.rgba mask.f32]\n");
+    return 2;
+  }
   EdgeCases();
   StepCheck();
+  {
+    // Sizes where every pass really splits: photo larger than the matte, and smaller (grid = photo).
+    for (const auto& s : {std::pair<int, int>{1500, 1100}, std::pair<int, int>{900, 700}}) {
+      std::vector<uint8_t> photo;
+      MakePhoto(photo, s.first, s.second);
+      CheckThreadsAgree(photo, s.first, s.second, MakeMatte(lw, lh), lw, lh);
+    }
+  }
 
   std::vector<uint8_t> photo;
-  MakePhoto(photo, w, h);
-  const std::vector<float> low = MakeMatte(lw, lh);
-  cutout::RefineParams rp;
-  cutout::ForegroundParams fp;
-  std::vector<double> t_up, t_ref, t_mat, t_fg, c_up, c_ref, c_mat, c_fg;
-  std::vector<uint8_t> img;
-  size_t partial = 0, band_changed = 0;
-  for (int i = 0; i < runs; ++i) {
-    img = photo;
-    double c0 = CpuMs();
-    auto t0 = std::chrono::steady_clock::now();
-    cutout::UpsampleMatteBilinear(low.data(), lw, lh, img.data() + 3, w, h, 4, static_cast<size_t>(w) * 4);
-    auto t1 = std::chrono::steady_clock::now();
-    c_up.push_back(CpuMs() - c0);
-    std::vector<uint8_t> before;
-    if (i == 0) before = img;
-    c0 = CpuMs();
-    auto t1b = std::chrono::steady_clock::now();
-    cutout::RefineMatteGuided(img.data(), w, h, low.data(), lw, lh, rp);
-    auto t2 = std::chrono::steady_clock::now();
-    c_ref.push_back(CpuMs() - c0);
-    if (i == 0) {
-      for (size_t k = 3; k < img.size(); k += 4) {
-        partial += img[k] > 0 && img[k] < 255;
-        band_changed += img[k] != before[k];
-      }
+  std::vector<float> low;
+  if (argc > 6) {
+    photo.resize(static_cast<size_t>(w) * h * 4);
+    low.resize(static_cast<size_t>(lw) * lh);
+    if (!ReadFile(argv[5], photo.data(), photo.size()) || !ReadFile(argv[6], low.data(), low.size() * sizeof(float))) {
+      std::fprintf(stderr, "expected %s of %zu bytes and %s of %zu bytes\n", argv[5], photo.size(), argv[6],
+                   low.size() * sizeof(float));
+      return 2;
     }
-    c0 = CpuMs();
-    auto t2m = std::chrono::steady_clock::now();
-    cutout::MatteByColourModel(img.data(), w, h, lw, lh, cutout::MattingParams());
-    auto t2n = std::chrono::steady_clock::now();
-    c_mat.push_back(CpuMs() - c0);
-    t_mat.push_back(Ms(t2m, t2n));
-    c0 = CpuMs();
-    auto t2b = std::chrono::steady_clock::now();
-    cutout::EstimateForeground(img.data(), w, h, fp);
-    auto t3 = std::chrono::steady_clock::now();
-    c_fg.push_back(CpuMs() - c0);
-    t_up.push_back(Ms(t0, t1));
-    t_ref.push_back(Ms(t1b, t2));
-    t_fg.push_back(Ms(t2b, t3));
+  } else {
+    MakePhoto(photo, w, h);
+    low = MakeMatte(lw, lh);
   }
+  // Runs alternate 1 thread and N threads, so both see the same machine load.
+  const int counts[2] = {1, threads};
+  std::vector<double> t[2][7];
+  uint64_t hash[2] = {0, 0};
+  cutout::Box boxes[2];
+  std::vector<uint8_t> img;
+  size_t partial = 0;
+  for (int i = 0; i < runs; ++i)
+    for (int k = 0; k < 2; ++k) {
+      img = photo;
+      cutout::CompositeTimings times;
+      cutout::CompositeParams p;
+      p.threads = counts[k];
+      p.timings = &times;
+      const auto t0 = std::chrono::steady_clock::now();
+      const cutout::Box box = cutout::CompositeAlpha(img.data(), w, h, low.data(), lw, lh, p);
+      t[k][6].push_back(Ms(t0, std::chrono::steady_clock::now()));
+      const double stage[6] = {times.upsample, times.roi + times.box, times.refine, times.matting, times.foreground, 0};
+      for (int s = 0; s < 5; ++s) t[k][s].push_back(stage[s]);
+      const uint64_t hsh = Fnv1a(img);
+      if (i == 0) {
+        hash[k] = hsh;
+        boxes[k] = box;
+      } else {
+        CHECK(hsh == hash[k]);
+      }
+      if (i == 0 && k == 0)
+        for (size_t q = 3; q < img.size(); q += 4) partial += img[q] > 0 && img[q] < 255;
+    }
+  CHECK(hash[0] == hash[1]);
+  CHECK(boxes[0].top == boxes[1].top && boxes[0].left == boxes[1].left && boxes[0].width == boxes[1].width &&
+        boxes[0].height == boxes[1].height);
+
   const double mp = static_cast<double>(w) * h / 1e6;
-  auto mn = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
-  std::printf("%dx%d (%.1f MP), matte %dx%d, %d runs:      wall median   wall min   cpu median\n", w, h, mp, lw,
-              lh, runs);
-  std::printf("  UpsampleMatteBilinear %12.1f %10.1f %12.1f\n", Median(t_up), mn(t_up), Median(c_up));
-  std::printf("  RefineMatteGuided     %12.1f %10.1f %12.1f\n", Median(t_ref), mn(t_ref), Median(c_ref));
-  std::printf("  MatteByColourModel    %12.1f %10.1f %12.1f\n", Median(t_mat), mn(t_mat), Median(c_mat));
-  std::printf("  EstimateForeground    %12.1f %10.1f %12.1f\n", Median(t_fg), mn(t_fg), Median(c_fg));
-  std::printf("  refine+matting+fg     %12.1f %10.1f %12.1f\n", Median(t_ref) + Median(t_mat) + Median(t_fg),
-              mn(t_ref) + mn(t_mat) + mn(t_fg), Median(c_ref) + Median(c_mat) + Median(c_fg));
-  std::printf("  partial-alpha pixels %.2f%%, alpha changed by refinement %.2f%%\n", 100.0 * partial / (w * double(h)),
-              100.0 * band_changed / (w * double(h)));
-  std::printf("  scratch: refine %.1f MB, matting %.1f MB, foreground %.1f MB\n", cutout::RefineScratchBytes(w, h, lw, lh) / 1e6,
-              cutout::MattingScratchBytes(w, h, lw, lh) / 1e6, cutout::ForegroundScratchBytes(w, h) / 1e6);
+  std::printf("%dx%d (%.1f MP), matte %dx%d, %s, CompositeAlpha (refine, matting, decontaminate), %d runs\n", w, h, mp,
+              lw, lh, argc > 6 ? argv[5] : "synthetic photo", runs);
+  std::printf("  median ms               1 thread  %2d threads  speed-up\n", threads);
+  const char* names[7] = {"UpsampleMatteBilinear", "ROI + ForegroundBox", "RefineMatteGuided", "MatteByColourModel",
+                          "EstimateForeground", "", "CompositeAlpha (all)"};
+  for (int s : {0, 2, 3, 4, 1, 6}) {
+    const double a = Median(t[0][s]), b = Median(t[1][s]);
+    std::printf("  %-22s %9.1f %11.1f %8.2fx\n", names[s], a, b, a / b);
+  }
+  std::printf("  same bytes and box at 1 and %d threads: %s; box %d,%d %dx%d\n", threads,
+              hash[0] == hash[1] ? "yes" : "NO", boxes[0].left, boxes[0].top, boxes[0].width, boxes[0].height);
+  std::printf("  partial-alpha pixels %.2f%%\n", 100.0 * partial / (w * double(h)));
+  std::printf("  scratch at 1 / %d threads: refine %.1f / %.1f MB, matting %.1f / %.1f MB, foreground %.1f / %.1f MB\n",
+              threads, cutout::RefineScratchBytes(w, h, lw, lh) / 1e6,
+              cutout::RefineScratchBytes(w, h, lw, lh, cutout::RefineParams(), threads) / 1e6,
+              cutout::MattingScratchBytes(w, h, lw, lh) / 1e6,
+              cutout::MattingScratchBytes(w, h, lw, lh, cutout::MattingParams(), threads) / 1e6,
+              cutout::ForegroundScratchBytes(w, h) / 1e6,
+              cutout::ForegroundScratchBytes(w, h, cutout::ForegroundParams(), threads) / 1e6);
   if (g_failures) std::printf("%d CHECK failures\n", g_failures);
   return g_failures ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `cutout` command: dispatches to one module per verb.
+import '../process/threadpool-size.js'; // first: before anything starts libuv's thread pool
 import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../model/manifest.js';

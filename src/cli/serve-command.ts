@@ -20,12 +20,16 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --host HOST          interface to bind (CUTOUT_HOST, default 0.0.0.0)
   --port PORT          port, 0 = any free port (CUTOUT_PORT, default 8080)
   --data DIR           ledger and improve/ storage (CUTOUT_DATA_DIR, default ./data)
-  --workers N          removal worker threads per process (CUTOUT_WORKERS, default cores/2)
+  --workers N          removal worker threads per process (CUTOUT_WORKERS; default cores/2 on the CPU
+                       path, every core for the photo work of a batch model)
   --model NAME         model from models/manifest.json (CUTOUT_MODEL, default: the manifest's default)
   --device D           auto | cpu | cuda | cuda:N (CUTOUT_DEVICE, default auto: CUDA when its provider
                        libraries and a GPU are present, else the CPU; an explicit cuda never falls back)
   --processes N        server processes sharing the port via SO_REUSEPORT (CUTOUT_PROCESSES, default 1)
   --max-queue N        removals waiting per process before 503 service_busy (CUTOUT_MAX_QUEUE, default 64)
+  --max-batch N        batch models (the CUDA default): most photos per inference batch (CUTOUT_MAX_BATCH, default 8)
+  --batch-wait-ms MS   batch models: how long a free inference worker waits for a batch to fill
+                       (CUTOUT_BATCH_WAIT_MS, default 2)
   --request-timeout S  deadline of every request in seconds, from its first byte: 408 while the
                        body is still arriving, 503 + Retry-After after, credits refunded
                        (CUTOUT_REQUEST_TIMEOUT, default 120)
@@ -65,6 +69,8 @@ export async function startService(config: Config, log: Logger = consoleLogger):
     if (config.model !== undefined) poolOptions.model = config.model;
     poolOptions.device = config.device;
     if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
+    if (config.maxBatch !== undefined) poolOptions.maxBatch = config.maxBatch;
+    if (config.batchWaitMs !== undefined) poolOptions.batchWaitMs = config.batchWaitMs;
     pool = await createRemovalPool(poolOptions);
 
     const server = createServer({ config, pool, ledger, log });
@@ -171,7 +177,10 @@ export function describePool(pool: RemovalPool): string {
   const i = pool.info;
   if (!i) return 'device: unknown';
   const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
-  return `device: ${i.device.label} (${i.device.reason}); model ${i.model}; ${plural(i.workers, 'worker')} × ${plural(i.threadsPerWorker, 'thread')}`;
+  const head = `device: ${i.device.label} (${i.device.reason}); model ${i.model}`;
+  if (!i.batching) return `${head}; ${plural(i.workers, 'worker')} × ${plural(i.threadsPerWorker, 'thread')}`;
+  const b = i.batching;
+  return `${head}; batches of up to ${b.maxBatch} (wait ≤ ${b.maxWaitMs} ms) on ${plural(b.inferWorkers, 'inference worker')}; ${plural(i.workers, 'photo worker')}`;
 }
 
 function stripFlag(argv: string[], name: string): string[] {

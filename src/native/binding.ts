@@ -17,6 +17,11 @@ export interface CompositeOptions {
   /** Guided-filter tuning (benchmarks); defaults in native/src/refine.h. */
   refineRadius?: number;
   refineEps?: number;
+  /**
+   * Threads for the full-resolution passes, the calling thread included: an integer 1..64, absent = 1.
+   * The output is the same bytes for any count; images under 64K pixels always use one (docs/native.md).
+   */
+  threads?: number;
 }
 
 export interface NativeBox {
@@ -45,8 +50,29 @@ export interface NativeSession {
   readonly outputTensor: Float32Array;
 }
 
+/** Options of a BatchSession: a Session's model options plus the largest batch. */
+export interface BatchSessionOptions extends SessionOptions {
+  maxBatch: number;
+  /** Page-locked host buffers from the CUDA provider (default true; ignored on the CPU). */
+  pinned?: boolean;
+}
+
+/** A batch-capable model (uint8 [N, H, W, 3] in, float [N, 1, H, W] out) run on several photos at once. */
+export interface NativeBatchSession {
+  /** Model-sized RGB photos (height × width × 3 bytes each, 1..maxBatch) → one mask each, each with its own ArrayBuffer. */
+  run(images: Uint8Array[]): Float32Array[];
+  /** Runs every bucket once (cuDNN tunes per shape); returns ms per bucket. */
+  warmUp(): number[];
+  /** Batch sizes a run is padded to: powers of two up to maxBatch, and maxBatch. */
+  readonly buckets: number[];
+  /** Whether the host buffers are page-locked (CUDA pinned). */
+  readonly pinned: boolean;
+  close(): void;
+}
+
 export interface NativeBinding {
   Session: new (modelPath: string, options: SessionOptions) => NativeSession;
+  BatchSession: new (modelPath: string, options: BatchSessionOptions) => NativeBatchSession;
   preprocess(src: Uint8Array, width: number, height: number, channels: 3 | 4, dst: Float32Array, mean: number[], std: number[]): void;
   upsampleMask(mask: Float32Array, maskWidth: number, maskHeight: number, dst: Uint8Array, width: number, height: number, step: number): void;
   flattenOnColor(rgba: Uint8Array, r: number, g: number, b: number, a: number): void;
@@ -54,6 +80,23 @@ export interface NativeBinding {
   extractAlpha(rgba: Uint8Array, dst: Uint8Array): void;
   /** 8-bit grey, grey+alpha, RGB or RGBA rows → PNG bytes (filter Up; strips deflated on `threads` threads). The result alone owns its ArrayBuffer, so it can be transferred. */
   encodePng(pixels: Uint8Array, width: number, height: number, channels: 1 | 2 | 3 | 4, options: PngEncodeOptions): Uint8Array;
+  /**
+   * What `session.composite` does, with a mask the caller passes in (e.g. one a GPU pipeline got back
+   * on another thread): upscales the `maskWidth`×`maskHeight` float mask (0..1) into `rgba`'s alpha in
+   * place, refines, mattes, applies the ROI and decontaminates as `options` say, and returns the
+   * subject's box. Same mask and options as `session.composite` → the same bytes. `mask` must not share
+   * memory with `rgba`. Throws ERR_CUTOUT_ARG / ERR_CUTOUT_BAD_LENGTH TypeErrors for broken arguments,
+   * ERR_CUTOUT_DETACHED for a detached buffer, ERR_CUTOUT_COMPOSITE when scratch memory runs out.
+   */
+  compositeMask(
+    rgba: Uint8Array,
+    width: number,
+    height: number,
+    mask: Float32Array,
+    maskWidth: number,
+    maskHeight: number,
+    options: CompositeOptions,
+  ): NativeBox;
   loadedModels(): number;
   /** malloc_trim(0): hand the free pages of every malloc arena back to the system. True when some were released. */
   trimMemory(): boolean;

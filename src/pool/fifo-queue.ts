@@ -46,6 +46,13 @@ export interface RunEvents {
   onStart?(waitMs: number): void;
 }
 
+/**
+ * 'urgent': the second half of work already admitted (the staged path's finish stage): it waits
+ * ahead of every normal task (in arrival order among urgent ones) and is never refused for a full
+ * queue, so requests in progress finish before new ones start and their memory goes back first.
+ */
+export type Priority = 'normal' | 'urgent';
+
 interface Entry<T, R> {
   task: T;
   enqueuedAt: number;
@@ -58,6 +65,7 @@ interface Entry<T, R> {
   gone: boolean;
   /** Run alone: its batch failed as a whole. */
   solo: boolean;
+  urgent: boolean;
 }
 
 export function codedError(code: string, message: string): Error & { code: string } {
@@ -108,10 +116,11 @@ export class FifoQueue<T, R> {
    * 'queue_full' (no room), 'aborted' (the signal fired: a waiting task is dropped and never runs;
    * a running one finishes in the background and its result is thrown away), 'pool_closed'.
    */
-  run(task: T, signal?: AbortSignal, events?: RunEvents): Promise<R> {
+  run(task: T, signal?: AbortSignal, events?: RunEvents, priority: Priority = 'normal'): Promise<R> {
     if (this.closed) return Promise.reject(codedError('pool_closed', 'The worker pool is closed'));
     if (signal?.aborted) return Promise.reject(codedError('aborted', 'The request was aborted before it started'));
-    if (this.waiting.length >= this.opts.maxQueue && !this.startsNow()) {
+    const urgent = priority === 'urgent';
+    if (!urgent && this.waiting.length >= this.opts.maxQueue && !this.startsNow()) {
       return Promise.reject(codedError('queue_full', 'The work queue is full'));
     }
     return new Promise<R>((resolve, reject) => {
@@ -124,6 +133,7 @@ export class FifoQueue<T, R> {
         events,
         gone: false,
         solo: false,
+        urgent,
         onAbort: () => {
           const i = this.waiting.indexOf(entry);
           if (i >= 0) {
@@ -139,7 +149,13 @@ export class FifoQueue<T, R> {
         },
       };
       signal?.addEventListener('abort', entry.onAbort, { once: true });
-      this.waiting.push(entry);
+      if (urgent) {
+        let i = 0;
+        while (i < this.waiting.length && this.waiting[i]!.urgent) i++;
+        this.waiting.splice(i, 0, entry);
+      } else {
+        this.waiting.push(entry);
+      }
       this.pump();
     });
   }

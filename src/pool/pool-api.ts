@@ -1,5 +1,5 @@
 // The contract of the worker pool as seen by its callers (library API, CLI, HTTP layer).
-import type { DeviceChoice, DeviceRequest } from '../device/device.js';
+import type { CudaProbe, DeviceChoice, DeviceRequest } from '../device/device.js';
 import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './task.js';
 
@@ -18,6 +18,16 @@ export interface PoolOptions {
   device?: string | DeviceRequest;
   /** Path of an ONNX model file to load instead of the named model's (same input/output contract). */
   modelPath?: string;
+  /** Batch models: most photos per inference batch (default DEFAULT_MAX_BATCH). */
+  maxBatch?: number;
+  /** Batch models: how long a free inference worker waits for a batch to fill, ms (default DEFAULT_BATCH_WAIT_MS). */
+  batchWaitMs?: number;
+  /** CUDA provider options over ours, "key=value;key=value" (default: CUTOUT_CUDA_OPTIONS). */
+  cudaOptions?: string;
+  /** Batch models: run every batch size once at start (default true; scheduler tests turn it off). */
+  warmUp?: boolean;
+  /** What the machine has for CUDA (default: probed from the file system; tests pass a made-up machine). */
+  probe?: CudaProbe;
 }
 
 export interface PoolStats extends FifoQueueStats {
@@ -29,7 +39,10 @@ export interface PoolInfo {
   device: DeviceChoice;
   model: string;
   workers: number;
+  /** ONNX Runtime threads per worker on the CPU path; threads per photo on the staged path. */
   threadsPerWorker: number;
+  /** The staged path's inference batching. */
+  batching?: { maxBatch: number; maxWaitMs: number; inferWorkers: number };
 }
 
 export interface RemovalPool {

@@ -113,6 +113,43 @@ export interface RemoveTask {
   options: RemoveOptions;
 }
 
+/**
+ * What the first look at a photo decided (the staged GPU path carries it from stage 1 to stage 2):
+ * its oriented size, the output size for the tier, and the ROI in output pixels.
+ */
+export interface RemovalPlan {
+  inputWidth: number;
+  inputHeight: number;
+  hasAlpha: boolean;
+  width: number;
+  height: number;
+  /** [x1, y1, x2, y2) in output pixels. */
+  roi?: [number, number, number, number];
+}
+
+/** Stage 1 of the staged (batched) path: the model-sized RGB bytes for the batch, and the plan. */
+export interface PreparedRemoval {
+  ok: true;
+  plan: RemovalPlan;
+  /** Model-sized uint8 RGB (HWC), for one slot of an inference batch. Transferable. */
+  modelInput: Uint8Array;
+  /** The task's input bytes, handed back (by transfer) for stage 2's full-size decode. */
+  input: Uint8Array;
+  timings: Record<string, number>;
+}
+
+export type PrepareResult = PreparedRemoval | RemoveFailure;
+
+/** Stage 2 of the staged path: decode at output size, apply the model's mask, lay out, encode. */
+export interface FinishTask {
+  input: Uint8Array;
+  options: RemoveOptions;
+  plan: RemovalPlan;
+  /** The model's output for this photo (model width × height floats, 0..1). Transferable. */
+  mask: Float32Array;
+  timings: Record<string, number>;
+}
+
 export const MAX_INPUT_BYTES = 22 * 1024 * 1024;
 export const MAX_INPUT_PIXELS = 50_000_000;
 

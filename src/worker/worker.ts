@@ -1,19 +1,29 @@
-// Piscina worker entry. Module evaluation loads the model (top-level await), so the pool only
-// hands this worker tasks once it can run them. Results travel back by transfer, not copy.
+// Piscina worker entry for photo work. Module evaluation loads what the worker needs (top-level
+// await), so the pool only hands it tasks once it can run them. Results travel back by transfer.
+//   mode 'whole':  this worker owns a model session and runs whole removals (`remove`): the CPU path.
+//   mode 'stages': no session; `prepare` and `finish` run the two halves around a batched inference
+//                  that runs in the inference worker (src/worker/infer-worker.ts): the GPU path.
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { loadBinding, type SessionOptions } from '../native/binding.js';
-import type { RemoveResult, RemoveTask } from '../pool/task.js';
-import { runPipeline, type PipelineContext } from './pipeline.js';
+import type { FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
+import { finishStaged, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 
 export interface WorkerConfig extends SessionOptions {
+  mode: 'whole' | 'stages';
   modelPath: string;
+  /** Threads one photo's composite passes and PNG deflate may use. */
+  photoThreads: number;
 }
 
 const config = workerData as WorkerConfig;
 const binding = loadBinding();
-const session = new binding.Session(config.modelPath, config);
-const ctx: PipelineContext = { binding, session, model: { width: config.width, height: config.height } };
+const ctx: PipelineContext = {
+  binding,
+  ...(config.mode === 'whole' ? { session: new binding.Session(config.modelPath, config) } : {}),
+  model: { width: config.width, height: config.height },
+  threads: config.photoThreads,
+};
 
 // A removal leaves its big Buffers behind (the decoded photo alone is 80 MB at 20 MP). V8 would free
 // them only once more external memory piled up, so the next removal would run on top of them; and
@@ -27,22 +37,50 @@ async function releaseMemory(): Promise<void> {
   binding.trimMemory();
 }
 
+function asFailure(err: unknown): RemoveResult {
+  const e = err as Error & { code?: string };
+  return { ok: false, code: 'internal_error', message: `${e.code ? `${e.code}: ` : ''}${e.message}` };
+}
+
+/** Hand a result back with its bytes transferred, not copied. */
+function moveResult(result: RemoveResult): unknown {
+  if (!result.ok) return result;
+  return move({ [transferableSymbol]: result.data.buffer, [valueSymbol]: result } as never);
+}
+
 export default async function remove(task: RemoveTask): Promise<unknown> {
   let result: RemoveResult;
   try {
     result = await runPipeline(ctx, task);
   } catch (err) {
-    const e = err as Error & { code?: string };
-    result = { ok: false, code: 'internal_error', message: `${e.code ? `${e.code}: ` : ''}${e.message}` };
+    result = asFailure(err);
   }
   await releaseMemory();
+  return moveResult(result);
+}
+
+/** Stage 1 of the staged path: the plan and the model-sized input; the input bytes go back too. */
+export async function prepare(task: RemoveTask): Promise<unknown> {
+  let result: PrepareResult;
+  try {
+    result = await prepareRemoval(ctx, task);
+  } catch (err) {
+    result = asFailure(err) as RemoveFailure;
+  }
   if (!result.ok) return result;
-  // Transfer the encoded bytes' ArrayBuffer along with the result object.
-  const payload = result;
-  return move({
-    [transferableSymbol]: payload.data.buffer,
-    [valueSymbol]: payload,
-  } as never);
+  return move({ [transferableSymbol]: [result.modelInput.buffer, result.input.buffer], [valueSymbol]: result } as never);
+}
+
+/** Stage 2 of the staged path. */
+export async function finish(task: FinishTask): Promise<unknown> {
+  let result: RemoveResult;
+  try {
+    result = await finishStaged(ctx, task);
+  } catch (err) {
+    result = asFailure(err);
+  }
+  await releaseMemory();
+  return moveResult(result);
 }
 
 /**

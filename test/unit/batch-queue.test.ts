@@ -166,3 +166,28 @@ t.test('batch options are checked; a single-task executor takes no batches', asy
   t.throws(() => new FifoQueue(batch, { concurrency: 1, maxQueue: 1, maxWaitMs: -1 }, 'batched'), RangeError);
   t.throws(() => new FifoQueue(async () => 0, { concurrency: 1, maxQueue: 1, maxBatch: 2 } as never), /single-task executor/);
 });
+
+t.test("urgent tasks (a request's second half) wait ahead of new work, in their own order, and are never refused", async (t) => {
+  const order: number[] = [];
+  const gates: Array<() => void> = [];
+  const q = new FifoQueue<number, number>(
+    (id) =>
+      new Promise((resolve) => {
+        order.push(id);
+        gates.push(() => resolve(id));
+      }),
+    { concurrency: 1, maxQueue: 2 },
+  );
+  const first = q.run(1);
+  const normal = [q.run(2), q.run(3)];
+  t.equal(await codeOf(q.run(4)), 'queue_full', 'normal work is bounded');
+  const urgent = [q.run(10, undefined, undefined, 'urgent'), q.run(11, undefined, undefined, 'urgent')];
+  t.equal(q.stats().queued, 4, 'urgent work is admitted past the bound');
+  while (order.length < 5) {
+    await new Promise((resolve) => setImmediate(resolve));
+    gates.shift()?.();
+  }
+  gates.shift()?.();
+  t.same(await Promise.all([first, ...normal, ...urgent]), [1, 2, 3, 10, 11]);
+  t.same(order, [1, 10, 11, 2, 3], 'the urgent ones ran next, oldest first, then the normal ones');
+});

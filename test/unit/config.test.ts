@@ -56,3 +56,15 @@ t.test('--request-timeout: seconds (decimals allowed), default 120 s, bounded', 
     t.throws(() => loadConfig(['--request-timeout', bad], {}), { name: 'ConfigError', message: /request-timeout/ }, bad);
   }
 });
+
+t.test('--max-batch and --batch-wait-ms (batch models): pool defaults unless given, bounded', async (t) => {
+  const c = loadConfig([], {});
+  t.equal(c.maxBatch, undefined);
+  t.equal(c.batchWaitMs, undefined);
+  t.equal(loadConfig(['--max-batch', '16', '--batch-wait-ms', '0'], {}).maxBatch, 16);
+  t.equal(loadConfig(['--batch-wait-ms=5'], {}).batchWaitMs, 5);
+  t.equal(loadConfig([], { CUTOUT_MAX_BATCH: '4', CUTOUT_BATCH_WAIT_MS: '3' }).batchWaitMs, 3);
+  t.equal(loadConfig(['--max-batch', '2'], { CUTOUT_MAX_BATCH: '4' }).maxBatch, 2, 'flag wins');
+  for (const bad of ['0', '257', 'x', '-1']) t.throws(() => loadConfig(['--max-batch', bad], {}), /max-batch/, bad);
+  for (const bad of ['-1', '10001', '1.5']) t.throws(() => loadConfig(['--batch-wait-ms', bad], {}), /batch-wait-ms/, bad);
+});

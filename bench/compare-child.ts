@@ -1,0 +1,31 @@
+// Child of bench/compare.ts: one checkout's removal pool, driven over IPC. It loads the pool of the
+// checkout named on its command line (its dist/ must be built), then answers each { file, size }
+// message with one removal's wall time and stage timings, one at a time.
+import fs from 'node:fs';
+import path from 'node:path';
+
+interface Job {
+  file: string;
+  size: string;
+}
+
+const root = process.argv[2];
+if (!root) throw new Error('usage: compare-child.js CHECKOUT');
+const poolMod = (await import(path.join(root, 'dist', 'src', 'pool', 'pool.js'))) as {
+  createRemovalPool(o: Record<string, unknown>): Promise<{ run(t: unknown): Promise<{ ok: boolean; timings?: Record<string, number>; code?: string }>; close(): Promise<void> }>;
+};
+const taskMod = (await import(path.join(root, 'dist', 'src', 'pool', 'task.js'))) as { DEFAULT_OPTIONS: Record<string, unknown> };
+const pool = await poolMod.createRemovalPool({ workers: 1, device: 'cpu' });
+process.send!({ ready: true });
+process.on('message', (job: Job | 'exit') => {
+  if (job === 'exit') {
+    void pool.close().then(() => process.exit(0));
+    return;
+  }
+  const input = new Uint8Array(fs.readFileSync(job.file));
+  const t0 = performance.now();
+  void pool.run({ input, options: { ...taskMod.DEFAULT_OPTIONS, size: job.size } }).then(
+    (r) => process.send!({ ms: performance.now() - t0, ok: r.ok, code: r.code, timings: r.timings ?? {} }),
+    (err: Error) => process.send!({ ms: performance.now() - t0, ok: false, code: err.message, timings: {} }),
+  );
+});

@@ -1,0 +1,91 @@
+// bench:compare — this checkout against another one (e.g. a worktree of an older commit), end to end
+// on the CPU with each checkout's default CPU model and sizing (1 worker), photo by photo, the two
+// taking turns within every round (the order flips each round) so machine noise hits both alike.
+// Each checkout runs in its own long-lived child process (its pool loaded once). Prints medians per
+// stage and writes bench/results/compare.json.
+//
+//   npm run bench:compare -- --base /work/wt-base [--rounds 9] [--size full] [--photos name,name]
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../src/model/manifest.js';
+import { benchPhotos } from './photos.js';
+import { cpuInfo } from './soak-driver.js';
+import { markdownTable, median } from './stats.js';
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+interface Answer {
+  ms: number;
+  ok: boolean;
+  code?: string;
+  timings: Record<string, number>;
+}
+
+const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'compare-child.js');
+const WARMUP = 2;
+
+function start(root: string): Promise<ChildProcess> {
+  const child = fork(CHILD, [root], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`${root}: child exited (${code}) before its pool was ready`)));
+  });
+}
+
+function ask(child: ChildProcess, file: string, size: string): Promise<Answer> {
+  return new Promise((resolve) => {
+    child.once('message', (m) => resolve(m as Answer));
+    child.send({ file, size });
+  });
+}
+
+async function main(): Promise<void> {
+  const base = flag('base');
+  if (!base || !fs.existsSync(path.join(base, 'dist', 'src', 'pool', 'pool.js'))) throw new Error('--base must name a built checkout (its dist/src/pool/pool.js)');
+  const rounds = Number(flag('rounds') ?? '9');
+  const size = flag('size') ?? 'full';
+  const wanted = flag('photos')?.split(',');
+  const photos = (await benchPhotos()).filter((p) => !wanted || wanted.includes(p.name));
+  const trees = { base: path.resolve(base), head: PACKAGE_ROOT };
+  const children = { base: await start(trees.base), head: await start(trees.head) };
+  const results: Array<{ photo: string; tree: 'base' | 'head'; ms: number[]; stages: Record<string, number[]>; failures: string[] }> = [];
+  for (const photo of photos) {
+    const runs = { base: { ms: [] as number[], stages: {} as Record<string, number[]>, failures: [] as string[] }, head: { ms: [] as number[], stages: {} as Record<string, number[]>, failures: [] as string[] } };
+    for (let round = 0; round < WARMUP + rounds; round++) {
+      const order: Array<'base' | 'head'> = round % 2 === 0 ? ['base', 'head'] : ['head', 'base'];
+      for (const tree of order) {
+        const a = await ask(children[tree], photo.file, size);
+        if (round < WARMUP) continue;
+        if (!a.ok) runs[tree].failures.push(a.code ?? 'failed');
+        runs[tree].ms.push(a.ms);
+        for (const [k, v] of Object.entries(a.timings)) (runs[tree].stages[k] ??= []).push(v);
+      }
+    }
+    for (const tree of ['base', 'head'] as const) results.push({ photo: photo.name, tree, ...runs[tree] });
+    const b = median(runs.base.ms);
+    const h = median(runs.head.ms);
+    console.error(`  ${photo.name}: base ${b.toFixed(0)} ms, head ${h.toFixed(0)} ms (${(((h - b) / b) * 100).toFixed(1)}%)`);
+  }
+  for (const c of Object.values(children)) c.send('exit');
+
+  const stageNames = ['decode', 'infer', 'decodeOutput', 'composite', 'encode'];
+  const rows = results.map((r) => [r.photo, r.tree, median(r.ms).toFixed(0), ...stageNames.map((s) => (r.stages[s] ? median(r.stages[s]!).toFixed(0) : '')), r.failures.length]);
+  const table = markdownTable(['photo', 'checkout', 'median ms', ...stageNames.map((s) => `${s} ms`), 'failures'], rows);
+  const cpu = cpuInfo();
+  const head = `# bench:compare (${new Date().toISOString()})\n\nbase ${trees.base}, head ${trees.head}; size=${size}; ${rounds} rounds (+${WARMUP} warm-up), turns alternate; ${cpu.model}, ${cpu.cores} cores, flags ${cpu.flags.join(' ')}\n\n`;
+  const dir = path.join(PACKAGE_ROOT, 'bench', 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'compare.json'), `${JSON.stringify({ date: new Date().toISOString(), size, rounds, trees, cpu, results }, null, 2)}\n`);
+  fs.writeFileSync(path.join(dir, 'compare.md'), `${head}${table}\n`);
+  process.stdout.write(`${head}${table}\n`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,163 @@
+// The staged pool (the GPU path): photo work on many CPU workers, inference in batches across
+// requests on one or two inference workers that share one model session.
+//
+//   request → CPU FIFO: prepare (probe, decode to 1024² RGB)    ─┐
+//           → batch FIFO: up to maxBatch photos, waiting at most │ each stage takes and hands back
+//             maxWaitMs for the batch to fill → one model run    │ its buffers by transfer: no copies
+//           → CPU FIFO, ahead of new work: finish (decode at     │ between threads
+//             output size, mask into alpha, layout, encode)     ─┘
+//
+// Every stage is a FifoQueue (strict order, aborts drop waiting work); admission bounds the whole
+// pipeline, so `maxQueue` means what it means on the CPU path: requests waiting beyond what runs.
+// A photo that fails to decode fails in prepare and never reaches a batch; a batch that fails as a
+// whole is run again photo by photo, so no request fails for another (fifo-queue.ts).
+import type { Piscina } from 'piscina';
+import { ownsBuffer } from '../image/owned-bytes.js';
+import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
+import { startPiscina } from './start-piscina.js';
+import type { PoolInfo, PoolStats, RemovalPool } from './pool-api.js';
+import type { FinishTask, PrepareResult, RemoveResult, RemoveTask } from './task.js';
+import type { WorkerConfig } from '../worker/worker.js';
+import type { InferBatchResult, InferWorkerConfig } from '../worker/infer-worker.js';
+
+export interface StagedPoolConfig {
+  info: PoolInfo;
+  /** CPU workers' configuration (mode 'stages'). */
+  worker: WorkerConfig;
+  cpuWorkers: number;
+  infer: InferWorkerConfig;
+  inferWorkers: number;
+  maxBatch: number;
+  maxWaitMs: number;
+  maxQueue: number;
+}
+
+interface CpuJob {
+  name: 'prepare' | 'finish';
+  task: RemoveTask | FinishTask;
+  transfer: ArrayBuffer[];
+}
+
+interface Mask {
+  mask: Float32Array;
+  ms: number;
+  batch: number;
+}
+
+const round = (ms: number): number => Math.round(ms * 10) / 10;
+
+function transferable(bytes: Uint8Array): ArrayBuffer[] {
+  return bytes.buffer.byteLength > 0 && ownsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : [];
+}
+
+export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPool> {
+  // The inference workers first: they load the model and tune every batch size, the slow part.
+  const inferPiscina = await startPiscina({ filename: '../worker/infer-worker.js', threads: cfg.inferWorkers, workerData: cfg.infer });
+  let cpuPiscina: Piscina;
+  try {
+    cpuPiscina = await startPiscina({ filename: '../worker/worker.js', threads: cfg.cpuWorkers, workerData: cfg.worker });
+  } catch (err) {
+    await inferPiscina.destroy();
+    throw err;
+  }
+
+  const cpu = new FifoQueue<CpuJob, unknown>(
+    async (job) => {
+      try {
+        return await cpuPiscina.run(job.task, { name: job.name, transferList: job.transfer });
+      } catch (err) {
+        throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
+      }
+    },
+    // Admission below bounds the pipeline; this queue never refuses what was admitted.
+    { concurrency: cfg.cpuWorkers, maxQueue: Number.MAX_SAFE_INTEGER },
+  );
+  const gpu = new FifoQueue<Uint8Array, Mask>(
+    async (images) => {
+      let out: InferBatchResult;
+      try {
+        out = (await inferPiscina.run({ images }, { transferList: images.map((i) => i.buffer as ArrayBuffer) })) as InferBatchResult;
+      } catch (err) {
+        throw codedError('worker_failed', `Inference failed: ${(err as Error).message}`);
+      }
+      return out.masks.map((mask) => ({ status: 'fulfilled', value: { mask, ms: out.ms, batch: out.batch } }));
+    },
+    { concurrency: cfg.inferWorkers, maxQueue: Number.MAX_SAFE_INTEGER, maxBatch: cfg.maxBatch, maxWaitMs: cfg.maxWaitMs },
+    'batched',
+  );
+
+  const capacity = cfg.cpuWorkers + cfg.inferWorkers * cfg.maxBatch;
+  let closed = false;
+  // Requests in the pipeline; `stop` withdraws one that has not started yet (close()).
+  const inFlight = new Map<Promise<unknown>, { started: boolean; stop: AbortController }>();
+
+  async function run(task: RemoveTask, signal: AbortSignal, events: RunEvents | undefined, state: { started: boolean }): Promise<RemoveResult> {
+    let waited = 0;
+    const prepared = (await cpu.run({ name: 'prepare', task, transfer: transferable(task.input) }, signal, {
+      onStart(waitMs) {
+        state.started = true;
+        waited += waitMs;
+        events?.onStart?.(waitMs);
+      },
+    })) as PrepareResult;
+    if (!prepared.ok) return prepared;
+    const queued = performance.now();
+    const inferred = await gpu.run(prepared.modelInput, signal);
+    const inferWait = performance.now() - queued - inferred.ms;
+    waited += inferWait;
+    const timings: Record<string, number> = { ...prepared.timings, batchWait: round(inferWait), infer: inferred.ms, batch: inferred.batch };
+    timings.total = round((timings.total ?? 0) + inferred.ms);
+    const finishTask: FinishTask = { input: prepared.input, options: task.options, plan: prepared.plan, mask: inferred.mask, timings };
+    const transfer = [...transferable(prepared.input), inferred.mask.buffer as ArrayBuffer];
+    const result = (await cpu.run({ name: 'finish', task: finishTask, transfer }, signal, { onStart: (w) => (waited += w) }, 'urgent')) as RemoveResult;
+    if (result.ok) result.timings.queue = round(waited);
+    return result;
+  }
+
+  return {
+    info: cfg.info,
+    get ready() {
+      return !closed;
+    },
+    stats(): PoolStats {
+      const c = cpu.stats();
+      const g = gpu.stats();
+      return {
+        workers: cfg.cpuWorkers,
+        running: c.running + g.running,
+        queued: Math.max(0, inFlight.size - c.running - g.running),
+        longestWaitMs: Math.max(c.longestWaitMs, g.longestWaitMs),
+        started: g.started,
+        batches: g.batches,
+        dropped: c.dropped + g.dropped,
+      };
+    },
+    async run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents): Promise<RemoveResult> {
+      if (closed) throw codedError('pool_closed', 'The worker pool is closed');
+      if (signal?.aborted) throw codedError('aborted', 'The request was aborted before it started');
+      if (inFlight.size >= capacity + cfg.maxQueue) throw codedError('queue_full', 'The work queue is full');
+      const state = { started: false, stop: new AbortController() };
+      const combined = signal ? AbortSignal.any([signal, state.stop.signal]) : state.stop.signal;
+      const work = run(task, combined, events, state);
+      inFlight.set(work, state);
+      try {
+        return await work;
+      } catch (err) {
+        // Withdrawn by close() before it started: say so, as the CPU path does.
+        if (state.stop.signal.aborted && !signal?.aborted) throw codedError('pool_closed', 'The worker pool closed before the task started');
+        throw err;
+      } finally {
+        inFlight.delete(work);
+      }
+    },
+    /** Stop taking work; requests not started yet are refused ('pool_closed'), started ones finish every stage. */
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      for (const state of inFlight.values()) if (!state.started) state.stop.abort();
+      await Promise.allSettled([...inFlight.keys()]);
+      await Promise.all([cpu.close(), gpu.close()]);
+      await Promise.all([cpuPiscina.close(), inferPiscina.close()]);
+    },
+  };
+}

@@ -1,0 +1,66 @@
+// The whole-removal pool (the CPU path): each worker owns a model session and runs removals start to
+// finish, one at a time; our FIFO decides who runs next.
+import { ownsBuffer } from '../image/owned-bytes.js';
+import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
+import { startPiscina } from './start-piscina.js';
+import type { PoolInfo, PoolStats, RemovalPool } from './pool-api.js';
+import type { RemoveResult, RemoveTask } from './task.js';
+import type { WorkerConfig } from '../worker/worker.js';
+
+/** V8 young generation of a worker thread, MB. */
+const WORKER_YOUNG_GENERATION_MB = 2;
+
+export interface WholePoolConfig {
+  info: PoolInfo;
+  worker: WorkerConfig;
+  workers: number;
+  maxQueue: number;
+}
+
+export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool> {
+  const { workers } = cfg;
+  const piscina = await startPiscina({
+    filename: '../worker/worker.js',
+    threads: workers,
+    workerData: cfg.worker,
+    // The worker's JS allocates little (pixels live in external buffers): a small young generation
+    // keeps its idle heap small (docs/memory.md).
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+  });
+  let closed = false;
+
+  // Our FIFO decides who runs next; Piscina gets a task only when a worker is free, and no signal
+  // (aborting a running Piscina task would kill its worker and the model with it).
+  const queue = new FifoQueue<RemoveTask, RemoveResult>(async (task, waitMs) => {
+    // Transfer the input when it owns its whole ArrayBuffer; otherwise it is cloned.
+    const buf = task.input.buffer;
+    const transferable = buf.byteLength > 0 && ownsBuffer(task.input);
+    let result: RemoveResult;
+    try {
+      result = (await piscina.run({ input: task.input, options: task.options }, transferable ? { transferList: [buf as ArrayBuffer] } : {})) as RemoveResult;
+    } catch (err) {
+      throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
+    }
+    if (result.ok) result.timings.queue = Math.round(waitMs * 10) / 10;
+    return result;
+  }, { concurrency: workers, maxQueue: cfg.maxQueue });
+
+  return {
+    info: cfg.info,
+    get ready() {
+      return !closed;
+    },
+    stats(): PoolStats {
+      return { workers, ...queue.stats() };
+    },
+    run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents): Promise<RemoveResult> {
+      return queue.run(task, signal, events);
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await queue.close();
+      await piscina.close();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+// Piscina worker entry for batched inference (the staged path): one BatchSession over the shared
+// model, run on whole batches of model-sized photos. Module evaluation loads the model and runs
+// every batch size once (cuDNN tunes its kernels per shape), so the pool is ready only when a
+// batch of any size runs at full speed. Masks travel back by transfer, one ArrayBuffer each.
+import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
+import { loadBinding, type BatchSessionOptions } from '../native/binding.js';
+
+export interface InferWorkerConfig extends BatchSessionOptions {
+  modelPath: string;
+  /** Run every bucket once at start (default true; tests of the scheduler turn it off). */
+  warmUp?: boolean;
+}
+
+export interface InferBatch {
+  images: Uint8Array[];
+}
+
+export interface InferBatchResult {
+  masks: Float32Array[];
+  /** Wall time of the batch run, ms. */
+  ms: number;
+  /** The bucket the batch was padded to. */
+  batch: number;
+}
+
+const config = workerData as InferWorkerConfig;
+const binding = loadBinding();
+const session = new binding.BatchSession(config.modelPath, config);
+const warmUpMs = config.warmUp === false ? [] : session.warmUp();
+
+export default function inferBatch(task: InferBatch): unknown {
+  const t0 = performance.now();
+  const masks = session.run(task.images);
+  const result: InferBatchResult = {
+    masks,
+    ms: Math.round((performance.now() - t0) * 10) / 10,
+    batch: session.buckets.find((b) => b >= task.images.length) ?? task.images.length,
+  };
+  return move({ [transferableSymbol]: masks.map((m) => m.buffer), [valueSymbol]: result } as never);
+}
+
+/** Readiness probe, with what the start measured. */
+export function ping(): { buckets: number[]; warmUpMs: number[]; pinned: boolean } {
+  return { buckets: session.buckets, warmUpMs, pinned: session.pinned };
+}

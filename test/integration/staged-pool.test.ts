@@ -1,0 +1,85 @@
+// The staged pool (src/pool/staged-pool.ts), the GPU path's scheduler, on the CPU with a tiny
+// brightness model so the batches are cheap and every mask is known: each request gets its own
+// photo's cut-out back from a shared batch, a bad photo fails alone, an aborted request leaves
+// its batch, the queue is bounded, and close waits for what runs.
+import t from 'tap';
+import sharp from 'sharp';
+import { createRemovalPool } from '../../src/pool/pool.js';
+import { DEFAULT_OPTIONS, type RemoveOptions, type RemoveResult } from '../../src/pool/task.js';
+import { writeTinyBatchModel } from '../helpers/tiny-batch-model.js';
+
+const model = writeTinyBatchModel();
+const options: RemoveOptions = { ...DEFAULT_OPTIONS, refine: false, decontaminate: false };
+
+/** A 320×240 black photo with a white 40×40 square at (x, y): the tiny model's subject. */
+function photo(x: number, y: number): Promise<Buffer> {
+  const square = { create: { width: 40, height: 40, channels: 3 as const, background: '#ffffff' } };
+  return sharp({ create: { width: 320, height: 240, channels: 3, background: '#000000' } })
+    .composite([{ input: square, left: x, top: y }])
+    .png()
+    .toBuffer();
+}
+
+async function pool(over: { maxBatch?: number; batchWaitMs?: number; maxQueue?: number; workers?: number } = {}) {
+  return createRemovalPool({ model: 'isnet-fp16-batch', modelPath: model, device: 'cpu', warmUp: false, workers: 2, ...over });
+}
+
+function ok(r: RemoveResult): Extract<RemoveResult, { ok: true }> {
+  if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+  return r;
+}
+
+t.test('concurrent requests share batches and each gets its own photo back', async (t) => {
+  const p = await pool({ maxBatch: 4, batchWaitMs: 200 });
+  t.teardown(() => p.close());
+  t.match(p.info, { model: 'brightness.onnx', batching: { maxBatch: 4, maxWaitMs: 200, inferWorkers: 2 } });
+  const spots = [[10, 10], [100, 20], [200, 150], [270, 190], [50, 180], [150, 100]] as const;
+  const results = await Promise.all(spots.map(async ([x, y]) => ok(await p.run({ input: await photo(x, y), options: { ...options } }))));
+  results.forEach((r, i) => {
+    const [x, y] = spots[i]!;
+    t.equal(r.contentType, 'image/png');
+    t.same([r.width, r.height], [320, 240]);
+    // The box is the square give or take the mask's 1024² resampling.
+    t.ok(Math.abs(r.foreground.left - x) <= 2 && Math.abs(r.foreground.top - y) <= 2, `request ${i}: its own square (${JSON.stringify(r.foreground)})`);
+    t.ok(Math.abs(r.foreground.width - 40) <= 4 && Math.abs(r.foreground.height - 40) <= 4, `request ${i}: 40×40`);
+    t.ok(r.timings.batch! >= 1 && r.timings.infer! >= 0, 'timings name the batch and the inference');
+  });
+  const stats = p.stats();
+  t.ok(stats.batches! < spots.length, `${spots.length} photos ran in ${stats.batches} batches`);
+  const px = await sharp(Buffer.from(results[0]!.data)).raw().toBuffer({ resolveWithObject: true });
+  t.equal(px.info.channels, 4);
+  const alphaAt = (x: number, y: number) => px.data[(y * 320 + x) * 4 + 3]!;
+  t.ok(alphaAt(30, 30) > 240 && alphaAt(300, 220) < 10, 'opaque subject, transparent background');
+});
+
+t.test('one bad photo among good ones fails alone; an aborted request leaves its batch', async (t) => {
+  const p = await pool({ maxBatch: 4, batchWaitMs: 300 });
+  t.teardown(() => p.close());
+  const abort = new AbortController();
+  const runs = [
+    p.run({ input: await photo(10, 10), options }),
+    p.run({ input: new Uint8Array(Buffer.from('definitely not an image')), options }),
+    p.run({ input: await photo(200, 100), options }, abort.signal),
+    p.run({ input: Buffer.from((await photo(5, 5)).subarray(0, 200)), options }),
+    p.run({ input: await photo(100, 100), options }),
+  ];
+  abort.abort();
+  const settled = await Promise.allSettled(runs);
+  const summary = settled.map((s) => (s.status === 'rejected' ? (s.reason as { code: string }).code : s.value.ok ? 'ok' : s.value.code));
+  t.same(summary, ['ok', 'invalid_file_type', 'aborted', 'failed_to_read_image', 'ok']);
+});
+
+t.test('admission is bounded (maxQueue beyond what runs) and close lets running work finish', async (t) => {
+  const p = await pool({ maxBatch: 2, batchWaitMs: 0, maxQueue: 1, workers: 1 });
+  const input = await photo(10, 10);
+  // Capacity: 1 photo worker + 2 inference workers × 2 per batch = 5 running, +1 waiting.
+  const runs = Array.from({ length: 6 }, () => p.run({ input: Buffer.from(input), options }));
+  await t.rejects(p.run({ input: Buffer.from(input), options }), { code: 'queue_full' });
+  const closing = p.close();
+  const settled = await Promise.allSettled(runs);
+  await closing;
+  const codes = settled.map((s) => (s.status === 'fulfilled' ? (s.value.ok ? 'ok' : s.value.code) : (s.reason as { code: string }).code));
+  t.ok(codes.every((c) => c === 'ok' || c === 'pool_closed'), `every request settled: ${codes.join(', ')}`);
+  t.ok(codes.includes('ok'), 'work already running finished');
+  await t.rejects(p.run({ input: Buffer.from(input), options }), { code: 'pool_closed' });
+});

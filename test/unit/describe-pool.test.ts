@@ -1,0 +1,25 @@
+// The start-up line (cutout serve) names the device, why, the model and the sizing: workers × threads
+// on the CPU path, batches and inference workers on the staged (GPU) path.
+import t from 'tap';
+import { describePool } from '../../src/cli/serve-command.js';
+import type { RemovalPool } from '../../src/pool/pool-api.js';
+
+const pool = (info: RemovalPool['info']): RemovalPool => ({ info, ready: true, stats: () => ({ workers: 1, running: 0, queued: 0, longestWaitMs: 0, started: 0, batches: 0, dropped: 0 }), run: () => Promise.reject(new Error('unused')), close: async () => {} });
+
+t.equal(
+  describePool(pool({ device: { kind: 'cpu', index: 0, label: 'cpu', reason: 'requested' }, model: 'isnet-int8', workers: 1, threadsPerWorker: 2 })),
+  'device: cpu (requested); model isnet-int8; 1 worker × 2 threads',
+);
+t.equal(
+  describePool(
+    pool({
+      device: { kind: 'cuda', index: 0, label: 'cuda:0 (NVIDIA H100 80GB HBM3)', reason: 'CUDA provider and GPU found' },
+      model: 'isnet-fp16-batch',
+      workers: 16,
+      threadsPerWorker: 1,
+      batching: { maxBatch: 8, maxWaitMs: 2, inferWorkers: 2 },
+    }),
+  ),
+  'device: cuda:0 (NVIDIA H100 80GB HBM3) (CUDA provider and GPU found); model isnet-fp16-batch; batches of up to 8 (wait ≤ 2 ms) on 2 inference workers; 16 photo workers',
+);
+t.equal(describePool(pool(undefined)), 'device: unknown');
