@@ -362,8 +362,11 @@ async function main(): Promise<number> {
   const lines = [`gpu-check on ${opts.device} (${photos.length} eval photos), ${round((performance.now() - t0) / 1000)} s`];
   if (masks) lines.push(`  masks:  ${masks.pass ? 'PASS' : 'FAIL'}  IoU min ${masks.minIou} median ${masks.medianIou} (≥ ${opts.minIou} each); MAE mean ${masks.meanMae} max ${masks.maxMae}; ${masks.candidateMsPerPhoto} ms per photo vs ${masks.referenceMsPerPhoto} ms fp32 on the CPU`);
   if (timing) {
-    lines.push(`  timing: ${timing.pass ? 'PASS' : 'FAIL'}  best ${timing.best?.msPerImage} ms per image at batch ${timing.best?.batch} (pinned ${timing.best?.pinned}, ${timing.best?.imagesPerS} images/s); target ≤ ${TARGET_MS_PER_IMAGE} ms ${timing.targetMet ? 'met' : 'not met'}`);
-    for (const s of timing.sessions) lines.push(`          pinned ${s.pinned}: ${s.batches.map((b) => `b${b.batch} ${b.msPerImage}`).join(', ')} ms per image`);
+    lines.push(`  timing: ${timing.pass ? 'PASS' : 'FAIL'}  best ${round(timing.best?.msPerImage ?? NaN, 2)} ms per image at batch ${timing.best?.batch} (pinned ${timing.best?.pinned}, ${timing.best?.imagesPerS} images/s); target ≤ ${TARGET_MS_PER_IMAGE} ms ${timing.targetMet ? 'met' : 'not met'}`);
+    for (const s of timing.sessions) {
+      const pinned = `pinned ${s.pinnedRequested ? 'on' : 'off'}${s.pinned === s.pinnedRequested ? '' : ' (not on this device)'}`;
+      lines.push(`          ${pinned}: ${s.batches.map((b) => `batch ${b.batch} ${round(b.msPerImage, 2)}`).join(', ')} ms per image`);
+    }
   }
   if (load) lines.push(`  load:   ${load.pass ? 'PASS' : 'FAIL'}  ${load.ok}/${load.requests} ok in ${load.batches} batches, ${load.wallS} s; ${load.mismatches.length} differ from their solo run; ${load.poolLine}`);
   for (const f of failures) lines.push(`  FAIL ${f}`);

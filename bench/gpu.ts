@@ -208,6 +208,14 @@ function startGpuSampler(): { stop(): Promise<GpuSample | null> } {
   };
 }
 
+/** Server-Timing stages in the order a request goes through them; others after, as they came. */
+const STAGE_ORDER = ['queue', 'probe', 'decode', 'batchWait', 'infer', 'batch', 'decodeOutput', 'composite', 'layout', 'background', 'encode', 'total'];
+function orderStages(names: string[]): string[] {
+  const unique = [...new Set(names)];
+  const rank = (s: string) => (STAGE_ORDER.includes(s) ? STAGE_ORDER.indexOf(s) : STAGE_ORDER.length);
+  return unique.sort((a, b) => rank(a) - rank(b));
+}
+
 interface Target {
   url: string;
   key: string;
@@ -266,8 +274,7 @@ async function runLevel(t: Target, p: Prepared, concurrency: number, requests: n
   const lat = ok.map((r) => r.latencyMs);
   const statuses: Record<string, number> = {};
   for (const r of records) statuses[String(r.status)] = (statuses[String(r.status)] ?? 0) + 1;
-  const stageNames: string[] = [];
-  for (const r of ok) for (const k of Object.keys(r.stages)) if (!stageNames.includes(k)) stageNames.push(k);
+  const stageNames = orderStages(ok.flatMap((r) => Object.keys(r.stages)));
   const stagesMs: Record<string, number> = {};
   for (const k of stageNames) stagesMs[k] = round(median(ok.map((r) => r.stages[k]).filter((v): v is number => v !== undefined)));
   const unanswered = records.filter((r) => r.status === 0).length;
@@ -401,8 +408,7 @@ function renderMarkdown(report: Report): string {
     out.push(markdownTable(header, rows), '');
   }
   for (const d of ran) {
-    const stages: string[] = [];
-    for (const l of d.levels) for (const s of Object.keys(l.stagesMs)) if (!stages.includes(s)) stages.push(s);
+    const stages = orderStages(d.levels.flatMap((l) => Object.keys(l.stagesMs)));
     out.push(`Server-Timing medians on ${d.device}, ms (batch: bucket size):`, '');
     out.push(markdownTable(['photo', 'c', ...stages, 'client CPU %', 'server RSS MB'], d.levels.map((l) => [l.photo, l.concurrency, ...stages.map((s) => l.stagesMs[s] ?? ''), l.clientCpuPct, l.serverRssMb])), '');
   }
