@@ -240,7 +240,7 @@ function checkTiming(opts: Options, photos: EvalPhoto[]): TimingReport {
         }
         const med = median(ms);
         rows.push({ batch: b, medianMs: round(med, 2), p90Ms: round(quantile(ms, 0.9), 2), msPerImage: round(med / b, 3), imagesPerS: round((1000 * b) / med, 1) });
-        console.error(`  timing: batch ${b}, pinned ${s.pinned}: ${round(med / b, 2)} ms per image (${round((1000 * b) / med, 1)} images/s)`);
+        console.error(`  timing: batch ${b}, pinned ${pinned ? 'on' : 'off'}${s.pinned === pinned ? '' : ' (not on this device)'}: ${round(med / b, 2)} ms per image (${round((1000 * b) / med, 1)} images/s)`);
       }
       sessions.push({ pinnedRequested: pinned, pinned: s.pinned, buckets: s.buckets, warmUpMs, batches: rows });
     } finally {

@@ -442,7 +442,13 @@ async function main(): Promise<void> {
     fs.writeFileSync(path.join(opts.out, 'gpu.md'), `${renderMarkdown(report)}\n`);
   };
   console.error(`bench:gpu: devices ${opts.devices.join(', ')}; photos ${photos.map((p) => `${p.name} (${round((p.width * p.height) / 1e6, 2)} MP)`).join(', ')}; concurrency ${opts.concurrency.join(', ')}`);
-  for (const device of opts.devices) await runDevice(device, prepared, opts, report, save, deadline);
+  for (const device of opts.devices) {
+    if (performance.now() > deadline) {
+      report.devices.push({ device, status: 'skipped', reason: `deadline of ${opts.deadlineSeconds} s reached before it started`, serverArgs: [], levels: [], skippedLevels: [] });
+      continue;
+    }
+    await runDevice(device, prepared, opts, report, save, deadline);
+  }
   save();
   console.log(renderMarkdown(report));
   console.error(`bench:gpu: wrote ${path.join(opts.out, 'gpu.json')} and gpu.md (${((performance.now() - t0) / 1000).toFixed(0)} s)`);

@@ -102,7 +102,7 @@ unpack() {
   case $name in
     *.tar.xz)
       if command -v xz >/dev/null; then xz -dc -T0 "$STAGE_DIR/$name" | tar -C "$ROOT_DIR" -xf -
-      else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer, 1 << 20)' "$STAGE_DIR/$name" | tar -C "$ROOT_DIR" -xf -
+      else say "no xz here: unpacking with python3's lzma"; python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer, 1 << 20)' "$STAGE_DIR/$name" | tar -C "$ROOT_DIR" -xf -
       fi ;;
     *.tar.zst) command -v zstd >/dev/null || die "no zstd on this machine: stage with COMPRESS=xz"; zstd -dc --long=27 "$STAGE_DIR/$name" | tar -C "$ROOT_DIR" -xf - ;;
     *) die "unknown archive $name" ;;
@@ -112,21 +112,29 @@ unpack() {
   say "unpacked to $ROOT_DIR in $((SECONDS - start)) s: $(head -1 "$ROOT_DIR/BUNDLE-INFO")"
 }
 
+# The first folder of LD_LIBRARY_PATH holding library $1, or "not found …".
+find_lib() {
+  local d
+  local IFS=:
+  for d in $LD_LIBRARY_PATH; do
+    if [[ -e $d/$1 ]]; then echo "$d/$1"; return 0; fi
+  done
+  echo "not found on LD_LIBRARY_PATH"
+}
+
 environment() {
   export PATH=$ROOT_DIR/node/bin:$PATH
   export LD_LIBRARY_PATH=$CUDA_LIB_DIRS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export CUTOUT_EVAL_DIR=$ROOT_DIR/shared/eval/dev
+  # What the box has, for the log; nothing here may stop the run.
   {
     echo "--- $(date -u +%FT%TZ) $(uname -m), $(nproc) cores, $(free -g | awk '/Mem:/ { print $2 }') GiB"
-    nvidia-smi -L 2>&1 || echo "no nvidia-smi"
+    nvidia-smi -L 2>&1 || echo "nvidia-smi -L failed"
     echo "/proc/driver/nvidia/gpus: $(ls /proc/driver/nvidia/gpus 2>&1 | tr '\n' ' ')"
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-    for l in libcudart.so.13 libcublasLt.so.13 libcudnn.so.9; do
-      found=$(IFS=:; for d in $LD_LIBRARY_PATH; do [[ -e $d/$l ]] && { echo "$d/$l"; break; }; done)
-      echo "$l: ${found:-not found on LD_LIBRARY_PATH}"
-    done
+    for l in libcudart.so.13 libcublasLt.so.13 libcudnn.so.9; do echo "$l: $(find_lib "$l")"; done
     echo "node $("$NODE" -v)"
-  } >> "$OUT/remote.log" 2>&1
+  } >> "$OUT/remote.log" 2>&1 || true
 }
 
 check() {
