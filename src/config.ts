@@ -29,6 +29,8 @@ export interface Config {
   readonly maxImageBytes: number;
   /** Deadline of every request, counted from its first byte: 408 while the body arrives, 503 after. */
   readonly requestTimeoutMs: number;
+  /** On shutdown, how long in-flight requests may take before their connections are closed (0 = at once). */
+  readonly drainTimeoutMs: number;
   readonly fetchConnectTimeoutMs: number;
   readonly fetchTimeoutMs: number;
   /** TESTS ONLY (CUTOUT_TEST_ALLOW_LOOPBACK_FETCH=1): image_url may reach 127.0.0.1/::1. */
@@ -57,6 +59,8 @@ export const DEFAULTS = Object.freeze({
   fetchTimeoutMs: 20_000,
   // Two minutes: a full queue of 64 photos at ~1 s each still fits, and no client waits for ever.
   requestTimeoutMs: 120_000,
+  // Thirty seconds: a removal in progress finishes (a few seconds each), a slow upload does not hold the stop.
+  drainTimeoutMs: 30_000,
 });
 
 /** Flag name → env var. Every flag takes a value (`--port 8080` or `--port=8080`). */
@@ -76,8 +80,12 @@ const FLAGS: Readonly<Record<string, string>> = {
   'max-body-bytes': 'CUTOUT_MAX_BODY_BYTES',
   'fetch-timeout-ms': 'CUTOUT_FETCH_TIMEOUT_MS',
   'request-timeout': 'CUTOUT_REQUEST_TIMEOUT',
+  'drain-timeout': 'CUTOUT_DRAIN_TIMEOUT',
 };
 const BOOLEAN_FLAGS: Readonly<Record<string, string>> = { 'no-demo-key': 'CUTOUT_NO_DEMO_KEY' };
+
+/** Every `serve` flag name (without `--`), for usage-text checks. */
+export const FLAG_NAMES: readonly string[] = Object.freeze([...Object.keys(FLAGS), ...Object.keys(BOOLEAN_FLAGS)]);
 
 function parseArgv(argv: readonly string[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -164,6 +172,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     maxImageBytes: DEFAULTS.maxImageBytes,
     maxBodyBytes: integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes,
     requestTimeoutMs: seconds('request-timeout', get('request-timeout'), 10, 86_400_000) ?? DEFAULTS.requestTimeoutMs,
+    drainTimeoutMs: seconds('drain-timeout', get('drain-timeout'), 0, 86_400_000) ?? DEFAULTS.drainTimeoutMs,
     fetchConnectTimeoutMs: DEFAULTS.fetchConnectTimeoutMs,
     fetchTimeoutMs: integer('fetch-timeout-ms', get('fetch-timeout-ms'), 100, 600_000) ?? DEFAULTS.fetchTimeoutMs,
     testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),

@@ -7,6 +7,7 @@
 
 #include "cuda_provider.h"
 #include "memory.h"
+#include "ort_telemetry.h"
 
 namespace cutout {
 
@@ -29,6 +30,7 @@ Ort::Env& ProcessEnv() {
                                ") does not provide the ONNX Runtime API version these headers were built for (" +
                                std::to_string(ORT_API_VERSION) + "); rebuild the addon against matching versions");
     }
+    DisableOrtTelemetryUnlessSet();  // before the Env: ORT decides once, when the first one is created
     env_ptr = new Ort::Env(ORT_LOGGING_LEVEL_ERROR, "cutout");
   });
   return *env_ptr;

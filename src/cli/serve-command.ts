@@ -1,18 +1,21 @@
 // `cutout serve [--host H] [--port P] [--data DIR] [--workers N] [--tls-cert F --tls-key F]`
-// Start order: ledger (reconcile dead owners, demo key) → pool → listen. SIGTERM/SIGINT close in
-// reverse: stop accepting, drain in-flight requests, close pool, close ledger.
+// Start order: TLS files checked → ledger (reconcile dead owners, demo key) → pool → listen.
+// SIGTERM/SIGINT close in reverse: stop accepting, drain in-flight requests (at most
+// --drain-timeout, then their connections are closed), close pool, close ledger. A second signal
+// exits at once (the next start refunds what was held).
 
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { ensureDemoKey, openLedger, reconcileDeadOwners } from '../ledger/lmdb-ledger.js';
+import { ensureDemoKey, openLedger, reconcileDeadOwners, type ReconcileReport } from '../ledger/lmdb-ledger.js';
 import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';
 import { createRemovalPool } from '../pool/pool.js';
 import { estimateMemory, formatMemoryEstimate } from '../pool/memory-estimate.js';
 import { createServer, consoleLogger, type CutoutServer, type Logger } from '../http/server.js';
 import { assertNativeUws, FallbackUwsError } from '../http/native-check.js';
-import { runSupervisor } from './supervisor.js';
+import { checkTlsFiles, TlsFileError } from '../http/tls.js';
+import { RECONCILE_MESSAGE, runSupervisor } from './supervisor.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 
 export const SERVE_USAGE = `Usage: cutout serve [options]
@@ -33,9 +36,13 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --request-timeout S  deadline of every request in seconds, from its first byte: 408 while the
                        body is still arriving, 503 + Retry-After after, credits refunded
                        (CUTOUT_REQUEST_TIMEOUT, default 120)
-  --tls-cert FILE      serve HTTPS with this certificate (CUTOUT_TLS_CERT)
-  --tls-key FILE       ... and this private key (CUTOUT_TLS_KEY)
+  --drain-timeout S    on SIGTERM/SIGINT, how long in-flight requests may finish before their
+                       connections are closed (refunded); 0 = at once (CUTOUT_DRAIN_TIMEOUT, default 30).
+                       A second signal exits at once
+  --tls-cert FILE      serve HTTPS with this PEM certificate (CUTOUT_TLS_CERT)
+  --tls-key FILE       ... and this unencrypted PEM private key (CUTOUT_TLS_KEY)
   --max-body-bytes N   largest request body (CUTOUT_MAX_BODY_BYTES)
+  --fetch-timeout-ms MS  image_url / bg_image_url download limit in ms (CUTOUT_FETCH_TIMEOUT_MS, default 20000)
   --no-demo-key        do not create a demo key on first start
 `;
 
@@ -44,6 +51,8 @@ export interface RunningService {
   pool: RemovalPool;
   ledger: Ledger;
   demoKey: string | null;
+  /** Refund holds and free slots of dead processes (a supervisor asks after a crash). */
+  reconcile(): ReconcileReport;
   /** Graceful stop; idempotent. */
   shutdown(): Promise<void>;
 }
@@ -51,6 +60,7 @@ export interface RunningService {
 /** Open everything and listen. Exposed for tests; the CLI wraps it with signal handling. */
 export async function startService(config: Config, log: Logger = consoleLogger): Promise<RunningService> {
   assertNativeUws(); // before opening anything: never serve on uWS's slow JS fallback
+  if (config.tlsCert && config.tlsKey) checkTlsFiles(config.tlsCert, config.tlsKey); // before the model loads
   const dataDir = resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
 
@@ -58,11 +68,20 @@ export async function startService(config: Config, log: Logger = consoleLogger):
   let pool: RemovalPool | undefined;
   try {
     // Refund holds and free slots left by processes that died mid-request.
-    const report = reconcileDeadOwners(ledger);
-    if (report.holds > 0 || report.slots > 0) {
-      log.info(`ledger: refunded ${report.holds} hold(s) and freed ${report.slots} slot(s) of dead processes`);
-    }
+    const reconcile = () => {
+      const report = reconcileDeadOwners(ledger);
+      if (report.holds > 0 || report.slots > 0) {
+        log.info(`ledger: refunded ${report.holds} hold(s) and freed ${report.slots} slot(s) of dead processes`);
+      }
+      return report;
+    };
+    reconcile();
     const demoKey = config.demoKey ? await ensureDemoKey(ledger) : null;
+
+    // ONNX Runtime 1.29's own telemetry (a device id and event database under ~/.cache, an empty
+    // /tmp/mat-debug-<pid>.log per process: docs/native.md) stays off unless the operator set the
+    // variable. Set here, on the main thread, before any worker loads the library.
+    if (!process.env.ORT_DISABLE_TELEMETRY) process.env.ORT_DISABLE_TELEMETRY = '1';
 
     const poolOptions: PoolOptions = {};
     if (config.workers !== undefined) poolOptions.workers = config.workers;
@@ -85,6 +104,7 @@ export async function startService(config: Config, log: Logger = consoleLogger):
       pool: openPool,
       ledger,
       demoKey,
+      reconcile,
       shutdown() {
         stopping ??= (async () => {
           await server.close();
@@ -118,6 +138,17 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     throw err;
   }
 
+  if (config.tlsCert && config.tlsKey) {
+    // Before the supervisor forks or the model loads: a bad file is named at once, not per process.
+    try {
+      checkTlsFiles(config.tlsCert, config.tlsKey);
+    } catch (err) {
+      if (!(err instanceof TlsFileError)) throw err;
+      process.stderr.write(`cutout serve: ${err.message}\n`);
+      return 1;
+    }
+  }
+
   if (config.processes > 1) return runSupervisor({ count: config.processes, childArgs: stripFlag(argv, 'processes') });
 
   let service: RunningService;
@@ -137,14 +168,19 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)})\n`);
   process.stdout.write(`${formatMemoryEstimate(estimateMemory(config.model, service.pool.stats().workers))}\n`);
 
+  // A process of `--processes N` leaves the second signal to its supervisor: Ctrl-C and systemd
+  // signal the whole process group, so it gets each signal twice (directly and forwarded).
+  const supervised = process.send !== undefined && process.env.CUTOUT_PROCESS_INDEX !== undefined;
   return new Promise<number>((resolveExit) => {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       signals++;
       if (signals > 1) {
+        if (supervised) return;
+        // Now, not after the drain: uWS's sockets and the pool would keep the loop alive. Credits
+        // still held by requests in flight are refunded by the next start's reconciliation.
         process.stderr.write(`cutout serve: second ${signal}, exiting now\n`);
-        resolveExit(130);
-        return;
+        process.exit(130);
       }
       process.stdout.write(`cutout serve: ${signal} received, finishing ${service.server.inflight} in-flight request(s)\n`);
       service.shutdown().then(
@@ -153,6 +189,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
           process.off('SIGINT', onSignal);
           // The IPC channel to a supervisor would keep this process alive.
           process.off('disconnect', orphaned);
+          process.off('message', onMessage);
           if (process.connected) process.disconnect();
           process.stdout.write('cutout serve: stopped\n');
           resolveExit(0);
@@ -168,7 +205,20 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     // A child of `--processes N` stops when its supervisor disappears (even by SIGKILL), rather
     // than serving on as an orphan nobody supervises.
     const orphaned = () => onSignal('SIGTERM');
-    if (process.send && process.env.CUTOUT_PROCESS_INDEX !== undefined) process.once('disconnect', orphaned);
+    // After another process of the group crashed, its supervisor asks the live ones to give back
+    // what the dead one held (credits, slots) without waiting for its replacement to start.
+    const onMessage = (m: unknown) => {
+      if ((m as { type?: unknown })?.type !== RECONCILE_MESSAGE.type || signals > 0) return;
+      try {
+        service.reconcile();
+      } catch (err) {
+        process.stderr.write(`cutout serve: reconciling the ledger failed: ${(err as Error).message}\n`);
+      }
+    };
+    if (supervised) {
+      process.once('disconnect', orphaned);
+      process.on('message', onMessage);
+    }
   });
 }
 

@@ -13,6 +13,7 @@ import { handleImprove } from '../api/improve.js';
 import { handleRemoveBg } from '../api/removebg.js';
 import { RequestContext, type ContextOptions } from './context.js';
 import { assertNativeUws } from './native-check.js';
+import { sslAppOptions } from './tls.js';
 
 export interface Logger {
   info(msg: string): void;
@@ -63,11 +64,25 @@ export interface CutoutServer {
   readonly inflight: number;
   /** Resolves when no request is in flight. */
   whenIdle(): Promise<void>;
-  /** Stop accepting, let in-flight requests finish, then drop remaining idle connections. Pool and ledger stay open (the caller owns them). */
+  /**
+   * Stop accepting, let in-flight requests finish for up to `config.drainTimeoutMs`, then close every
+   * connection (a request still in flight sees its client leave: refunded, slot freed). Pool and
+   * ledger stay open (the caller owns them).
+   */
   close(): Promise<void>;
 }
 
 type Handler = (ctx: RequestContext) => void | Promise<void>;
+
+/** After the drain deadline closed the connections, how long handlers get to unwind (refunds) before close() resolves anyway. */
+const UNWIND_GRACE_MS = 1_000;
+
+/** Resolves true when `p` settles within `ms`, false otherwise; leaves no timer behind. */
+function within(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([p.then(() => true), late]).finally(() => clearTimeout(timer));
+}
 
 const CORS_PREFLIGHT_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
@@ -149,10 +164,9 @@ export function createServer(deps: ServerDeps): CutoutServer {
     }
   }
 
-  const app: TemplatedApp =
-    config.tlsCert && config.tlsKey
-      ? uWS.SSLApp({ cert_file_name: config.tlsCert, key_file_name: config.tlsKey })
-      : uWS.App();
+  // No `uWebSockets: 20` header on any response (undocumented switch of uWS.js; process-wide).
+  uWS._cfg('silent');
+  const app: TemplatedApp = config.tlsCert && config.tlsKey ? uWS.SSLApp(sslAppOptions(config.tlsCert, config.tlsKey)) : uWS.App();
 
   const hooks = deps.hooks ?? {};
   const info = (ctx: RequestContext): RequestInfo => ({
@@ -237,9 +251,16 @@ export function createServer(deps: ServerDeps): CutoutServer {
         uWS.us_listen_socket_close(listenSocket);
         listenSocket = null;
       }
-      await this.whenIdle();
-      // Idle keep-alive connections would hold the loop open; in-flight ones are done by now.
-      (app as TemplatedApp & { close?: () => void }).close?.();
+      const drained = await within(this.whenIdle(), config.drainTimeoutMs);
+      if (!drained) {
+        log.info(`drain: ${inflight} request(s) still in flight after ${config.drainTimeoutMs / 1000} s (--drain-timeout); closing their connections`);
+      }
+      // Closes every connection: idle keep-alive ones would hold the loop open, and a request still
+      // in flight sees its client leave (onAborted), so its handler refunds and frees its slot.
+      (app as TemplatedApp & { close(): void }).close();
+      if (!drained && !(await within(this.whenIdle(), UNWIND_GRACE_MS))) {
+        log.error(`drain: ${inflight} request(s) still unwinding after their connections closed; stopping without them`);
+      }
     },
   };
 }

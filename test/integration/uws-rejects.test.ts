@@ -1,0 +1,64 @@
+// Requests uWebSockets.js 20.30 refuses itself (docs/http.md, "What uWebSockets.js answers
+// itself"): no JSON error is possible for them, and uWS writes nothing either. Most never reach our
+// handler; two reach it with good headers, and uWS closes the connection when it meets the bad body
+// bytes, dropping whatever the handler wrote (even a synchronous end() in the handler is lost). If a uWS upgrade changes any of this, this test fails and the
+// table in docs/http.md needs updating (or a JSON answer becomes possible).
+import net from 'node:net';
+import t from 'tap';
+import { KEY, startTestServer } from '../helpers/server.js';
+
+/** Everything the server sends before the connection ends; the client half-closes after writing. */
+function exchange(port: number, data: string): Promise<string> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    s.on('data', (d: Buffer) => chunks.push(d));
+    s.on('error', () => {}); // a reset counts as closed
+    s.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    s.end(data);
+  });
+}
+
+const NEVER_REACH_US: Record<string, string> = {
+  'HTTP/1.0': 'GET /healthz HTTP/1.0\r\nHost: a\r\n\r\n',
+  'no Host': 'GET /healthz HTTP/1.1\r\n\r\n',
+  'unparseable request line': 'HELLO\r\n\r\n',
+  'HTTP/3.0 version': 'GET /healthz HTTP/3.0\r\nHost: a\r\n\r\n',
+  'bare LF line ends': 'GET /healthz HTTP/1.1\nHost: a\n\n',
+  'space in a header name': 'GET /healthz HTTP/1.1\r\nHost: a\r\nBad Header: x\r\n\r\n',
+  'OPTIONS *': 'OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n',
+  'absolute-form target': 'GET http://a/healthz HTTP/1.1\r\nHost: a\r\n\r\n',
+  CONNECT: 'CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n',
+  '60 header lines': `GET /healthz HTTP/1.1\r\nHost: a\r\n${Array.from({ length: 60 }, (_, i) => `X-${i}: v\r\n`).join('')}\r\n`,
+  'lower-case method': 'get /healthz HTTP/1.1\r\nHost: a\r\n\r\n',
+  'unknown method': 'FOO /healthz HTTP/1.1\r\nHost: a\r\n\r\n',
+  'Content-Length and Transfer-Encoding': 'POST /v1.0/removebg HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+};
+
+const CUT_AT_THE_BODY: Record<string, string> = {
+  'malformed chunk size': 'Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n',
+  'non-numeric Content-Length': 'Content-Length: abc\r\n\r\nabc',
+};
+
+t.test('uWS drops these before our handler, writing nothing', async (t) => {
+  const { server, events } = await startTestServer(t);
+  for (const [what, data] of Object.entries(NEVER_REACH_US)) {
+    t.equal(await exchange(server.port, data), '', `${what}: nothing written`);
+  }
+  t.same(events.ended, [], 'no request reached the handler');
+  const ok = await exchange(server.port, 'GET /nope HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
+  t.match(ok, /^HTTP\/1\.1 404 Not Found\r\n[^]*\r\n\r\n\{"errors":\[\{"title":/, 'a request uWS parses gets our JSON');
+});
+
+t.test('uWS cuts these at the body: whatever the handler answers is lost', async (t) => {
+  const { server, events, ledger } = await startTestServer(t);
+  for (const [what, rest] of Object.entries(CUT_AT_THE_BODY)) {
+    const ended = events.nextEnd('/v1.0/removebg');
+    const written = await exchange(server.port, `POST /v1.0/removebg HTTP/1.1\r\nHost: a\r\nX-Api-Key: ${KEY}\r\nContent-Type: application/json\r\n${rest}`);
+    t.equal(written, '', `${what}: nothing written`);
+    const info = await ended;
+    // The handler either sees the client leave, or answers an error uWS then drops with the socket.
+    t.ok(info.aborted || info.status >= 400, `${what}: the handler ended (${info.aborted ? 'client left' : `answered ${info.status}, never delivered`})`);
+  }
+  t.equal(ledger.counts.reserve, 0, 'nothing was held');
+});
