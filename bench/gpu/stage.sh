@@ -75,8 +75,8 @@ cp -r "$EVAL_DIR" "$B/shared/eval/dev"
 
 # Run-time packages: what dist/ imports, and everything those depend on (optional ones too, where
 # installed: they are the native binaries for this platform).
-ROOTS=$(grep -rhoE "(from |import\()['\"][^'\".][^'\"]*['\"]" dist/src dist/bench |
-  sed -E "s/^(from |import\()//; s/['\"]//g" | grep -v '^node:' | grep -E '^(@[A-Za-z0-9._-]+/)?[A-Za-z0-9._-]+$' |
+ROOTS=$(grep -rhoE "(from |import\(|require\()['\"][^'\".][^'\"]*['\"]" dist/src dist/bench |
+  sed -E "s/^(from |import\(|require\()//; s/['\"]//g" | grep -v '^node:' | grep -E '^(@[A-Za-z0-9._-]+/)?[A-Za-z0-9._-]+$' |
   grep -vE "$BUILD_ONLY" | sort -u)
 say "run-time packages imported by dist/: $(echo $ROOTS)"
 MODULES=$("$NODE_BIN" --input-type=module -e '
