@@ -8,8 +8,8 @@
 #   bash bench/gpu/remote.sh run [bench args] join, check sha256, unpack to $ROOT_DIR/cutout (with
 #                                             $ROOT_DIR/shared/eval/dev beside it), then gpu-check
 #                                             (args in $GPU_CHECK_ARGS) and bench:gpu [bench args],
-#                                             all inside $RUN_BUDGET seconds (default 540); exits 1
-#                                             when gpu-check failed
+#                                             all inside $RUN_BUDGET seconds (default 540); exits
+#                                             non-zero when gpu-check failed or bench:gpu did
 #   bash bench/gpu/remote.sh check [args]     unpack if needed, gpu-check only
 #   bash bench/gpu/remote.sh bench [args]     unpack if needed, bench:gpu only (no deadline unless given)
 #   bash bench/gpu/remote.sh unpack           unpack if needed
@@ -30,7 +30,9 @@
 #   run  command: bash bench/gpu/remote.sh run                                             timeout_s 600
 #        carry:   [".gpu-stage/SHA256SUMS"]
 #
-# `run`'s defaults fit one 10-minute call: gpu-check in full (43 photos; batches 1..32, 20 runs,
+# `run`'s defaults are meant to fit one 10-minute call (an estimate: not yet timed on a GPU box; the
+# bench stops starting levels at the budget, gpu-check has no limit of its own, and what is in $OUT
+# comes back even when the tool stops a call at its timeout): gpu-check in full (43 photos; batches 1..32, 20 runs,
 # pinned on and off; 64 requests) then bench:gpu on cuda and cpu, photos 0.5/4/12/20 MP at
 # concurrency 1/8/32/128 with 10 s per level (+10 s to drain), levels left out once the budget is
 # spent (the JSON says which). Results written as they come: $OUT/gpu-check.json, gpu.json, gpu.md,
