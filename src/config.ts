@@ -1,7 +1,8 @@
-// Environment + command-line flags → one frozen, validated Config. Imports only the device parser.
+// Environment + command-line flags → one frozen, validated Config. Imports only the device and durability parsers.
 // Flags win over env vars; env vars win over defaults.
 
 import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
+import { DEFAULT_DURABILITY, parseDurability, type Durability } from './ledger/durability.js';
 
 export interface Config {
   readonly host: string;
@@ -25,6 +26,10 @@ export interface Config {
   readonly tlsKey: string | undefined;
   /** Largest request body (a 22 MB image as base64 plus form overhead). */
   readonly maxBodyBytes: number;
+  /** Request-body bytes held in memory at once, per process; past it 503 before a body is read. */
+  readonly bodyMemoryBytes: number;
+  /** Bytes of /v1.0/improve uploads each account may store. */
+  readonly improveQuotaBytes: number;
   /** Largest decoded image (remove.bg: 22 MB). */
   readonly maxImageBytes: number;
   /** Deadline of every request, counted from its first byte: 408 while the body arrives, 503 after. */
@@ -37,6 +42,8 @@ export interface Config {
   readonly testAllowLoopbackFetch: boolean;
   /** Create and print a demo key on first start. */
   readonly demoKey: boolean;
+  /** How ledger commits reach the disk: `periodic` (flush every second) or `fsync` (every commit). */
+  readonly durability: Durability;
 }
 
 export class ConfigError extends Error {
@@ -55,6 +62,9 @@ export const DEFAULTS = Object.freeze({
   dataDir: './data',
   maxImageBytes: DEFAULT_MAX_IMAGE_BYTES,
   maxBodyBytes: Math.ceil((DEFAULT_MAX_IMAGE_BYTES * 4) / 3) + MB,
+  /** Never below two bodies of the largest size (raised with --max-body-bytes). */
+  bodyMemoryBytes: 256 * MB,
+  improveQuotaBytes: 100 * MB,
   fetchConnectTimeoutMs: 5_000,
   fetchTimeoutMs: 20_000,
   // Two minutes: a full queue of 64 photos at ~1 s each still fits, and no client waits for ever.
@@ -78,8 +88,11 @@ const FLAGS: Readonly<Record<string, string>> = {
   'tls-cert': 'CUTOUT_TLS_CERT',
   'tls-key': 'CUTOUT_TLS_KEY',
   'max-body-bytes': 'CUTOUT_MAX_BODY_BYTES',
+  'body-memory-bytes': 'CUTOUT_BODY_MEMORY_BYTES',
+  'improve-quota-bytes': 'CUTOUT_IMPROVE_QUOTA_BYTES',
   'fetch-timeout-ms': 'CUTOUT_FETCH_TIMEOUT_MS',
   'request-timeout': 'CUTOUT_REQUEST_TIMEOUT',
+  durability: 'CUTOUT_DURABILITY',
   'drain-timeout': 'CUTOUT_DRAIN_TIMEOUT',
 };
 const BOOLEAN_FLAGS: Readonly<Record<string, string>> = { 'no-demo-key': 'CUTOUT_NO_DEMO_KEY' };
@@ -132,6 +145,14 @@ function device(text: string | undefined): DeviceRequest {
   }
 }
 
+function durability(text: string | undefined): Durability {
+  try {
+    return parseDurability(text) ?? DEFAULT_DURABILITY;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
 function bool(name: string, text: string | undefined): boolean {
   if (text === undefined || text === '') return false;
   if (/^(1|true|yes)$/i.test(text)) return true;
@@ -156,6 +177,12 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
   const host = get('host') || DEFAULTS.host;
   if (/\s/.test(host)) throw new ConfigError(`Invalid host '${host}'`);
 
+  const maxBodyBytes = integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes;
+  const bodyMemoryBytes = integer('body-memory-bytes', get('body-memory-bytes'), 1024, 1024 * 1024 * MB) ?? Math.max(DEFAULTS.bodyMemoryBytes, 2 * maxBodyBytes);
+  if (bodyMemoryBytes < maxBodyBytes) {
+    throw new ConfigError(`--body-memory-bytes (${bodyMemoryBytes}) must be at least --max-body-bytes (${maxBodyBytes}): no largest body would ever fit`);
+  }
+
   const config: Config = {
     host,
     port: integer('port', get('port'), 0, 65535) ?? DEFAULTS.port,
@@ -170,13 +197,16 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     tlsCert,
     tlsKey,
     maxImageBytes: DEFAULTS.maxImageBytes,
-    maxBodyBytes: integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes,
+    maxBodyBytes,
+    bodyMemoryBytes,
+    improveQuotaBytes: integer('improve-quota-bytes', get('improve-quota-bytes'), 0, 1024 * 1024 * MB) ?? DEFAULTS.improveQuotaBytes,
     requestTimeoutMs: seconds('request-timeout', get('request-timeout'), 10, 86_400_000) ?? DEFAULTS.requestTimeoutMs,
     drainTimeoutMs: seconds('drain-timeout', get('drain-timeout'), 0, 86_400_000) ?? DEFAULTS.drainTimeoutMs,
     fetchConnectTimeoutMs: DEFAULTS.fetchConnectTimeoutMs,
     fetchTimeoutMs: integer('fetch-timeout-ms', get('fetch-timeout-ms'), 100, 600_000) ?? DEFAULTS.fetchTimeoutMs,
     testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),
     demoKey: !bool('no-demo-key', get('no-demo-key')),
+    durability: durability(get('durability')),
   };
   return Object.freeze(config);
 }

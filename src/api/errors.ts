@@ -50,6 +50,13 @@ export function formatMegabytes(bytes: number): string {
   return `${Number.isInteger(mb) ? mb : mb.toFixed(1)}MB`;
 }
 
+/** Human size for any amount: bytes, KB or MB (one decimal at most). */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < MB) return `${Number((bytes / 1024).toFixed(1))}KB`;
+  return `${Number((bytes / MB).toFixed(1))}MB`;
+}
+
 /** The same error with more response headers (rate-limit headers on a 429). */
 export function withHeaders(err: ApiError, headers: Record<string, string>): ApiError {
   return new ApiError(err.status, err.code, err.title, err.detail, { ...headers, ...err.headers });
@@ -159,6 +166,16 @@ export function fileTooLarge(limitBytes: number, what = 'File'): ApiError {
   return new ApiError(413, 'file_too_large', 'File too large', `${what} exceeds limit of ${formatMegabytes(limitBytes)}`);
 }
 
+/** The account's improve uploads would pass its storage quota (nothing was stored). */
+export function storageQuotaExceeded(usedBytes: number, quotaBytes: number, neededBytes: number): ApiError {
+  return new ApiError(
+    413,
+    'storage_quota_exceeded',
+    'Storage quota exceeded',
+    `Improve uploads of this account use ${formatSize(usedBytes)} of its ${formatSize(quotaBytes)} quota; this one needs ${formatSize(neededBytes)}.`,
+  );
+}
+
 export function rateLimitExceeded(retryAfterSeconds: number, detail = 'Too many requests, please slow down.'): ApiError {
   const retry = String(Math.max(1, Math.ceil(retryAfterSeconds)));
   return new ApiError(429, 'rate_limit_exceeded', 'Rate limit exceeded', detail, { 'Retry-After': retry });
@@ -180,12 +197,12 @@ export function methodNotAllowed(method: string, path: string, allowed: readonly
   });
 }
 
-export function serviceBusy(retryAfterSeconds: number): ApiError {
+export function serviceBusy(retryAfterSeconds: number, detail = 'The removal queue is full, please retry later.'): ApiError {
   return new ApiError(
     503,
     'service_busy',
     'Service busy',
-    'The removal queue is full, please retry later.',
+    detail,
     { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   );
 }

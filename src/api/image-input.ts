@@ -1,11 +1,11 @@
 // An ImageSource (upload, base64 or URL) → checked bytes in their own unpooled ArrayBuffer, ready
 // to be transferred to a worker. Type is decided by magic bytes, never by headers or filenames.
 
-import { fetchImage, ImageFetchError, type FetchImageOptions } from '../fetch/image-url.js';
+import { FetchBusyError, fetchImage, ImageFetchError, type FetchImageOptions } from '../fetch/image-url.js';
 import { describeFileType, sniffImageType } from '../image/image-type.js';
 import { ownedCopy, ownsBuffer } from '../image/owned-bytes.js';
 import type { ImageSource } from './params.js';
-import { failedBgDownload, failedImageDownload, fileTooLarge, invalidFileType } from './errors.js';
+import { failedBgDownload, failedImageDownload, fileTooLarge, invalidFileType, serviceBusy } from './errors.js';
 
 export interface ImageInputDeps {
   maxImageBytes: number;
@@ -24,6 +24,8 @@ export async function loadImage(source: ImageSource, deps: ImageInputDeps, signa
       declaredType = fetched.contentType;
     } catch (err) {
       if (err instanceof ImageFetchError) throw background ? failedBgDownload(err.reason) : failedImageDownload(err.reason);
+      // Our capacity, not the URL: the client may retry as is.
+      if (err instanceof FetchBusyError) throw serviceBusy(1, `Too many image downloads in progress (${err.message}); please retry later.`);
       throw err;
     }
   } else {

@@ -1,14 +1,17 @@
 // POST /v1.0/improve: keep a submitted image (and its tag) under <data>/improve/ for later review.
-// Returns {"id":"<uuid>"}. The image is sniffed like any other input; nothing is charged.
+// Returns {"id":"<uuid>"}. The image is sniffed like any other input; nothing is charged. The same
+// per-key rules as /removebg apply (a concurrency slot, one rate unit), plus a per-account storage
+// quota counted in the ledger: auth → body limit → slot → rate → body → image → quota → write.
 
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RequestContext } from '../http/context.js';
 import { parseForm } from '../http/forms.js';
-import { authenticate } from './auth.js';
-import { fileTooLarge } from './errors.js';
+import { authenticate, rateHeaders } from './auth.js';
+import { admit } from './admission.js';
+import { fileTooLarge, storageQuotaExceeded, withHeaders } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
 import { sniffImageType } from '../image/image-type.js';
 import { parseImproveRequest } from './params.js';
@@ -17,28 +20,57 @@ export interface ImproveDeps extends ImageInputDeps {
   ledger: Ledger;
   maxBodyBytes: number;
   improveDir: string;
+  /** Bytes of improve uploads (image + metadata) each account may store. */
+  improveQuotaBytes: number;
 }
 
 export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Promise<void> {
-  const account = authenticate(ctx, deps.ledger);
+  const { ledger } = deps;
+  const account = authenticate(ctx, ledger);
   if (ctx.declaredLength !== null && ctx.declaredLength > deps.maxBodyBytes) throw fileTooLarge(deps.maxBodyBytes, 'Request body');
-  const body = await ctx.readBody(deps.maxBodyBytes);
-  const request = parseImproveRequest(parseForm(ctx.header('content-type'), body));
-  const image = await loadImage(request.source, deps, ctx.signal);
 
-  const id = randomUUID();
-  await mkdir(deps.improveDir, { recursive: true });
-  const ext = sniffImageType(image) ?? 'bin';
-  // Write the image first: a metadata file always points at a complete image.
-  await writeFile(join(deps.improveDir, `${id}.${ext}`), image);
-  const meta = {
-    id,
-    account: account.id,
-    tag: request.tag ?? null,
-    filename: request.filename ?? (request.source.kind === 'bytes' ? request.source.filename ?? null : null),
-    source: request.source.kind === 'url' ? request.source.url.href : request.source.field,
-    receivedAt: new Date().toISOString(),
-  };
-  await writeFile(join(deps.improveDir, `${id}.json`), JSON.stringify(meta, null, 2));
-  ctx.sendJson(200, { id });
+  // The /removebg rules: a slot, one rate unit (nothing is decoded here, so no megapixel units follow).
+  const { slot, rate } = admit(ledger, account);
+  try {
+    const body = await ctx.readBody(deps.maxBodyBytes);
+    const request = parseImproveRequest(parseForm(ctx.header('content-type'), body));
+    const image = await loadImage(request.source, deps, ctx.signal);
+    ctx.throwIfAborted();
+
+    const id = randomUUID();
+    const meta = JSON.stringify(
+      {
+        id,
+        account: account.id,
+        tag: request.tag ?? null,
+        filename: request.filename ?? (request.source.kind === 'bytes' ? request.source.filename ?? null : null),
+        source: request.source.kind === 'url' ? request.source.url.href : request.source.field,
+        receivedAt: new Date().toISOString(),
+      },
+      null,
+      2,
+    );
+    const bytes = image.byteLength + Buffer.byteLength(meta);
+    const quota = ledger.reserveStorage(account, bytes, deps.improveQuotaBytes);
+    if (!quota.ok) throw withHeaders(storageQuotaExceeded(quota.usedBytes, deps.improveQuotaBytes, bytes), rateHeaders(rate));
+
+    const imagePath = join(deps.improveDir, `${id}.${sniffImageType(image) ?? 'bin'}`);
+    let stored = false;
+    try {
+      await mkdir(deps.improveDir, { recursive: true });
+      // Write the image first: a metadata file always points at a complete image.
+      await writeFile(imagePath, image);
+      await writeFile(join(deps.improveDir, `${id}.json`), meta);
+      stored = true;
+    } finally {
+      if (!stored) {
+        quota.release();
+        await rm(imagePath, { force: true }).catch(() => undefined);
+      }
+    }
+    slot.release(); // before the client can see the 200 (as /removebg does)
+    ctx.sendJson(200, { id }, rateHeaders(rate));
+  } finally {
+    slot.release();
+  }
 }

@@ -8,15 +8,8 @@ import type { RequestContext } from '../http/context.js';
 import { parseForm } from '../http/forms.js';
 import { InsufficientCreditsError } from '../ledger/ledger.js';
 import { authenticate, rateHeaders } from './auth.js';
-import {
-  concurrencyLimitExceeded,
-  fileTooLarge,
-  fromRemoveFailure,
-  insufficientCredits,
-  rateLimitExceeded,
-  serviceBusy,
-  withHeaders,
-} from './errors.js';
+import { admit } from './admission.js';
+import { fileTooLarge, fromRemoveFailure, insufficientCredits, serviceBusy } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
 import { parseRemoveRequest, wantsJson } from './params.js';
 
@@ -35,12 +28,9 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
   const account = authenticate(ctx, ledger);
   if (ctx.declaredLength !== null && ctx.declaredLength > deps.maxBodyBytes) throw fileTooLarge(deps.maxBodyBytes, 'Request body');
 
-  const slot = ledger.acquireSlot(account);
-  if (!slot) throw concurrencyLimitExceeded();
+  // A slot and one rate unit up front (the input size is unknown yet); the rest once the worker has decoded it.
+  const { slot, rate } = admit(ledger, account);
   try {
-    // One unit up front (the input size is unknown yet); the rest once the worker has decoded it.
-    const rate = ledger.takeRate(account, 1);
-    if (!rate.ok) throw withHeaders(rateLimitExceeded(rate.retryAfter), rateHeaders(rate));
     let rateState: RateState = rate;
 
     const body = await ctx.readBody(deps.maxBodyBytes);
@@ -75,7 +65,12 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
         throw err; // a worker failure: a 500
       }
       ctx.throwIfAborted(); // finished after the client left or past the deadline: refund below
-      if (!result.ok) throw fromRemoveFailure(result.code, result.message);
+      if (!result.ok) {
+        const err = fromRemoveFailure(result.code, result.message);
+        // The client sees a generic 500; the operator needs the worker's own words.
+        if (err.code === 'internal_error') deps.log.error(`internal_error on request #${ctx.id} ${ctx.method} ${ctx.path}: worker failed (${result.code}): ${result.message}`);
+        throw err;
+      }
 
       const extra = rateUnits(result.inputWidth, result.inputHeight) - 1;
       if (extra > 0) rateState = ledger.takeRate(account, extra); // charged after the fact; may go over

@@ -5,7 +5,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, type ParsedArgs } from './args.js';
 import { openLedger, type LmdbLedger } from '../ledger/lmdb-ledger.js';
-import { LedgerInputError, type AccountSummary } from '../ledger/accounts.js';
+import { BalanceLimitError, LedgerInputError, type AccountSummary } from '../ledger/accounts.js';
+import { parseDurability, type Durability } from '../ledger/durability.js';
 import type { BalanceName } from '../ledger/prices.js';
 
 export interface CommandIo {
@@ -23,7 +24,10 @@ const HELP = `Usage:
       Revoke one key, or every key of an account. Effective on the next request in every process.
   cutout keys credit <key|account-id> --add N [--payg | --enterprise]
       Add N credits to the subscription balance (or payg / enterprise).
-Options: --data DIR (ledger folder; default $CUTOUT_DATA_DIR or ./data)`;
+Options: --data DIR (ledger folder; default $CUTOUT_DATA_DIR or ./data)
+         --durability periodic|fsync (how commits reach the disk; default $CUTOUT_DURABILITY or periodic)
+Exit codes: 0 done, 1 no such key, account or ledger, 2 usage error, 3 refused (a balance would pass
+2^53-1 credits; nothing changed).`;
 
 class UsageError extends Error {}
 
@@ -106,7 +110,17 @@ async function run(sub: string, args: ParsedArgs, ledger: LmdbLedger, io: Comman
   }
 }
 
-/** `argv` is what follows `keys`. Returns the exit code: 0 ok, 1 not found, 2 usage error. */
+function durabilityOf(args: ParsedArgs): Durability | undefined {
+  const flag = args.flags.get('durability');
+  if (flag === true) throw new UsageError('Option --durability needs a value (periodic or fsync)');
+  try {
+    return parseDurability(flag ?? process.env.CUTOUT_DURABILITY);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** `argv` is what follows `keys`. Returns the exit code: 0 ok, 1 not found, 2 usage error, 3 refused. */
 export async function runKeysCommand(argv: string[], io: CommandIo): Promise<number> {
   const args = parseArgs(argv, new Set(['json', 'payg', 'enterprise', 'help']));
   const sub = args.positionals[0];
@@ -120,10 +134,21 @@ export async function runKeysCommand(argv: string[], io: CommandIo): Promise<num
     io.stderr(`cutout keys: no ledger in ${io.dataDir}\n`);
     return 1;
   }
-  const ledger = openLedger(io.dataDir);
+  let durability: Durability | undefined;
+  try {
+    durability = durabilityOf(parsed);
+  } catch (err) {
+    io.stderr(`cutout keys: ${(err as Error).message}\n${HELP}\n`);
+    return 2;
+  }
+  const ledger = openLedger(io.dataDir, durability && { durability });
   try {
     return await run(sub, parsed, ledger, io);
   } catch (err) {
+    if (err instanceof BalanceLimitError) {
+      io.stderr(`cutout keys: refused: ${err.message}\n`);
+      return 3;
+    }
     if (err instanceof UsageError || err instanceof LedgerInputError) {
       io.stderr(`cutout keys: ${err.message}\n${HELP}\n`);
       return 2;

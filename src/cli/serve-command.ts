@@ -43,6 +43,9 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --tls-key FILE       ... and this unencrypted PEM private key (CUTOUT_TLS_KEY)
   --max-body-bytes N   largest request body (CUTOUT_MAX_BODY_BYTES)
   --fetch-timeout-ms MS  image_url / bg_image_url download limit in ms (CUTOUT_FETCH_TIMEOUT_MS, default 20000)
+  --body-memory-bytes N  request-body bytes held in memory at once before 503 (CUTOUT_BODY_MEMORY_BYTES, default 256 MB)
+  --improve-quota-bytes N  /v1.0/improve storage per account (CUTOUT_IMPROVE_QUOTA_BYTES, default 100 MB)
+  --durability D       periodic | fsync: ledger commits flushed every second, or each one (CUTOUT_DURABILITY, default periodic)
   --no-demo-key        do not create a demo key on first start
 `;
 
@@ -64,7 +67,7 @@ export async function startService(config: Config, log: Logger = consoleLogger):
   const dataDir = resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
 
-  const ledger = openLedger(dataDir);
+  const ledger = openLedger(dataDir, { durability: config.durability });
   let pool: RemovalPool | undefined;
   try {
     // Refund holds and free slots left by processes that died mid-request.

@@ -1,7 +1,8 @@
 // Which IP addresses an image_url may reach (rembg's _validate_url rules). Pure.
 // Anything not globally routable is refused: loopback, private, link-local, CGNAT, multicast,
-// reserved, documentation, unspecified; IPv4-mapped/compatible/6to4/NAT64 IPv6 forms are judged
-// by the IPv4 address they embed.
+// reserved, documentation, unspecified; IPv4-mapped/6to4/NAT64 IPv6 forms are judged by the IPv4
+// address they embed. Any other IPv6 address must be global unicast (2000::/3), so forms nobody
+// listed (IPv4-translated ::ffff:0:0/96, IPv4-compatible ::a.b.c.d) are refused too.
 
 import { isIP } from 'node:net';
 
@@ -28,6 +29,7 @@ const V4_RULES: readonly Rule[] = [
 const V6_RULES: readonly Rule[] = [
   [[], 128, 'unspecified'], // ::/128 (all zero bytes)
   [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 128, 'loopback'],
+  [[0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0], 96, 'reserved (IPv4-translated)'], // ::ffff:0:0/96 (SIIT)
   [[0, 0x64, 0xff, 0x9b, 0, 1], 48, 'reserved (local NAT64)'],
   [[1, 0, 0, 0, 0, 0, 0, 0], 64, 'reserved (discard)'],
   [[0x20, 0x01, 0, 0], 32, 'reserved (Teredo)'],
@@ -87,13 +89,16 @@ export function parseIPv6(ip: string): Uint8Array | null {
   return out;
 }
 
-/** The IPv4 address an IPv6 address stands for (mapped, compatible, 6to4, NAT64), if any. */
-function embeddedIPv4(b: Uint8Array): Uint8Array | null {
+/**
+ * The IPv4 address an IPv6 address stands for (mapped, compatible, 6to4, NAT64), if any, and whether
+ * that form may be fetched from when the IPv4 address is public (not the deprecated compatible one).
+ */
+function embeddedIPv4(b: Uint8Array): { v4: Uint8Array; usable: boolean } | null {
   const zeros = (from: number, to: number) => b.subarray(from, to).every((x) => x === 0);
-  if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return b.slice(12, 16); // ::ffff:a.b.c.d
-  if (zeros(0, 12) && !zeros(12, 16) && !(zeros(12, 15) && b[15] === 1)) return b.slice(12, 16); // ::a.b.c.d
-  if (b[0] === 0x20 && b[1] === 0x02) return b.slice(2, 6); // 2002:AABB:CCDD::/16 (6to4)
-  if (matches(b, [0, 0x64, 0xff, 0x9b], 96)) return b.slice(12, 16); // 64:ff9b::/96 (NAT64)
+  if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return { v4: b.slice(12, 16), usable: true }; // ::ffff:a.b.c.d
+  if (zeros(0, 12) && !zeros(12, 16) && !(zeros(12, 15) && b[15] === 1)) return { v4: b.slice(12, 16), usable: false }; // ::a.b.c.d
+  if (b[0] === 0x20 && b[1] === 0x02) return { v4: b.slice(2, 6), usable: true }; // 2002:AABB:CCDD::/16 (6to4)
+  if (matches(b, [0, 0x64, 0xff, 0x9b], 96)) return { v4: b.slice(12, 16), usable: true }; // 64:ff9b::/96 (NAT64)
   return null;
 }
 
@@ -113,10 +118,13 @@ export function blockedReason(ip: string): string | null {
   if (!v6) return 'invalid';
   const inner = embeddedIPv4(v6);
   if (inner) {
-    const reason = classifyV4(inner);
-    return reason === null ? null : `${reason} (IPv4 embedded in IPv6)`;
+    const reason = classifyV4(inner.v4);
+    if (reason !== null) return `${reason} (IPv4 embedded in IPv6)`;
+    if (inner.usable) return null;
   }
   for (const [prefix, bits, reason] of V6_RULES) if (matches(v6, prefix, bits)) return reason;
+  // Only global unicast is left to allow: whatever else IANA reserves (or later assigns) stays out.
+  if (!matches(v6, [0x20], 3)) return 'reserved (not global unicast)';
   return null;
 }
 

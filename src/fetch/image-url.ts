@@ -8,11 +8,12 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { blockedReason, isLoopback } from './address-rules.js';
+import { FetchBusyError, LookupTimeoutError, processFetchGate, type FetchGate } from './fetch-gate.js';
 
 export interface FetchImageOptions {
   /** Largest body accepted; the download is aborted as soon as it is exceeded. */
   maxBytes: number;
-  /** Per hop: DNS + TCP (+ TLS) handshake. */
+  /** Per hop, each: the DNS look-up (waiting for a look-up place included), then the TCP (+ TLS) handshake. */
   connectTimeoutMs: number;
   /** Whole download, redirects included. */
   totalTimeoutMs: number;
@@ -25,7 +26,11 @@ export interface FetchImageOptions {
   signal?: AbortSignal;
   /** Name resolution, injectable for tests. */
   resolve?: (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+  /** Per-process caps on downloads and DNS look-ups (fetch-gate.ts); tests inject their own. */
+  gate?: FetchGate;
 }
+
+export { FetchBusyError } from './fetch-gate.js';
 
 export const DEFAULT_FETCH_OPTIONS = Object.freeze({
   maxBytes: 22 * 1024 * 1024,
@@ -51,7 +56,7 @@ export class ImageFetchError extends Error {
 const defaultResolve = (hostname: string) => dnsLookup(hostname, { all: true, verbatim: true });
 
 /** Resolve and vet a URL's host: the pinned address to connect to. */
-async function vetHost(url: URL, opts: FetchImageOptions): Promise<{ address: string; family: number }> {
+async function vetHost(url: URL, opts: FetchImageOptions, gate: FetchGate, signal: AbortSignal): Promise<{ address: string; family: number }> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ImageFetchError(`Unsupported URL scheme '${url.protocol.replace(':', '')}' (only http and https)`);
   }
@@ -61,9 +66,13 @@ async function vetHost(url: URL, opts: FetchImageOptions): Promise<{ address: st
   if (isIP(host)) {
     addresses = [{ address: host, family: isIP(host) }];
   } else {
+    const resolve = opts.resolve ?? defaultResolve;
     try {
-      addresses = await (opts.resolve ?? defaultResolve)(host);
-    } catch {
+      // getaddrinfo cannot be aborted: the gate bounds its time and how many hold libuv's threads.
+      addresses = await gate.lookup(host, () => resolve(host), opts.connectTimeoutMs, signal);
+    } catch (err) {
+      if (err instanceof LookupTimeoutError) throw new ImageFetchError(err.reason);
+      if (err instanceof FetchBusyError || signal.aborted) throw err;
       throw new ImageFetchError(`Could not resolve host '${host}'`);
     }
     if (addresses.length === 0) throw new ImageFetchError(`Could not resolve host '${host}'`);
@@ -186,9 +195,22 @@ function describeNetworkError(err: unknown, opts: FetchImageOptions): ImageFetch
   }
 }
 
-/** Download an image. Rejects with ImageFetchError (aborts by the client reject with the signal's reason). */
+/**
+ * Download an image. Rejects with ImageFetchError, with FetchBusyError when the process already runs
+ * as many downloads or look-ups as it allows, or (client gone, deadline) with the signal's reason.
+ */
 export async function fetchImage(url: URL, options: Partial<FetchImageOptions> = {}): Promise<FetchedImage> {
   const opts: FetchImageOptions = { ...DEFAULT_FETCH_OPTIONS, ...options };
+  const gate = opts.gate ?? processFetchGate();
+  const leave = gate.enter();
+  try {
+    return await fetchWithin(url, opts, gate);
+  } finally {
+    leave();
+  }
+}
+
+async function fetchWithin(url: URL, opts: FetchImageOptions, gate: FetchGate): Promise<FetchedImage> {
   const timeout = new AbortController();
   const timer = setTimeout(
     () => timeout.abort(new ImageFetchError(`Timed out after ${opts.totalTimeoutMs} ms`)),
@@ -199,7 +221,7 @@ export async function fetchImage(url: URL, options: Partial<FetchImageOptions> =
     let current = url;
     for (let hop = 0; ; hop++) {
       if (opts.signal?.aborted) throw opts.signal.reason;
-      const pinned = await vetHost(current, opts);
+      const pinned = await vetHost(current, opts, gate, signal);
       let res: http.IncomingMessage;
       try {
         res = await requestOnce(current, pinned, opts, signal);

@@ -3,10 +3,11 @@
 // never after the client went away. Owns the request's deadline too: when it passes, `signal`
 // fires with the error the client gets (408 while the body arrives, 503 after), so every await
 // of the handler (body, URL fetch, queue, worker) lets go and the finally blocks refund.
+// Refuses ambiguous framing at the headers (request smuggling): see framingProblem.
 
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { deadlineExceeded, requestTimeout, STATUS_TEXT, type ApiError } from '../api/errors.js';
-import { abortError, parseContentLength, readBody } from './body.js';
+import { deadlineExceeded, formatSize, invalidBody, requestTimeout, serviceBusy, STATUS_TEXT, type ApiError } from '../api/errors.js';
+import { abortError, parseContentLength, readBody, type BodyBudget } from './body.js';
 
 /** Where a request is, for the deadline's choice of error and its log line. */
 export type RequestPhase = 'headers' | 'body' | 'preparing' | 'queued' | 'running' | 'responding';
@@ -20,12 +21,43 @@ export interface ContextOptions {
   onDeadline?: (ctx: RequestContext) => void;
   /** Retry-After for a deadline 503, in seconds (from the pool's backlog). */
   retryAfterSeconds?: () => number;
+  /** The process's cap on body bytes in memory; checked by readBody before the first byte. */
+  bodyBudget?: BodyBudget;
 }
 
 /** How long after the deadline a handler may take to unwind before the answer is sent without it. */
 const UNWIND_GRACE_MS = 1_000;
 
 let nextRequestId = 1;
+
+/**
+ * Why a request's framing headers are ambiguous, or null. uWS 20.30 takes the first of repeated
+ * Content-Lengths and reads `identity` or `gzip, chunked` as chunked (NOTES-ENV), so a proxy in front
+ * may see a different body, and what follows it would be read here as a second, smuggled request.
+ */
+export function framingProblem(headers: ReadonlyArray<readonly [string, string]>): string | null {
+  const all = (name: string) => headers.filter(([k]) => k === name).map(([, v]) => v.trim());
+  const lengths = all('content-length');
+  const codings = all('transfer-encoding');
+  if (lengths.some((v) => !/^\d{1,15}$/.test(v))) return 'Invalid Content-Length header.';
+  if (new Set(lengths.map(Number)).size > 1) return `Conflicting Content-Length headers (${lengths.join(', ')}).`;
+  if (codings.length > 0 && (codings.length > 1 || codings[0]!.toLowerCase() !== 'chunked')) {
+    return 'Unsupported Transfer-Encoding: only a single "chunked" is accepted.';
+  }
+  if (codings.length > 0 && lengths.length > 0) return 'Both Content-Length and Transfer-Encoding given.';
+  if (all('host').length > 1) return 'More than one Host header.';
+  return null;
+}
+
+/**
+ * Remote addresses with a request refused for its framing in this turn of the event loop. uWS parses
+ * every request already received on a connection in one go, even after `end(…, true)`, and dispatches
+ * each, so requests that follow a refused one from that address are never run: the connection is
+ * closed after the 400 has been flushed (with two or more behind it, uWS closes it at once and the
+ * 400 is lost too). uWS names no connection, so the address stands for it; other connections from the
+ * same address lose only requests read in that same turn.
+ */
+const refusedThisTurn = new Set<string>();
 
 export const COMMON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Access-Control-Allow-Origin': '*',
@@ -49,6 +81,8 @@ export class RequestContext {
   private responded = false;
   private clientGone = false;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Gives this request's body bytes back to the budget; called once the request is done. */
+  private releaseBody: (() => void) | undefined;
   /** The error sent for a passed deadline; undefined while the deadline holds. */
   expiredWith: ApiError | undefined;
   phase: RequestPhase = 'headers';
@@ -64,6 +98,7 @@ export class RequestContext {
     res.onAborted(() => {
       this.clientGone = true;
       this.clearDeadline();
+      this.releaseBody?.();
       this.controller.abort(abortError());
       opts.onAbort?.(this);
     });
@@ -72,14 +107,38 @@ export class RequestContext {
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
     const headers: Record<string, string> = {};
+    const list: Array<[string, string]> = [];
     req.forEach((key, value) => {
       headers[key] = value;
+      list.push([key, value]);
     });
     this.headers = headers;
     this.declaredLength = parseContentLength(headers['content-length']);
+    if (this.refuseFraming(framingProblem(list))) return;
     if (opts.timeoutMs !== undefined) {
       this.deadlineTimer = setTimeout(() => this.expire(opts.timeoutMs!), opts.timeoutMs);
     }
+  }
+
+  /**
+   * Answer ambiguous framing with 400 and close the connection, and close outright a request that
+   * follows one refused from the same address in this turn. Returns true when the request is done.
+   */
+  private refuseFraming(problem: string | null): boolean {
+    if (refusedThisTurn.has(this.remoteAddress)) {
+      // Never run, never answered; the connection is closed once this turn's writes (the refusal's
+      // 400) have gone out. Closing now would drop that answer with the rest of the cork buffer.
+      this.responded = true;
+      setImmediate(() => {
+        if (!this.clientGone) this.res.close();
+      });
+      return true;
+    }
+    if (problem === null) return false;
+    if (refusedThisTurn.size === 0) setImmediate(() => refusedThisTurn.clear());
+    refusedThisTurn.add(this.remoteAddress);
+    this.sendError(invalidBody(problem), {}, true);
+    return true;
   }
 
   /** Fires when the client leaves or the deadline passes; its reason is what to throw. */
@@ -131,6 +190,17 @@ export class RequestContext {
   }
 
   async readBody(limit: number): Promise<Buffer> {
+    const budget = this.opts.bodyBudget;
+    // The over-limit answer (413) needs no memory; anything else takes its bytes before the first one.
+    if (budget && !this.releaseBody && !(this.declaredLength !== null && this.declaredLength > limit)) {
+      const bytes = this.declaredLength !== null && Number.isSafeInteger(this.declaredLength) ? this.declaredLength : limit;
+      const release = budget.take(bytes);
+      if (!release) {
+        throw serviceBusy(1, `Too many request bodies in memory (${formatSize(budget.inUse)} of ${formatSize(budget.limitBytes)} held); please retry later.`);
+      }
+      if (this.done) release();
+      else this.releaseBody = release;
+    }
     this.phase = 'body';
     try {
       return await readBody(this.res, { declaredLength: this.declaredLength, limit, signal: this.signal });
@@ -144,6 +214,7 @@ export class RequestContext {
     if (this.done) return false;
     this.responded = true;
     this.clearDeadline();
+    this.releaseBody?.();
     this.phase = 'responding';
     this.status = status;
     this.res.cork(() => {

@@ -1,10 +1,13 @@
 // Request bodies → raw fields: multipart/form-data (uWS.getParts), application/json,
-// application/x-www-form-urlencoded, as remove.bg accepts them. No validation beyond syntax.
+// application/x-www-form-urlencoded, as remove.bg accepts them. No validation beyond syntax, which is
+// strict: a multipart body must be exactly well framed (multipart-framing.ts), and a field given
+// twice (multipart or urlencoded) is refused rather than guessed at.
 
 import uWS from 'uWebSockets.js';
 import type { FilePart, RawFields, RawValue } from '../api/params.js';
 import { invalidBody } from '../api/errors.js';
 import { parseContentType } from './content-type.js';
+import { checkMultipartFraming, MultipartFramingError } from './multipart-framing.js';
 import { ownedCopy } from '../image/owned-bytes.js';
 
 /** Fields whose multipart parts are always binary, whatever the part headers say. */
@@ -33,12 +36,20 @@ const textDecoder = new TextDecoder('utf-8');
 
 function parseMultipart(body: Uint8Array, boundary: string | undefined): RawFields {
   if (!boundary || boundary.length > 70) throw invalidBody('Malformed multipart/form-data body: missing or invalid boundary.');
+  let expected: number;
+  try {
+    expected = checkMultipartFraming(body, boundary);
+  } catch (err) {
+    if (err instanceof MultipartFramingError) throw invalidBody(err.message);
+    throw err;
+  }
   // uWS matches the boundary literally: hand it a canonical header (lower-case type, unquoted boundary).
   const parts = uWS.getParts(body, `multipart/form-data; boundary=${boundary}`);
   if (!parts || parts.length === 0) throw invalidBody('Malformed multipart/form-data body: no parts found for the given boundary.');
+  if (parts.length !== expected) throw invalidBody(`Malformed multipart/form-data body: ${expected} parts framed, ${parts.length} readable.`);
   const fields = new Map<string, RawValue>();
   for (const part of parts) {
-    if (fields.has(part.name)) continue; // first value wins
+    if (fields.has(part.name)) throw duplicateField(part.name);
     // part.data is an external ArrayBuffer pointing into `body` that does NOT keep it alive: once the
     // body is collected it reads freed memory (a crash, or another request's bytes). Copy file parts
     // into a buffer of their own (which also makes them transferable to a worker); text parts are
@@ -68,7 +79,13 @@ function parseJson(body: Uint8Array): RawFields {
 function parseUrlencoded(body: Uint8Array): RawFields {
   const fields = new Map<string, RawValue>();
   for (const [key, value] of new URLSearchParams(textDecoder.decode(body))) {
-    if (!fields.has(key)) fields.set(key, value);
+    if (fields.has(key)) throw duplicateField(key);
+    fields.set(key, value);
   }
   return fields;
+}
+
+/** Two values for one field: which one the client meant is a guess, so neither is used. */
+function duplicateField(name: string) {
+  return invalidBody(`The field '${name.length > 80 ? `${name.slice(0, 80)}…` : name}' is given more than once.`);
 }

@@ -11,6 +11,7 @@ import { handleAccount } from '../api/account.js';
 import { ApiError, internalError, methodNotAllowed, notFound, shuttingDown } from '../api/errors.js';
 import { handleImprove } from '../api/improve.js';
 import { handleRemoveBg } from '../api/removebg.js';
+import { BodyBudget } from './body.js';
 import { RequestContext, type ContextOptions } from './context.js';
 import { assertNativeUws } from './native-check.js';
 import { sslAppOptions } from './tls.js';
@@ -107,7 +108,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
     '/v1.0/removebg': { POST: (ctx) => handleRemoveBg(ctx, { ...imageDeps, ledger, pool, log }) },
     '/v1.0/account': { GET: (ctx) => handleAccount(ctx, ledger) },
     '/v1.0/improve': {
-      POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve') }),
+      POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve'), improveQuotaBytes: config.improveQuotaBytes }),
     },
     '/healthz': {
       GET: (ctx) => {
@@ -136,6 +137,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
   };
 
   async function dispatch(ctx: RequestContext): Promise<void> {
+    if (ctx.done) return; // refused at its headers (context.ts: framingProblem)
     try {
       const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
       const route = routes[path];
@@ -193,6 +195,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
           `answered ${c.expiredWith?.status ?? 0}${c.phase === 'body' || c.phase === 'headers' ? '' : ', credits refunded'}`,
       ),
     retryAfterSeconds: () => backlogSeconds(pool.stats()),
+    bodyBudget: new BodyBudget(config.bodyMemoryBytes),
   };
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {

@@ -52,7 +52,28 @@ export interface AccountSummary extends AccountView {
 }
 
 export class LedgerInputError extends Error {
-  readonly code = 'invalid_ledger_input';
+  readonly code: string = 'invalid_ledger_input';
+}
+
+/** A change refused because a balance would no longer be an exact integer; nothing was written. */
+export class BalanceLimitError extends LedgerInputError {
+  override readonly code = 'balance_limit';
+}
+
+/** Largest total credits an account may hold: past it, a JS number no longer counts single credits. */
+export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The one balance-limit check: after adding `amount`, the three balances together (and so each one)
+ * stay exact integers. Counted in BigInt so the check itself cannot round.
+ */
+function checkBalanceLimit(account: Pick<AccountRecord, 'subscription' | 'payg' | 'enterprise'>, amount: number, change: string): void {
+  const total = BigInt(account.subscription) + BigInt(account.payg) + BigInt(account.enterprise) + BigInt(amount);
+  if (total > BigInt(MAX_BALANCE)) {
+    throw new BalanceLimitError(
+      `${change} would bring the account's total to ${total} credits, past the largest exact balance ${MAX_BALANCE} (Number.MAX_SAFE_INTEGER); nothing was changed`,
+    );
+  }
 }
 
 /** Calendar month in UTC, e.g. `2025-07`: free calls reset when this changes. */
@@ -103,6 +124,7 @@ export function insertAccount(db: LedgerDb, spec: NewAccount, now: number): { ac
     ratePerMinute: requireCount('ratePerMinute', spec.ratePerMinute, DEFAULT_RATE_PER_MINUTE, 1),
     createdAt: now,
   };
+  checkBalanceLimit(account, 0, 'Creating the account');
   const apiKey = generateApiKey();
   db.accounts.putSync(account.id, account);
   db.keys.putSync(hashApiKey(apiKey), { accountId: account.id, createdAt: now });
@@ -151,6 +173,7 @@ export function addCredits(db: LedgerDb, accountId: string, amount: number, to: 
   return db.root.transactionSync(() => {
     const account = db.accounts.get(accountId);
     if (!account) return null;
+    checkBalanceLimit(account, amount, `Adding ${amount} to ${to}`);
     const next = { ...account, [to]: account[to] + amount };
     db.accounts.putSync(accountId, next);
     return balancesOf(next, monthOf(now));

@@ -1,5 +1,6 @@
 // The one LMDB root env for the ledger plus its named sub-databases, so one write transaction spans them all.
-// Every process that shares a data folder must open it through here: LMDB refuses mixed sync flags.
+// Every process that shares a data folder opens it through here. Processes may differ in durability (each
+// commit follows its own process's setting); within one process lmdb-js shares one env per folder.
 
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -8,16 +9,20 @@ import type { HoldRecord } from './credits.js';
 import type { SlotRecord } from './slots.js';
 import type { RateRecord } from './rate.js';
 import type { UsageEntry } from './usage.js';
+import type { StorageRecord } from './storage.js';
+import { DEFAULT_DURABILITY, type Durability } from './durability.js';
 
 /**
- * `relaxed`: no fsync at commit, a background flush every `flushIntervalMs`. Survives kill -9 of any process;
+ * `periodic`: no fsync at commit, a background flush every `flushIntervalMs`. Survives kill -9 of any process;
  * an OS crash or power loss can lose the last interval of writes (see docs/ledger.md).
  * `fsync`: LMDB's default durable commit (~0.5 ms+ per write on this machine).
  */
-export type Durability = 'relaxed' | 'fsync';
+export type { Durability } from './durability.js';
 
 export interface LedgerDb {
   root: RootDatabase;
+  /** What this process asked for when it opened the folder. */
+  durability: Durability;
   keys: Database<KeyRecord, string>;
   accounts: Database<AccountRecord, string>;
   holds: Database<HoldRecord, string>;
@@ -26,27 +31,39 @@ export interface LedgerDb {
   rate: Database<RateRecord, string>;
   /** Key: [unix ms, reservation id]: time-ordered and unique across processes. */
   usage: Database<UsageEntry, [number, string]>;
+  /** Key: account id → improve uploads stored (bytes, files). */
+  storage: Database<StorageRecord, string>;
   /** Flush pending writes to disk (resolves after fsync). */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface OpenDbOptions {
-  durability?: Durability;
+  /** Default `periodic`. `relaxed` is its old name (still accepted). */
+  durability?: Durability | 'relaxed';
   flushIntervalMs?: number;
 }
 
 export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
-  const durability = opts.durability ?? 'relaxed';
+  const durability: Durability = opts.durability === 'relaxed' ? 'periodic' : opts.durability ?? DEFAULT_DURABILITY;
   mkdirSync(dir, { recursive: true });
-  const root = open({
-    path: dir,
-    maxDbs: 12,
-    // lmdb treats a path with an extension as a file; ours is always a folder (`~/.cutout`, tap testdirs).
-    noSubdir: false,
-    // relaxed: commits only touch the OS page cache, which a process crash cannot lose.
-    ...(durability === 'relaxed' ? { noSync: true } : {}),
-  });
+  let root: RootDatabase;
+  try {
+    root = open({
+      path: dir,
+      maxDbs: 12,
+      // lmdb treats a path with an extension as a file; ours is always a folder (`~/.cutout`, tap testdirs).
+      noSubdir: false,
+      // periodic: commits only touch the OS page cache, which a process crash cannot lose.
+      ...(durability === 'periodic' ? { noSync: true } : {}),
+    });
+  } catch (err) {
+    // lmdb-js shares one env per folder within a process, and refuses noSync on one opened durable.
+    if (/noSync/.test((err as Error).message)) {
+      throw new Error(`The ledger in ${dir} is already open in this process with durability fsync; open it with the same durability`, { cause: err });
+    }
+    throw err;
+  }
   const db = {
     keys: root.openDB<KeyRecord, string>('keys', {}),
     accounts: root.openDB<AccountRecord, string>('accounts', {}),
@@ -54,6 +71,7 @@ export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
     slots: root.openDB<SlotRecord, [string, string]>('slots', {}),
     rate: root.openDB<RateRecord, string>('rate', {}),
     usage: root.openDB<UsageEntry, [number, string]>('usage', {}),
+    storage: root.openDB<StorageRecord, string>('storage', {}),
   };
 
   // `sync(cb)` runs mdb_env_sync on a libuv thread; it is missing from lmdb's typings.
@@ -63,7 +81,7 @@ export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
 
   let closing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
-  if (durability === 'relaxed') {
+  if (durability === 'periodic') {
     timer = setInterval(() => {
       if (!closing) flush().catch(() => {});
     }, opts.flushIntervalMs ?? 1000);
@@ -73,11 +91,11 @@ export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       clearInterval(timer);
-      if (durability === 'relaxed') await flush();
+      if (durability === 'periodic') await flush();
       await root.close();
     })();
     return closing;
   };
 
-  return { root, ...db, flush, close };
+  return { root, durability, ...db, flush, close };
 }

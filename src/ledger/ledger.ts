@@ -1,4 +1,5 @@
-// The one interface between the HTTP layer and the account store (keys, credits, slots, rate limits).
+// The one interface between the HTTP layer and the account store (keys, credits, slots, rate limits,
+// improve storage).
 // The HTTP layer (api/) depends only on this file; ledger/*.ts implements it on LMDB.
 
 import type { SizeTier } from '../pool/task.js';
@@ -59,6 +60,15 @@ export interface UsageRecord {
   status: number;
 }
 
+/** Improve uploads an account has stored. */
+export interface StorageUse {
+  bytes: number;
+  files: number;
+}
+
+/** Taken (release() gives the bytes back when the upload could not be stored; idempotent) or refused. */
+export type StorageDecision = { ok: true; release(): void } | { ok: false; usedBytes: number };
+
 export class InsufficientCreditsError extends Error {
   readonly code = 'insufficient_credits';
 }
@@ -80,6 +90,10 @@ export interface Ledger {
   settle(reservation: Reservation, usage: UsageRecord): Promise<void>;
   /** Give the hold back (error, abort, disconnect). Idempotent per reservation. */
   refund(reservation: Reservation): Promise<void>;
+  /** Count one improve upload of `bytes` against the account's quota; refused when it would pass `quotaBytes`. */
+  reserveStorage(account: AccountView, bytes: number, quotaBytes: number): StorageDecision;
+  /** Improve storage the account uses (fresh across processes). */
+  storageUsed(accountId: string): StorageUse;
   /** True while the underlying database is open. */
   isOpen(): boolean;
   close(): Promise<void>;

@@ -11,6 +11,8 @@ import type {
   RequestedSize,
   Reservation,
   Slot,
+  StorageDecision,
+  StorageUse,
   UsageRecord,
 } from './ledger.js';
 import { openLedgerDb, type Durability, type LedgerDb } from './db.js';
@@ -32,14 +34,19 @@ import { refundHold, reserveCredits, settleHold } from './credits.js';
 import { acquireSlot } from './slots.js';
 import { peekRate, takeRate } from './rate.js';
 import { summarizeUsage, type UsageSummary } from './usage.js';
+import { reserveStorage, storageUsed } from './storage.js';
 import type { BalanceName } from './prices.js';
 
 export interface LedgerOptions {
   /** Clock in unix ms (tests inject one). Default Date.now. */
   now?: () => number;
-  /** Default 'relaxed' (no fsync per commit, background flush). All processes on a folder must agree. */
-  durability?: Durability;
-  /** Background flush period for 'relaxed', ms. Default 1000. */
+  /**
+   * Default 'periodic' (no fsync per commit, background flush); 'fsync' flushes every commit. Processes
+   * sharing a folder may differ (each commit follows its own process's setting); within one process the
+   * first open of a folder decides (docs/ledger.md). 'relaxed' is the old name of 'periodic'.
+   */
+  durability?: Durability | 'relaxed';
+  /** Background flush period for 'periodic', ms. Default 1000. */
   flushIntervalMs?: number;
 }
 
@@ -116,6 +123,14 @@ export function openLedger(dir: string, opts: LedgerOptions = {}): LmdbLedger {
 
     async refund(reservation: Reservation): Promise<void> {
       refundHold(db, reservation.id);
+    },
+
+    reserveStorage(account: AccountView, bytes: number, quotaBytes: number): StorageDecision {
+      return reserveStorage(db, account, bytes, quotaBytes);
+    },
+
+    storageUsed(accountId: string): StorageUse {
+      return storageUsed(db, accountId);
     },
 
     isOpen: () => open,

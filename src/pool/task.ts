@@ -152,6 +152,8 @@ export interface FinishTask {
 
 export const MAX_INPUT_BYTES = 22 * 1024 * 1024;
 export const MAX_INPUT_PIXELS = 50_000_000;
+/** Longest side accepted, in pixels: the addon's buffers and passes take 1..65536 per side. */
+export const MAX_INPUT_SIDE = 65_536;
 
 /** Pixel caps per size tier (remove.bg's table; full/4k = 25 MP for every format here). */
 export const TIER_MAX_PIXELS: Readonly<Record<SizeTier, number>> = Object.freeze({

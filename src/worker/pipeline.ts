@@ -6,6 +6,7 @@
 import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '../native/binding.js';
 import {
   MAX_INPUT_PIXELS,
+  MAX_INPUT_SIDE,
   type FinishTask,
   type PrepareResult,
   type RemovalPlan,
@@ -70,6 +71,9 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions): Promise<R
   if (inputPixels > MAX_INPUT_PIXELS) {
     const mp = Math.round(inputPixels / 1e6);
     return fail('resolution_too_high', `Input image has ${mp} megapixels, maximum supported input resolution is 50 megapixels`);
+  }
+  if (probe.width > MAX_INPUT_SIDE || probe.height > MAX_INPUT_SIDE) {
+    return fail('resolution_too_high', `Input image is ${probe.width}x${probe.height} pixels, maximum supported side is ${MAX_INPUT_SIDE} pixels`);
   }
   const out = outputSize(probe, options.size);
   const plan: RemovalPlan = { inputWidth: probe.width, inputHeight: probe.height, hasAlpha: probe.hasAlpha, width: out.width, height: out.height };

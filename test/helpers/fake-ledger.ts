@@ -12,6 +12,8 @@ import {
   type RequestedSize,
   type Reservation,
   type Slot,
+  type StorageDecision,
+  type StorageUse,
   type UsageRecord,
 } from '../../src/ledger/ledger.js';
 
@@ -21,6 +23,7 @@ interface FakeAccount {
   freeCalls: number;
   slotsInUse: number;
   rateUsed: number;
+  storage: StorageUse;
 }
 
 export interface FakeAccountOptions {
@@ -47,7 +50,7 @@ export class FakeLedger implements Ledger {
       concurrency: opts.concurrency ?? 4,
       ratePerMinute: opts.ratePerMinute ?? 500,
     };
-    const acct: FakeAccount = { view, credits: opts.credits ?? 100, freeCalls: opts.freeCalls ?? 0, slotsInUse: 0, rateUsed: 0 };
+    const acct: FakeAccount = { view, credits: opts.credits ?? 100, freeCalls: opts.freeCalls ?? 0, slotsInUse: 0, rateUsed: 0, storage: { bytes: 0, files: 0 } };
     this.byKey.set(key, acct);
     this.byId.set(view.id, acct);
     return view;
@@ -143,6 +146,27 @@ export class FakeLedger implements Ledger {
     const a = this.get(reservation.accountId);
     if (reservation.freeCall) a.freeCalls++;
     else a.credits += reservation.credits;
+  }
+
+  reserveStorage(account: AccountView, bytes: number, quotaBytes: number): StorageDecision {
+    const s = this.get(account.id).storage;
+    if (s.bytes + bytes > quotaBytes) return { ok: false, usedBytes: s.bytes };
+    s.bytes += bytes;
+    s.files++;
+    let released = false;
+    return {
+      ok: true,
+      release: () => {
+        if (released) return;
+        released = true;
+        s.bytes -= bytes;
+        s.files--;
+      },
+    };
+  }
+
+  storageUsed(accountId: string): StorageUse {
+    return { ...this.get(accountId).storage };
   }
 
   isOpen(): boolean {

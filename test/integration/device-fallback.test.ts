@@ -8,8 +8,13 @@ import path from 'node:path';
 import { createRemovalPool } from '../../src/pool/pool.js';
 import { ADDON_PATH } from '../../src/native/binding.js';
 import type { CudaProbe } from '../../src/device/device.js';
+import { assembleModel } from '../../src/model/assemble.js';
+import { readManifest } from '../../src/model/manifest.js';
 
 const gpuMachine: CudaProbe = { missingProvider: [], missingCuda: [], gpus: [{ index: 0, name: 'NVIDIA H100 80GB HBM3' }] };
+// `auto` on a GPU machine picks the GPU's model first: it must exist for the provider to be tried.
+const manifest = readManifest();
+assembleModel(manifest.defaultCuda, manifest.models[manifest.defaultCuda]!);
 const providerHere = fs.existsSync(path.join(path.dirname(ADDON_PATH), 'libonnxruntime_providers_shared.so'));
 
 t.test('auto: the provider fails to load, the pool serves on the CPU and says why', { skip: providerHere && 'the CUDA provider is installed here' }, async (t) => {

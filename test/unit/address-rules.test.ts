@@ -29,6 +29,15 @@ t.test('IPv6 refused, including IPv4 embedded forms', async (t) => {
   for (const [ip, re] of Object.entries(cases)) t.match(blockedReason(ip), re, ip);
 });
 
+t.test('IPv4-translated (::ffff:0:0/96) and anything else outside global unicast refused', async (t) => {
+  const cases: Record<string, RegExp> = {
+    '::ffff:0:127.0.0.1': /IPv4-translated/, '::ffff:0:7f00:1': /IPv4-translated/, '::ffff:0:a9fe:a9fe': /IPv4-translated/,
+    '::ffff:0:8.8.8.8': /IPv4-translated/, '::8.8.8.8': /not global unicast/, '4000::1': /not global unicast/,
+    'e000::1': /not global unicast/, '100:0:0:1::1': /not global unicast/, '64:ff9b:2::1': /not global unicast/,
+  };
+  for (const [ip, re] of Object.entries(cases)) t.match(blockedReason(ip), re, ip);
+});
+
 t.test('IPv6 allowed', async (t) => {
   for (const ip of ['2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8', '64:ff9b::808:808']) {
     t.equal(blockedReason(ip), null, ip);

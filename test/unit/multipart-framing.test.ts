@@ -1,0 +1,43 @@
+// http/multipart-framing.ts: only exactly well-framed multipart bodies pass; each malformation names itself.
+import t from 'tap';
+import { checkMultipartFraming } from '../../src/http/multipart-framing.js';
+
+const B = 'bnd';
+const cd = (name: string, extra = '') => `Content-Disposition: form-data; name="${name}"${extra}`;
+const part = (headers: string[], data: string) => `--${B}\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n${data}\r\n`;
+const close = `--${B}--\r\n`;
+const check = (s: string) => checkMultipartFraming(Buffer.from(s, 'latin1'), B);
+
+t.test('well framed bodies pass and count their parts', async (t) => {
+  t.equal(check(part([cd('a')], 'hello') + close), 1);
+  t.equal(check(part([cd('image_file', '; filename="image_file"')], '\x89PNG\r\n--bn\r\n') + part([cd('size')], 'full') + close), 2);
+  t.equal(check('preamble\r\n' + part([cd('a')], '') + close + 'epilogue'), 1, 'preamble, empty data, epilogue');
+  t.equal(check(`--${B} \t\r\n${cd('a')}\r\nContent-Type: image/png\r\n\r\nx\r\n--${B}--`), 1, 'transport padding, no final CRLF');
+  t.equal(check(part(['content-disposition: FORM-DATA; name=a; filename="ü.png"'], 'x') + close), 1, 'any case, unquoted name, UTF-8 filename');
+});
+
+t.test('malformed bodies are refused', async (t) => {
+  const cases: Record<string, [string, RegExp]> = {
+    'no closing boundary': [part([cd('a')], 'hello'), /closing boundary is missing/],
+    'last part cut short': [part([cd('image_file')], 'png') + `--${B}\r\n${cd('size')}\r\n\r\nful`, /closing boundary is missing/],
+    'ends after the boundary': [`--${B}`, /closing boundary is missing/],
+    'no boundary at all': ['hello', /no boundary line/],
+    'only the close': [close, /no parts/],
+    'bare LF line endings': [`--${B}\n${cd('a')}\n\nhello\n--${B}--\n`, /not followed by CRLF/],
+    'header without a colon': [part([cd('a'), 'X-Bad'], 'x') + close, /malformed header line/],
+    'not a header at all': [part(['this is not a header'], 'x') + close, /malformed header line/],
+    'control byte in a header': [part([`${cd('a')}\x01`], 'x') + close, /malformed header line/],
+    'folded header line': [part([cd('a'), ' folded'], 'x') + close, /malformed header line/],
+    'no Content-Disposition': [part(['Content-Type: text/plain'], 'x') + close, /no Content-Disposition/],
+    'no headers': [part([], 'x') + close, /no Content-Disposition/],
+    'two Content-Dispositions': [part([cd('a'), cd('b')], 'x') + close, /more than one Content-Disposition/],
+    'two Content-Types': [part([cd('a'), 'Content-Type: a/b', 'Content-Type: c/d'], 'x') + close, /more than one Content-Type/],
+    'attachment, not form-data': [part(['Content-Disposition: attachment; name="a"'], 'x') + close, /not Content-Disposition: form-data/],
+    'no name': [part(['Content-Disposition: form-data'], 'x') + close, /no field name/],
+    'empty name': [part([cd('')], 'x') + close, /no field name/],
+    'headers never end': [`--${B}\r\n${cd('a')}\r\nhello\r\n--${B}--\r\n`, /no blank line/],
+  };
+  for (const [label, [body, re]] of Object.entries(cases)) {
+    t.throws(() => check(body), { name: 'MultipartFramingError', message: re }, label);
+  }
+});
