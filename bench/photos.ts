@@ -51,3 +51,62 @@ export async function benchPhotos(): Promise<Photo[]> {
   if (elephants) photos.push({ name: 'elephants-12mp-baseline', file: await ensureBaseline12mp(elephants.file) });
   return photos;
 }
+
+export interface SizedPhoto extends Photo {
+  /** The size asked for (e.g. '0.5', '4'), in megapixels. */
+  size: string;
+  width: number;
+  height: number;
+}
+
+/**
+ * A photo of about `megapixels`, made once from `source` with sharp (same aspect ratio, baseline
+ * JPEG at quality 92, as a camera or phone would send it) and cached in bench/.photos.
+ */
+async function ensureSizedVariant(source: string, name: string, megapixels: number): Promise<string> {
+  const file = path.join(CACHE, `${name}.jpg`);
+  if (!fs.existsSync(file)) {
+    const sharp = (await import('sharp')).default;
+    const { width, height } = (await sharp(source).metadata()).autoOrient;
+    const k = Math.sqrt((megapixels * 1e6) / (width * height));
+    if (k > 1) throw new Error(`${path.basename(source)} is smaller than ${megapixels} MP`);
+    fs.mkdirSync(CACHE, { recursive: true });
+    await sharp(source).rotate().resize(Math.round(width * k), Math.round(height * k)).jpeg({ quality: 92, progressive: false, chromaSubsampling: '4:2:0' }).toFile(file);
+  }
+  return file;
+}
+
+const largePhoto = (name: string): string => {
+  const [pkg, file] = LARGE[name]!;
+  return debianFiles(CACHE, pkg, [file])[0]!;
+};
+
+/**
+ * bench:gpu's photos by size in megapixels: '0.5' the dev photo (0.45 MP PNG), '4' the ladybird
+ * (4.1 MP), '12' the baseline elephants (12.0 MP), '20' the nuthatch (20.4 MP, a camera's JPEG);
+ * any other size (e.g. '1', '8') is made from the nuthatch at exactly that size. Cached files are
+ * used without their sources, so a copy of bench/.photos works where apt cannot reach Debian.
+ */
+export async function sizedBenchPhotos(sizes: string[]): Promise<SizedPhoto[]> {
+  const sharp = (await import('sharp')).default;
+  const out: SizedPhoto[] = [];
+  for (const size of sizes) {
+    const mp = Number(size);
+    if (!(mp > 0)) throw new Error(`Expected a size in megapixels but received '${size}'`);
+    let photo: Photo;
+    if (size === '0.5') photo = { name: 'dev-am_GT04-0.45mp', file: path.join(EVAL_DIR, 'images', 'am_GT04.png') };
+    else if (size === '4') photo = { name: 'ladybird-4mp', file: largePhoto('ladybird-4mp') };
+    else if (size === '20') photo = { name: 'nuthatch-20mp', file: largePhoto('nuthatch-20mp') };
+    else if (size === '12') {
+      const cached = path.join(CACHE, 'elephants-12mp-baseline.jpg');
+      photo = { name: 'elephants-12mp-baseline', file: fs.existsSync(cached) ? cached : await ensureBaseline12mp(largePhoto('elephants-18mp')) };
+    } else {
+      const name = `nuthatch-${size}mp`;
+      const cached = path.join(CACHE, `${name}.jpg`);
+      photo = { name, file: fs.existsSync(cached) ? cached : await ensureSizedVariant(largePhoto('nuthatch-20mp'), name, mp) };
+    }
+    const { width, height } = (await sharp(photo.file).metadata()).autoOrient;
+    out.push({ ...photo, size, width, height });
+  }
+  return out;
+}

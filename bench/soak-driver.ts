@@ -79,7 +79,8 @@ export interface SoakReport {
   cpu: { model: string; cores: number; flags: string[] };
 }
 
-function cli(args: string[], dataDir: string): string {
+/** Runs `cutout <args> --data <dataDir>` (e.g. `keys create …`) and returns its trimmed stdout. */
+export function cutoutCli(args: string[], dataDir: string): string {
   const r = spawnSync(process.execPath, [CLI, ...args, '--data', dataDir], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`cutout ${args.join(' ')} failed: ${r.stderr}`);
   return r.stdout.trim();
@@ -92,21 +93,40 @@ export function processMemory(pid: number): { rssMb: number; hwmMb: number } {
   return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
 }
 
-interface Server {
+export interface ServerOptions {
+  /** `cutout serve` flags after the fixed ones (loopback, any free port, --data, --no-demo-key). */
+  args: string[];
+  /** Extra environment for the server process. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Server {
   child: ChildProcess;
   url: string;
   stderr: string[];
+  /** What the server printed on stdout before it listened (its device line among them). */
+  startup: string[];
 }
 
-async function startServer(dataDir: string, opts: SoakOptions): Promise<Server> {
-  const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--no-demo-key', '--workers', String(opts.workers ?? 1)];
+/** The soak's server flags: one worker unless told, the soak's model and request timeout. */
+function soakServerArgs(opts: SoakOptions): string[] {
+  const args = ['--workers', String(opts.workers ?? 1)];
   if (opts.model) args.push('--model', opts.model);
   if (opts.requestTimeoutSeconds !== undefined) args.push('--request-timeout', String(opts.requestTimeoutSeconds));
+  return args;
+}
+
+/**
+ * Starts `cutout serve` as a child process on a free loopback port and resolves once it listens.
+ * Rejects with the server's stderr (its reason) when it exits before listening.
+ */
+export async function startServer(dataDir: string, opts: ServerOptions): Promise<Server> {
+  const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--no-demo-key', ...opts.args];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   const stderr: string[] = [];
   child.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));
+  let out = '';
   const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /cutout listening on (\S+)/.exec(out);
@@ -119,10 +139,10 @@ async function startServer(dataDir: string, opts: SoakOptions): Promise<Server> 
     child.stdout!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`server exited (${code}) before listening: ${stderr.join('')}`)));
   });
-  return { child, url, stderr };
+  return { child, url, stderr, startup: out.split('\n').filter((l) => l && !l.startsWith('cutout listening on')) };
 }
 
-async function stopServer(server: Server): Promise<void> {
+export async function stopServer(server: Server): Promise<void> {
   if (server.child.exitCode !== null) return;
   const exited = new Promise<void>((r) => server.child.once('exit', () => r()));
   server.child.kill('SIGTERM');
@@ -131,20 +151,37 @@ async function stopServer(server: Server): Promise<void> {
   clearTimeout(timer);
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   headers: http.IncomingHttpHeaders;
+  /** Empty when `keepBody` said not to keep it. */
   body: Buffer;
+  /** Bytes received. */
+  bytes: number;
 }
 
-function send(agent: http.Agent, url: string, method: string, headers: Record<string, string | number>, body: Buffer | undefined, timeoutMs: number): Promise<Answer | null> {
+export interface SendOptions {
+  /** Abort the request (it resolves null, as an unanswered one). */
+  signal?: AbortSignal;
+  /** Keep the body of a response with this status (default: always). Counting alone keeps a fast client lean. */
+  keepBody?: (status: number) => boolean;
+}
+
+/** One request; resolves null when it was never answered within `timeoutMs` (or was aborted). */
+export function send(agent: http.Agent, url: string, method: string, headers: Record<string, string | number>, body: Buffer | undefined, timeoutMs: number, opts: SendOptions = {}): Promise<Answer | null> {
   return new Promise((resolve) => {
-    const req = http.request(url, { method, agent, headers }, (res) => {
+    const req = http.request(url, { method, agent, headers, ...(opts.signal ? { signal: opts.signal } : {}) }, (res) => {
+      const status = res.statusCode ?? 0;
+      const keep = opts.keepBody ? opts.keepBody(status) : true;
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      let bytes = 0;
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (keep) chunks.push(c);
+      });
       res.on('end', () => {
         clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+        resolve({ status, headers: res.headers, body: keep ? Buffer.concat(chunks) : Buffer.alloc(0), bytes });
       });
       res.on('error', () => resolve(null));
     });
@@ -168,9 +205,18 @@ async function balance(agent: http.Agent, url: string, key: string): Promise<num
   return attrs.credits.total + attrs.api.free_calls;
 }
 
+/** A Server-Timing header's stages: `queue;dur=1.2, infer;dur=9.8` → { queue: 1.2, infer: 9.8 } (stages without dur are left out). */
+export function serverTimings(serverTiming: string | string[] | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const entry of String(serverTiming ?? '').split(',')) {
+    const m = /^\s*([^;\s]+)(?:;[^,]*?\bdur=([\d.]+))?/.exec(entry);
+    if (m?.[2] !== undefined) out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
+
 export function queueWait(serverTiming: string | string[] | undefined): number | null {
-  const m = /(?:^|,\s*)queue;dur=([\d.]+)/.exec(String(serverTiming ?? ''));
-  return m ? Number(m[1]) : null;
+  return serverTimings(serverTiming).queue ?? null;
 }
 
 /** Least-squares slope of y over x. */
@@ -205,8 +251,8 @@ export function cpuInfo(): SoakReport['cpu'] {
 export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   if (opts.photos.length === 0) throw new Error('runSoak: no photos');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-soak-'));
-  const key = cli(['keys', 'create', '--credits', String(opts.requests * 2 + 10), '--free-calls', '0', '--concurrency', String(opts.concurrency + 4), '--rate', '1000000000', '--label', 'soak'], dataDir);
-  const server = await startServer(dataDir, opts);
+  const key = cutoutCli(['keys', 'create', '--credits', String(opts.requests * 2 + 10), '--free-calls', '0', '--concurrency', String(opts.concurrency + 4), '--rate', '1000000000', '--label', 'soak'], dataDir);
+  const server = await startServer(dataDir, { args: soakServerArgs(opts), ...(opts.env ? { env: opts.env } : {}) });
   const pid = server.child.pid!;
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency + 2 });
   const images = opts.photos.map((f) => fs.readFileSync(f));
