@@ -10,8 +10,8 @@
 // - `photo.jpg` is a real photo (an eval/dev image as JPEG) in a temporary folder, and relative output
 //   paths (`-o X`) land there too, so nothing is written into the checkout.
 // - curl gets `-D FILE` appended, to read the status and headers; the request is the README's.
-// - The environment: without the npm_* variables and node_modules/.bin entries that `npm test` adds (a
-//   user's shell has neither); CUTOUT_DATA_DIR is a fresh folder (the README's "empty data folder",
+// - The environment: without the npm_* variables and node_modules/.bin entries that `npm test` adds,
+//   nor tap's variables and its NODE_OPTIONS import (a user's shell has none of them); CUTOUT_DATA_DIR is a fresh folder (the README's "empty data folder",
 //   not the checkout's ./data) and CUTOUT_HOST=127.0.0.1; npm's cache is a fresh folder, so the first
 //   `npx cutout` is the first in this checkout (npx links the checkout into its cache and runs its
 //   install script, which must not rebuild it) and nothing is left in ~/.npm; npm_config_yes=false,
@@ -101,9 +101,13 @@ const PHOTO = path.join(TMP, 'photo.jpg');
 function userEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^npm_/i.test(k) || k === 'INIT_CWD') continue;
+    if (/^(npm_|TAP_|_TAPJS_)/i.test(k) || k === 'INIT_CWD') continue;
     env[k] = v;
   }
+  // tap's process tracking (--import=…@tapjs/processinfo…) would load into every node we start.
+  const nodeOptions = (env.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o && !o.includes('@tapjs')).join(' ');
+  if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
+  else delete env.NODE_OPTIONS;
   env.PATH = (process.env.PATH ?? '')
     .split(path.delimiter)
     .filter((p) => !/node_modules[\\/]\.bin$/.test(p) && !p.includes('@npmcli'))
