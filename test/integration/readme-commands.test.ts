@@ -300,7 +300,7 @@ t.test('the commands, as a new user runs them', async (t) => {
   t.same(
     built.map((f) => fs.statSync(f).mtimeMs),
     stamps,
-    'npx did not rebuild the checkout (scripts/install.mjs skips the build under npx)',
+    'npx did not rebuild the checkout (src/install/install.mjs skips the build under npx)',
   );
 
   await t.test('`npm start`, then the curl lines', async (t) => {

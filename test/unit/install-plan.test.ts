@@ -1,4 +1,4 @@
-// scripts/install.mjs, the install step's decision: build; refuse in one line when the build tools are
+// src/install/install.mjs, the install step's decision: build; refuse in one line when the build tools are
 // missing (`npm ci --omit=dev`); skip when `npx cutout` links an already built checkout into its cache.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,7 +13,7 @@ interface InstallModule {
   installPlan(state: { command: string | undefined; built: boolean; has: (name: string) => boolean }): Plan;
 }
 // Plain JavaScript outside src/ (it runs before tsc): loaded from the checkout, not from dist/.
-const mod = (await import(pathToFileURL(path.join(PACKAGE_ROOT, 'scripts', 'install.mjs')).href)) as InstallModule;
+const mod = (await import(pathToFileURL(path.join(PACKAGE_ROOT, 'src', 'install', 'install.mjs')).href)) as InstallModule;
 const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>;
   dependencies: Record<string, string>;
@@ -23,7 +23,7 @@ const all = () => true;
 const none = () => false;
 
 t.test('package.json runs it as the install script', async (t) => {
-  t.equal(pkg.scripts.install, 'node scripts/install.mjs');
+  t.equal(pkg.scripts.install, 'node src/install/install.mjs');
 });
 
 t.test('the build list is the devDependencies other than the test runner', async (t) => {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // package.json's `install` script: build the checkout (`npm run build`: TypeScript, the addon, the
-// models), then the GPU step if CUTOUT_GPU asks for it. Plain JavaScript: it runs before tsc has.
+// models), then the GPU step if CUTOUT_GPU asks for it. Plain JavaScript, the one file under src/
+// that is: it runs before tsc has.
 //
 // Two cases do not build:
 // - The build tools are missing (`npm ci --omit=dev`, NODE_ENV=production, or cutout installed as
@@ -48,7 +49,7 @@ export function installPlan({ command, built, has }) {
 }
 
 function main() {
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
   const plan = installPlan({
     command: process.env.npm_command,
     built: BUILT_FILES.every((f) => fs.existsSync(path.join(root, f))),
