@@ -1,8 +1,7 @@
 // remove.bg field schema: raw form fields → a validated, normalised removal request. Pure.
 // Every rule here comes from REMOVEBG-API.md §1; each bad value gets remove.bg's per-parameter code.
 
-import type { Channels, Length, Margins, OutputFormat, RemoveOptions, Roi } from '../pool/task.js';
-import type { RequestedSize } from '../ledger/ledger.js';
+import type { Channels, Length, Margins, OutputFormat, RemoveOptions, RequestedSize, Roi } from '../domain/removal.js';
 import { CSS_COLORS } from './css-colors.js';
 import {
   ApiError,

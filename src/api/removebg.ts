@@ -3,7 +3,8 @@
 
 import type { Ledger, RateState } from '../ledger/ledger.js';
 import { backlogSeconds, type RemovalPool } from '../pool/pool-api.js';
-import type { Box, RemoveOptions, RemoveSuccess } from '../pool/task.js';
+import type { Box, RemoveOptions } from '../domain/removal.js';
+import type { RemoveSuccess } from '../pool/task.js';
 import type { RequestContext } from '../http/context.js';
 import { parseForm } from '../http/forms.js';
 import { InsufficientCreditsError } from '../ledger/ledger.js';

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRemover } from '../lib/remove.js';
-import { DEFAULT_OPTIONS, type OutputFormat, type RemoveOptions, type SizeTier } from '../pool/task.js';
+import { DEFAULT_OPTIONS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
 import { sniffImageType } from '../image/image-type.js';
 import { parseArgs } from './args.js';
 

@@ -1,7 +1,7 @@
 // Library API: removeBackground(input, options) on a lazily created shared pool, or an explicit
 // remover (createRemover) whose pool the caller closes.
 import { createRemovalPool, type PoolOptions, type RemovalPool } from '../pool/pool.js';
-import { DEFAULT_OPTIONS, type RemoveOptions } from '../pool/task.js';
+import { DEFAULT_OPTIONS, type RemoveOptions } from '../domain/removal.js';
 import type { RemoveInputOptions, RemoveOutput } from './remove-api.js';
 
 export type { RemoveInputOptions, RemoveOutput } from './remove-api.js';

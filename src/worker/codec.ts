@@ -3,7 +3,7 @@
 import sharp, { type Sharp } from 'sharp';
 import { zipSync } from 'fflate';
 import { loadBinding } from '../native/binding.js';
-import type { ContentType } from '../pool/task.js';
+import type { ContentType } from '../domain/removal.js';
 
 sharp.concurrency(1);
 // Each request's image is different; libvips' operation cache only holds memory.

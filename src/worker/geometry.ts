@@ -1,5 +1,5 @@
 // Pure size and placement arithmetic for the pipeline: size tiers, ROI, crop, scale and position.
-import { TIER_MAX_PIXELS, type Box, type Length, type Margins, type Roi, type SizeTier } from '../pool/task.js';
+import { TIER_MAX_PIXELS, type Box, type Length, type Margins, type Roi, type SizeTier } from '../domain/removal.js';
 
 export interface Size {
   width: number;

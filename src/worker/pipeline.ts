@@ -4,17 +4,8 @@
 // two halves of the staged path, where the inference runs in a batch elsewhere (src/pool/staged-pool.ts).
 // Typed failures are returned, never thrown.
 import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '../native/binding.js';
-import {
-  MAX_INPUT_PIXELS,
-  MAX_INPUT_SIDE,
-  type FinishTask,
-  type PrepareResult,
-  type RemovalPlan,
-  type RemoveFailure,
-  type RemoveOptions,
-  type RemoveResult,
-  type RemoveTask,
-} from '../pool/task.js';
+import { MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type RemoveOptions } from '../domain/removal.js';
+import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
 import { describeFileType, sniffImageType } from '../image/image-type.js';
 import * as codec from './codec.js';
 import { cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';

@@ -5,7 +5,8 @@
 import t from 'tap';
 import sharp from 'sharp';
 import { createRemovalPool } from '../../src/pool/pool.js';
-import { DEFAULT_OPTIONS, type RemoveOptions, type RemoveResult } from '../../src/pool/task.js';
+import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/domain/removal.js';
+import type { RemoveResult } from '../../src/pool/task.js';
 import { writeTinyBatchModel } from '../helpers/tiny-batch-model.js';
 
 const model = writeTinyBatchModel();

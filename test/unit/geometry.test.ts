@@ -1,7 +1,7 @@
 // Size tiers, ROI, crop and placement arithmetic follow remove.bg's rules.
 import t from 'tap';
 import { cropRect, outputSize, placeSubject, roiToOutput } from '../../src/worker/geometry.js';
-import { TIER_MAX_PIXELS } from '../../src/pool/task.js';
+import { TIER_MAX_PIXELS } from '../../src/domain/removal.js';
 
 t.test('output size per tier keeps the aspect ratio and never upscales', async (t) => {
   const photo = { width: 4000, height: 3000 };

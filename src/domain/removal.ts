@@ -1,0 +1,97 @@
+// The vocabulary of a removal, shared by every layer: the HTTP transport and API, the ledger, the
+// pool and its workers, the library and the CLI. Options, size tiers, limits, the foreground box.
+// Pure, imports nothing; everything here survives structured cloning (it travels to the workers).
+
+/** Output size tier after aliases are resolved (`small`/`regular` → preview, `4k` → full). */
+export type SizeTier = 'preview' | 'medium' | 'hd' | 'full' | '50MP';
+
+/** A size as asked for: a tier, or `auto` (the ledger picks the tier the account can pay for). */
+export type RequestedSize = SizeTier | 'auto';
+
+/** Requested output container. `auto` → PNG when the result has transparency, else JPEG. */
+export type OutputFormat = 'auto' | 'png' | 'jpg' | 'webp' | 'zip';
+
+export type Channels = 'rgba' | 'alpha';
+
+/** What a result's bytes are. */
+export type ContentType = 'image/png' | 'image/jpeg' | 'image/webp' | 'application/zip';
+
+/** A CSS-like length: pixels or a percentage (of the reference dimension the field names). */
+export interface Length {
+  value: number;
+  unit: 'px' | '%';
+}
+
+export interface Margins {
+  top: Length;
+  right: Length;
+  bottom: Length;
+  left: Length;
+}
+
+/** Region of interest in input coordinates: only pixels inside can be foreground. */
+export interface Roi {
+  x1: Length;
+  y1: Length;
+  x2: Length;
+  y2: Length;
+}
+
+/** Normalised, validated options for one removal. Validation happens at the edge (api/params/, lib, cli). */
+export interface RemoveOptions {
+  size: SizeTier;
+  format: OutputFormat;
+  channels: Channels;
+  /** Solid background as straight RGBA 0..255; absent = transparent. */
+  bgColor?: [number, number, number, number];
+  /** Encoded background image (JPEG/PNG/WebP bytes), centred and resized to cover. */
+  bgImage?: Uint8Array;
+  crop: boolean;
+  /** Only with crop. */
+  cropMargin?: Margins;
+  /** Subject size relative to the canvas, 0.1..1; absent = original. Implies centre position. */
+  scale?: number;
+  /** Subject position as percentages of free space (0..100); absent = original (or centre with scale). */
+  position?: { x: number; y: number };
+  roi?: Roi;
+  /** Edge-aware matte refinement at full resolution (default on). false = plain bilinear upscaling, no matting. */
+  refine: boolean;
+  /** Colour-model matting of the soft edge band after refinement (default on; only with refine). */
+  matting: boolean;
+  /** Foreground colour estimation for semi-transparent pixels (default on). */
+  decontaminate: boolean;
+}
+
+export const DEFAULT_OPTIONS: Readonly<RemoveOptions> = Object.freeze({
+  size: 'full',
+  format: 'png',
+  channels: 'rgba',
+  crop: false,
+  refine: true,
+  matting: true,
+  decontaminate: true,
+});
+
+/** Subject bounding box in output coordinates. */
+export interface Box {
+  top: number;
+  left: number;
+  width: number;
+  height: number;
+}
+
+/** Largest image accepted, in bytes (remove.bg: 22 MB): uploads, base64 and downloads alike. */
+export const MAX_INPUT_BYTES = 22 * 1024 * 1024;
+/** Largest input accepted, in pixels (remove.bg: 50 MP). */
+export const MAX_INPUT_PIXELS = 50_000_000;
+/** Longest side accepted, in pixels: the addon's buffers and passes take 1..65536 per side. */
+export const MAX_INPUT_SIDE = 65_536;
+
+/** Pixel caps per size tier (remove.bg's table; full/4k = 25 MP for every format here). */
+export const TIER_MAX_PIXELS: Readonly<Record<SizeTier, number>> = Object.freeze({
+  preview: 250_000,
+  medium: 1_500_000,
+  hd: 4_000_000,
+  full: 25_000_000,
+  '50MP': 50_000_000,
+});
