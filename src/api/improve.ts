@@ -8,17 +8,15 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RequestContext } from '../http/context.js';
-import { parseForm } from '../http/forms.js';
 import { authenticate, rateHeaders } from './auth.js';
 import { admit } from './admission.js';
-import { fileTooLarge, storageQuotaExceeded, withHeaders } from './errors.js';
+import { storageQuotaExceeded, withHeaders } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
 import { sniffImageType } from '../image/image-type.js';
 import { parseImproveRequest } from './params.js';
 
 export interface ImproveDeps extends ImageInputDeps {
   ledger: Ledger;
-  maxBodyBytes: number;
   improveDir: string;
   /** Bytes of improve uploads (image + metadata) each account may store. */
   improveQuotaBytes: number;
@@ -27,13 +25,12 @@ export interface ImproveDeps extends ImageInputDeps {
 export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Promise<void> {
   const { ledger } = deps;
   const account = authenticate(ctx, ledger);
-  if (ctx.declaredLength !== null && ctx.declaredLength > deps.maxBodyBytes) throw fileTooLarge(deps.maxBodyBytes, 'Request body');
+  ctx.checkBodyLength(); // 413 before a slot is held
 
   // The /removebg rules: a slot, one rate unit (nothing is decoded here, so no megapixel units follow).
   const { slot, rate } = admit(ledger, account);
   try {
-    const body = await ctx.readBody(deps.maxBodyBytes);
-    const request = parseImproveRequest(parseForm(ctx.header('content-type'), body));
+    const request = parseImproveRequest(await ctx.readFields());
     const image = await loadImage(request.source, deps, ctx.signal);
     ctx.throwIfAborted();
 

@@ -2,6 +2,7 @@
 // Every rule here comes from REMOVEBG-API.md §1; each bad value gets remove.bg's per-parameter code.
 
 import type { Channels, Length, Margins, OutputFormat, RemoveOptions, RequestedSize, Roi } from '../domain/removal.js';
+import { isFilePart, type RawFields, type RawValue } from '../http/fields.js';
 import { CSS_COLORS } from './css-colors.js';
 import {
   ApiError,
@@ -11,22 +12,6 @@ import {
   multipleBgSources,
   multipleSources,
 } from './errors.js';
-
-/** A binary form part (multipart only). */
-export interface FilePart {
-  readonly kind: 'file';
-  readonly data: Uint8Array;
-  readonly filename?: string;
-  readonly type?: string;
-}
-
-/** One raw value as a body parser produced it: strings (forms), JSON scalars/objects, or a file part. */
-export type RawValue = string | number | boolean | null | FilePart | readonly unknown[] | { readonly [k: string]: unknown };
-
-export type RawFields = ReadonlyMap<string, RawValue>;
-
-export const isFilePart = (v: unknown): v is FilePart =>
-  typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'file' && (v as FilePart).data instanceof Uint8Array;
 
 /** Where an image comes from, before any I/O. */
 export type ImageSource =

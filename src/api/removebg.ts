@@ -6,18 +6,16 @@ import { backlogSeconds, type RemovalPool } from '../pool/pool-api.js';
 import type { Box, RemoveOptions } from '../domain/removal.js';
 import type { RemoveSuccess } from '../pool/task.js';
 import type { RequestContext } from '../http/context.js';
-import { parseForm } from '../http/forms.js';
 import { InsufficientCreditsError } from '../ledger/ledger.js';
 import { authenticate, rateHeaders } from './auth.js';
 import { admit } from './admission.js';
-import { fileTooLarge, fromRemoveFailure, insufficientCredits, serviceBusy } from './errors.js';
+import { fromRemoveFailure, insufficientCredits, serviceBusy } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
 import { parseRemoveRequest, wantsJson } from './params.js';
 
 export interface RemoveBgDeps extends ImageInputDeps {
   ledger: Ledger;
   pool: RemovalPool;
-  maxBodyBytes: number;
   log: { error(msg: string, err?: unknown): void };
 }
 
@@ -27,15 +25,14 @@ export const rateUnits = (width: number, height: number): number => Math.max(1, 
 export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): Promise<void> {
   const { ledger, pool } = deps;
   const account = authenticate(ctx, ledger);
-  if (ctx.declaredLength !== null && ctx.declaredLength > deps.maxBodyBytes) throw fileTooLarge(deps.maxBodyBytes, 'Request body');
+  ctx.checkBodyLength(); // 413 before a slot is held
 
   // A slot and one rate unit up front (the input size is unknown yet); the rest once the worker has decoded it.
   const { slot, rate } = admit(ledger, account);
   try {
     let rateState: RateState = rate;
 
-    const body = await ctx.readBody(deps.maxBodyBytes);
-    const request = parseRemoveRequest(parseForm(ctx.header('content-type'), body));
+    const request = parseRemoveRequest(await ctx.readFields());
     const input = await loadImage(request.source, deps, ctx.signal);
     const bgImage = request.bgSource ? await loadImage(request.bgSource, deps, ctx.signal) : undefined;
     ctx.throwIfAborted();

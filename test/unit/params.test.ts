@@ -10,8 +10,8 @@ import {
   parseRoi,
   parseScale,
   wantsJson,
-  type RawValue,
 } from '../../src/api/params.js';
+import type { RawValue } from '../../src/http/fields.js';
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
 const withImage = (extra: Record<string, RawValue> = {}) =>
