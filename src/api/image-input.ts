@@ -4,7 +4,7 @@
 import { FetchBusyError, fetchImage, ImageFetchError, type FetchImageOptions } from '../fetch/image-url.js';
 import { describeFileType, sniffImageType } from '../image/image-type.js';
 import { ownedCopy, ownsBuffer } from '../image/owned-bytes.js';
-import type { ImageSource } from './params.js';
+import type { ImageSource } from './params/sources.js';
 import { failedBgDownload, failedImageDownload, fileTooLarge, invalidFileType, serviceBusy } from './errors.js';
 
 export interface ImageInputDeps {

@@ -13,7 +13,7 @@ import { admit } from './admission.js';
 import { storageQuotaExceeded, withHeaders } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
 import { sniffImageType } from '../image/image-type.js';
-import { parseImproveRequest } from './params.js';
+import { parseImproveRequest } from './params/improve-request.js';
 
 export interface ImproveDeps extends ImageInputDeps {
   ledger: Ledger;

@@ -11,7 +11,8 @@ import { authenticate, rateHeaders } from './auth.js';
 import { admit } from './admission.js';
 import { fromRemoveFailure, insufficientCredits, serviceBusy } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
-import { parseRemoveRequest, wantsJson } from './params.js';
+import { wantsJson } from './params/accept.js';
+import { parseRemoveRequest } from './params/remove-request.js';
 
 export interface RemoveBgDeps extends ImageInputDeps {
   ledger: Ledger;
