@@ -1,5 +1,5 @@
 // POST /v1.0/improve: keep a submitted image (and its tag) under <data>/improve/ for later review.
-// Returns {"id":"<uuid>"}. The image is sniffed like any other input; nothing is charged. The same
+// Returns {"id":"<uuid>"}. The image is sniffed like any other input (its type names the file); nothing is charged. The same
 // per-key rules as /removebg apply (a concurrency slot, one rate unit), plus a per-account storage
 // quota counted in the ledger: auth → body limit → slot → rate → body → image → quota → write.
 
@@ -12,7 +12,6 @@ import { authenticate, rateHeaders } from './auth.js';
 import { admit } from './admission.js';
 import { storageQuotaExceeded, withHeaders } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
-import { sniffImageType } from '../image/image-type.js';
 import { parseImproveRequest } from './params/improve-request.js';
 
 export interface ImproveDeps extends ImageInputDeps {
@@ -47,16 +46,16 @@ export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Pro
       null,
       2,
     );
-    const bytes = image.byteLength + Buffer.byteLength(meta);
+    const bytes = image.bytes.byteLength + Buffer.byteLength(meta);
     const quota = ledger.reserveStorage(account, bytes, deps.improveQuotaBytes);
     if (!quota.ok) throw withHeaders(storageQuotaExceeded(quota.usedBytes, deps.improveQuotaBytes, bytes), rateHeaders(rate));
 
-    const imagePath = join(deps.improveDir, `${id}.${sniffImageType(image) ?? 'bin'}`);
+    const imagePath = join(deps.improveDir, `${id}.${image.type}`);
     let stored = false;
     try {
       await mkdir(deps.improveDir, { recursive: true });
       // Write the image first: a metadata file always points at a complete image.
-      await writeFile(imagePath, image);
+      await writeFile(imagePath, image.bytes);
       await writeFile(join(deps.improveDir, `${id}.json`), meta);
       stored = true;
     } finally {

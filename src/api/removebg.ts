@@ -34,8 +34,8 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
     let rateState: RateState = rate;
 
     const request = parseRemoveRequest(await ctx.readFields());
-    const input = await loadImage(request.source, deps, ctx.signal);
-    const bgImage = request.bgSource ? await loadImage(request.bgSource, deps, ctx.signal) : undefined;
+    const input = (await loadImage(request.source, deps, ctx.signal)).bytes;
+    const bgImage = request.bgSource ? (await loadImage(request.bgSource, deps, ctx.signal)).bytes : undefined;
     ctx.throwIfAborted();
 
     let reservation;

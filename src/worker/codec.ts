@@ -13,6 +13,8 @@ export interface Probe {
   width: number;
   height: number;
   hasAlpha: boolean;
+  /** The format libvips read the bytes as (`jpeg`, `png`, `webp`, `gif`, …). */
+  format: string;
 }
 
 /** Header-only look at the image: oriented size, without decoding pixels (bombs are refused here). */
@@ -24,6 +26,7 @@ export async function probe(input: Uint8Array): Promise<Probe> {
     width: swap ? meta.height : meta.width,
     height: swap ? meta.width : meta.height,
     hasAlpha: meta.hasAlpha === true,
+    format: meta.format ?? 'unknown',
   };
 }
 

@@ -6,7 +6,6 @@
 import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '../native/binding.js';
 import { MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type RemoveOptions } from '../domain/removal.js';
 import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
-import { describeFileType, sniffImageType } from '../image/image-type.js';
 import * as codec from './codec.js';
 import { cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
 
@@ -49,15 +48,19 @@ class Stopwatch {
   }
 }
 
-/** Header-only look at the photo: type, oriented size, pixel cap, output size, ROI. */
+/** What libvips may decode here; the callers' edges (api/image-input.ts, lib/remove.ts) sniffed the bytes already. */
+const DECODABLE = new Set(['jpeg', 'png', 'webp']);
+
+/** Header-only look at the photo: format, oriented size, pixel cap, output size, ROI. */
 async function planRemoval(input: Uint8Array, options: RemoveOptions): Promise<RemovalPlan | RemoveFailure> {
-  if (!sniffImageType(input)) return fail('invalid_file_type', `Expected jpg/png/webp, received ${describeFileType(input)}`);
   let probe: codec.Probe;
   try {
     probe = await codec.probe(input);
   } catch (err) {
     return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
   }
+  // Not a second sniff: the decoder names what it read. A pool caller that skipped the edge gets a typed failure.
+  if (!DECODABLE.has(probe.format)) return fail('invalid_file_type', `Expected jpg/png/webp, received ${probe.format}`);
   const inputPixels = probe.width * probe.height;
   if (inputPixels > MAX_INPUT_PIXELS) {
     const mp = Math.round(inputPixels / 1e6);

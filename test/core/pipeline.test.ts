@@ -163,6 +163,10 @@ t.test('bad inputs give typed errors and the pool keeps working', async (t) => {
   };
   await expectCode(Buffer.from('definitely not an image'), 'invalid_file_type', /Expected jpg\/png\/webp, received an unknown file type/);
   await expectCode(new Uint8Array(0), 'invalid_file_type');
+  // Sniffed at the library's edge, before a worker sees it (named from its magic bytes).
+  const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } }).gif().toBuffer();
+  await expectCode(gif, 'invalid_file_type', /^Expected jpg\/png\/webp, received gif$/);
+  await t.rejects(remover.remove('not bytes' as never), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'Expected a Uint8Array or Buffer for input but received not bytes of type string' });
   const png = await syntheticPhoto(64, 64, 'png');
   await expectCode(png.subarray(0, png.length - 40), 'failed_to_read_image');
   const jpeg = await syntheticPhoto(640, 480, 'jpeg');
