@@ -3,7 +3,7 @@
 
 import type { Ledger, RateState } from '../ledger/ledger.js';
 import { backlogSeconds, type RemovalPool } from '../pool/pool-api.js';
-import type { Box, RemoveOptions } from '../domain/removal.js';
+import type { RemoveOptions } from '../domain/removal.js';
 import type { RemoveSuccess } from '../pool/task.js';
 import type { RequestContext } from '../http/context.js';
 import { InsufficientCreditsError } from '../ledger/ledger.js';
@@ -78,31 +78,13 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
       // Free the slot before the client can see the 200: its next request (maybe on another
       // process) must not meet a cap still counting this one. release() is idempotent.
       slot.release();
-      respond(ctx, result, request.options, reservation.credits, rateState, wantsJson(ctx.header('accept')));
+      respond(ctx, result, reservation.credits, rateState, wantsJson(ctx.header('accept')));
     } finally {
       if (!settled) await ledger.refund(reservation);
     }
   } finally {
     slot.release();
   }
-}
-
-/**
- * remove.bg reports the foreground box in input coordinates when the output was only a downscale
- * of the input; with crop/scale/position the output geometry is its own, so keep output coordinates.
- */
-export function foregroundBox(result: RemoveSuccess, options: Pick<RemoveOptions, 'crop' | 'scale' | 'position'>): Box {
-  const fg = result.foreground;
-  const resized = result.width !== result.inputWidth || result.height !== result.inputHeight;
-  if (!resized || options.crop || options.scale !== undefined || options.position !== undefined) return fg;
-  const sx = result.inputWidth / result.width;
-  const sy = result.inputHeight / result.height;
-  return {
-    top: Math.round(fg.top * sy),
-    left: Math.round(fg.left * sx),
-    width: Math.round(fg.width * sx),
-    height: Math.round(fg.height * sy),
-  };
 }
 
 /** `Server-Timing: queue;dur=3.1, decode;dur=40.2, …` (W3C Server Timing) from the stage timings. */
@@ -113,15 +95,9 @@ export function serverTiming(timings: Readonly<Record<string, number>>): string 
     .join(', ');
 }
 
-function respond(
-  ctx: RequestContext,
-  result: RemoveSuccess,
-  options: Pick<RemoveOptions, 'crop' | 'scale' | 'position'>,
-  credits: number,
-  rate: RateState,
-  json: boolean,
-): void {
-  const fg = foregroundBox(result, options);
+/** The 200: the image (or remove.bg's JSON result) with its X-* headers; the foreground box as the worker gave it. */
+function respond(ctx: RequestContext, result: RemoveSuccess, credits: number, rate: RateState, json: boolean): void {
+  const fg = result.foreground;
   const headers: Record<string, string> = {
     'X-Width': String(result.width),
     'X-Height': String(result.height),

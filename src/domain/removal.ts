@@ -72,7 +72,15 @@ export const DEFAULT_OPTIONS: Readonly<RemoveOptions> = Object.freeze({
   decontaminate: true,
 });
 
-/** Subject bounding box in output coordinates. */
+/**
+ * A box in pixels. As a result's `foreground` it has remove.bg's meaning (X-Foreground-* and
+ * `foreground_*`, REMOVEBG-API.md §2: "in case the input image resolution is higher than the limit,
+ * expressed with respect to the input image resolution"): the subject's bounding box in the result,
+ * in pixels of the input's resolution. When the output was not downscaled those are the result's own
+ * pixels; when the size tier downscaled it, the result's pixels times input size ÷ output size.
+ * Without crop, scale or position it is the subject's box in the input photo. Computed once, in the
+ * worker (worker/geometry.ts: atInputResolution); the library and the HTTP API hand it on as is.
+ */
 export interface Box {
   top: number;
   left: number;

@@ -12,6 +12,7 @@ export interface RemoveSuccess {
   height: number;
   inputWidth: number;
   inputHeight: number;
+  /** The subject's box, remove.bg's meaning (domain/removal.ts: Box). */
   foreground: Box;
   /** Milliseconds per stage, for logs and benchmarks. */
   timings: Record<string, number>;

@@ -69,6 +69,24 @@ export function cropRect(subject: Box, margins: Margins | undefined): Box {
 }
 
 /**
+ * The foreground box as remove.bg reports it (domain/removal.ts: Box): `box` in the result's pixels,
+ * expressed at the input's resolution, i.e. scaled by input ÷ output size (the size tier's downscale;
+ * 1 when there was none). Crop, scale and position happen after that downscale, in output pixels, so
+ * one factor serves every layout: without one, the result is the subject's box in the input photo.
+ */
+export function atInputResolution(box: Box, input: Size, output: Size): Box {
+  if (input.width === output.width && input.height === output.height) return box;
+  const sx = input.width / output.width;
+  const sy = input.height / output.height;
+  return {
+    top: Math.round(box.top * sy),
+    left: Math.round(box.left * sx),
+    width: Math.round(box.width * sx),
+    height: Math.round(box.height * sy),
+  };
+}
+
+/**
  * Where the subject goes on a canvas of `canvas` size: scaled so it fills `scale` of the canvas
  * (fit inside, aspect kept) and placed at `position` percentages of the free space.
  */

@@ -7,7 +7,7 @@ import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '
 import { MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type RemoveOptions } from '../domain/removal.js';
 import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
 import * as codec from './codec.js';
-import { cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
+import { atInputResolution, cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
 
 export interface ModelShape {
   width: number;
@@ -216,7 +216,8 @@ async function finishRemoval(
     height: result.height,
     inputWidth: plan.inputWidth,
     inputHeight: plan.inputHeight,
-    foreground,
+    // The one place the box gets its meaning (remove.bg's); the library and the HTTP API pass it on.
+    foreground: atInputResolution(foreground, { width: plan.inputWidth, height: plan.inputHeight }, plan),
     timings: watch.timings,
   };
 }
