@@ -157,8 +157,6 @@ export function fromRemoveFailure(code: string, message: string): HttpError {
       return new ApiError(400, 'invalid_file_type', 'Invalid file type', message);
     case 'resolution_too_high':
       return resolutionTooHigh(message);
-    case 'file_too_large':
-      return new ApiError(413, 'file_too_large', 'File too large', message);
     case 'failed_bg_image':
       return new ApiError(400, 'failed_bg_download', 'Failed to read background image', message);
     case 'roi_exceeds_bounds':

@@ -23,7 +23,6 @@ export type RemoveErrorCode =
   | 'failed_to_read_image'
   | 'invalid_file_type'
   | 'resolution_too_high'
-  | 'file_too_large'
   | 'failed_bg_image'
   | 'roi_exceeds_bounds'
   | 'roi_region_empty'
