@@ -1,7 +1,8 @@
 // POST /v1.0/improve: keep a submitted image (and its tag) under <data>/improve/ for later review.
-// Returns {"id":"<uuid>"}. The image is sniffed like any other input (its type names the file); nothing is charged. The same
-// per-key rules as /removebg apply (a concurrency slot, one rate unit), plus a per-account storage
-// quota counted in the ledger: auth → body limit → slot → rate → body → image → quota → write.
+// Returns {"id":"<uuid>"}. The image is sniffed like any other input (its type names the file);
+// nothing is charged. The same per-key rules as /removebg apply (a concurrency slot, one rate unit),
+// plus a per-account storage quota counted in the ledger: auth → body limit → slot → rate → body →
+// image → quota → write.
 
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
