@@ -114,11 +114,13 @@ export function decodeCost(header: DecodeHeader, target: DecodeTarget): DecodeCo
   return { source, result, total: source + result };
 }
 
+const FORMAT_NAMES = { jpeg: 'JPEG', png: 'PNG', webp: 'WebP' } as const;
+
 /** "7000x7000 interlaced 16-bit PNG", for messages (a multi-scan baseline JPEG is called progressive too). */
 export function describeDecode(header: DecodeHeader): string {
   const kind = header.interlaced ? (header.format === 'png' ? 'interlaced ' : 'progressive ') : '';
   const depth = header.bytesPerSample > 1 ? `${header.bytesPerSample * 8}-bit ` : '';
-  return `${header.width}x${header.height} ${kind}${depth}${header.format.toUpperCase()}`;
+  return `${header.width}x${header.height} ${kind}${depth}${FORMAT_NAMES[header.format]}`;
 }
 
 /** Whole MB (2^20 bytes), rounded up, for messages. */
