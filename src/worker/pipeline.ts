@@ -47,12 +47,18 @@ function fail(code: RemoveFailure['code'], message: string): RemoveFailure {
 }
 
 /**
- * Largest output decode (its estimate: what it holds of the source plus the RGBA result) run while
- * the model runs. Bigger ones run after it, so a big photo, or a small output of a source that must
- * be held whole (an interlaced PNG, a progressive JPEG), never sits on top of the inference's
- * working memory: at 20 MP that keeps 80 MB off the peak for ~110 ms more per photo (docs/memory.md).
+ * Largest output (RGBA bytes) decoded while the model runs. Bigger photos are decoded after it: at
+ * 20 MP that keeps 80 MB off the peak for ~110 ms more per photo (docs/memory.md).
  */
-export const OVERLAP_DECODE_MAX_BYTES = 96 * 1024 * 1024;
+export const OVERLAP_DECODE_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Largest decode estimate (what it holds of the source plus its result) run while the model runs, or
+ * beside another decode: a small output of a source held whole (an interlaced PNG, a progressive
+ * JPEG) waits for the model too. 128 MB still lets every baseline JPEG and 8-bit RGB PNG up to 50 MP
+ * overlap at preview, medium and hd (docs/memory.md, "Decoding").
+ */
+export const OVERLAP_DECODE_MAX_ESTIMATE = 128 * 1024 * 1024;
 
 /**
  * Largest RGBA working size (bytes) for decoding a photo once where the two decodes would each hold
@@ -215,7 +221,7 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   // A source that costs much to decode (held whole, or very wide) with a small output is decoded
   // once, to a working size that covers both, and resized in memory.
   const { model, output, background } = plan.decodeBytes;
-  const overlap = output <= OVERLAP_DECODE_MAX_BYTES;
+  const overlap = plan.width * plan.height * 4 <= OVERLAP_DECODE_MAX_BYTES && output <= OVERLAP_DECODE_MAX_ESTIMATE;
   const once = !overlap ? plan.working : undefined;
   const outputBytes = plan.width * plan.height * 4;
   const decodes = overlap ? model + output : once ? once.bytes + ctx.model.width * ctx.model.height * 3 + outputBytes : Math.max(model, output);

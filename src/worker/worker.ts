@@ -6,7 +6,7 @@
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
-import { finishStaged, OVERLAP_DECODE_MAX_BYTES, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
+import { finishStaged, OVERLAP_DECODE_MAX_ESTIMATE, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
 
@@ -79,7 +79,7 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
   }
   // Only the 1024² input is kept; a decode that held much of its source hands it back before the
   // decode memory is, so the next photo's share is really free.
-  if (result.ok && result.plan.decodeBytes.model > OVERLAP_DECODE_MAX_BYTES) await releaseMemory();
+  if (result.ok && result.plan.decodeBytes.model > OVERLAP_DECODE_MAX_ESTIMATE) await releaseMemory();
   releaseDecodeMemory(task.decodeSlot);
   if (!result.ok) return result;
   return move({ [transferableSymbol]: [result.modelInput.buffer, result.input.buffer], [valueSymbol]: result } as never);
