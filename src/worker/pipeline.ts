@@ -160,8 +160,12 @@ async function planBackground(bgImage: Uint8Array, out: { width: number; height:
   } catch (err) {
     return fail('failed_bg_image', `Failed to read background image: ${(err as Error).message}`);
   }
+  const pixels = probe.width * probe.height;
+  if (pixels > MAX_INPUT_PIXELS) {
+    return fail('failed_bg_image', `Background image has ${Math.round(pixels / 1e6)} megapixels, maximum supported is ${MAX_INPUT_PIXELS / 1e6} megapixels`);
+  }
   const cost = decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: true });
-  if (probe.width * probe.height > MAX_INPUT_PIXELS || cost.source > MAX_DECODE_BYTES) {
+  if (cost.source > MAX_DECODE_BYTES) {
     return fail('failed_bg_image', `Background image needs ${toMB(cost.source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(MAX_DECODE_BYTES)} MB`);
   }
   return cost.total;

@@ -35,6 +35,8 @@ t.test('a background image over the budget is refused before the photo is worked
   const res = await prepareRemoval(ctx, { input, options: { ...DEFAULT_OPTIONS, size: 'preview', bgImage: sixteenBitInterlaced(7000, 7000) } });
   t.same(res.ok ? res : { ok: false, code: res.code }, { ok: false, code: 'failed_bg_image' });
   if (!res.ok) t.match(res.message, /^Background image needs \d+ MB to decode \(7000x7000 interlaced 16-bit PNG\), maximum supported is 320 MB$/);
+  const huge = await prepareRemoval(ctx, { input, options: { ...DEFAULT_OPTIONS, size: 'preview', bgImage: new Uint8Array(pngHeaderClaiming(10_000, 10_000)) } });
+  t.same(huge.ok ? huge : { ok: false, code: huge.code, message: huge.message }, { ok: false, code: 'failed_bg_image', message: 'Background image has 100 megapixels, maximum supported is 50 megapixels' });
 });
 
 t.test('the plan carries each decode\'s estimate', async (t) => {
