@@ -95,6 +95,24 @@ export const MAX_INPUT_PIXELS = 50_000_000;
 /** Longest side accepted, in pixels: the addon's buffers and passes take 1..65536 per side. */
 export const MAX_INPUT_SIDE = 65_536;
 
+/**
+ * Most memory one decode may make libvips hold for its source, estimated from the header
+ * (src/worker/decode-budget.ts): a frame it must decode whole (an interlaced PNG, a progressive
+ * JPEG's coefficients, a WebP), plus the rows of a streamed read. Over it: 400 resolution_too_high
+ * before any pixel is decoded. 320 MB takes every 8-bit JPEG (4:2:0), PNG and interlaced RGB PNG up
+ * to 50 MP at any size tier; it refuses a 7000x7000 interlaced 16-bit RGBA PNG (~490 MB), and
+ * progressive 4:4:4 JPEGs over ~40 MP, WebPs over ~41–47 MP, 16-bit interlaced PNGs over ~15–30 MP
+ * (the table in docs/memory.md, "Decoding"). The decoded result at output size (4 bytes a pixel,
+ * bounded by the size tier) comes on top.
+ */
+export const MAX_DECODE_BYTES = 320 * 1024 * 1024;
+/**
+ * Decode memory held at once by all the photo workers of a process (the estimates of the decodes
+ * in flight, source and result): a photo whose decode would pass it waits until others finish.
+ * One decode alone is always let through, so nothing waits for ever.
+ */
+export const MAX_DECODE_BYTES_IN_FLIGHT = 1024 * 1024 * 1024;
+
 /** Pixel caps per size tier (remove.bg's table; full/4k = 25 MP for every format here). */
 export const TIER_MAX_PIXELS: Readonly<Record<SizeTier, number>> = Object.freeze({
   preview: 250_000,

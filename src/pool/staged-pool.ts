@@ -13,6 +13,7 @@
 // whole is run again photo by photo, so no request fails for another (fifo-queue.ts).
 import type { Piscina } from 'piscina';
 import { ownsBuffer } from '../image/owned-bytes.js';
+import { DecodeMemory } from './decode-memory.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
 import type { PoolInfo, PoolStats, RemovalPool } from './pool-api.js';
@@ -54,8 +55,10 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   // The inference workers first: they load the model and tune every batch size, the slow part.
   const inferPiscina = await startPiscina({ filename: '../worker/infer-worker.js', threads: cfg.inferWorkers, workerData: cfg.infer });
   let cpuPiscina: Piscina;
+  // One slot per photo worker: the CPU FIFO runs at most `cpuWorkers` stages at once.
+  const decodeMemory = DecodeMemory.create(cfg.cpuWorkers);
   try {
-    cpuPiscina = await startPiscina({ filename: '../worker/worker.js', threads: cfg.cpuWorkers, workerData: cfg.worker });
+    cpuPiscina = await startPiscina({ filename: '../worker/worker.js', threads: cfg.cpuWorkers, workerData: { ...cfg.worker, decodeMemory: decodeMemory.share } });
   } catch (err) {
     await inferPiscina.destroy();
     throw err;
@@ -63,10 +66,13 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
 
   const cpu = new FifoQueue<CpuJob, unknown>(
     async (job) => {
+      const decodeSlot = decodeMemory.claimSlot();
       try {
-        return await cpuPiscina.run(job.task, { name: job.name, transferList: job.transfer });
+        return await cpuPiscina.run({ ...job.task, decodeSlot }, { name: job.name, transferList: job.transfer });
       } catch (err) {
         throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
+      } finally {
+        decodeMemory.returnSlot(decodeSlot);
       }
     },
     // Admission below bounds the pipeline; this queue never refuses what was admitted.

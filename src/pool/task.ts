@@ -40,6 +40,8 @@ export type RemoveResult = RemoveSuccess | RemoveFailure;
 export interface RemoveTask {
   input: Uint8Array;
   options: RemoveOptions;
+  /** The task's slot in the process's decode memory (src/pool/decode-memory.ts); absent = not counted. */
+  decodeSlot?: number;
 }
 
 /**
@@ -54,6 +56,14 @@ export interface RemovalPlan {
   height: number;
   /** [x1, y1, x2, y2) in output pixels. */
   roi?: [number, number, number, number];
+  /** Estimated bytes each decode holds at its peak (src/worker/decode-budget.ts): source and result. */
+  decodeBytes: { model: number; output: number; background: number };
+  /**
+   * A small RGBA size covering both the model input and the output, aspect kept, with its decode's
+   * estimate: where the source is costly to decode (held whole) and the output small, the CPU path
+   * decodes it once, to this size, and resizes both from it in memory.
+   */
+  working?: { width: number; height: number; bytes: number };
 }
 
 /** Stage 1 of the staged (batched) path: the model-sized RGB bytes for the batch, and the plan. */
@@ -77,4 +87,5 @@ export interface FinishTask {
   /** The model's output for this photo (model width × height floats, 0..1). Transferable. */
   mask: Float32Array;
   timings: Record<string, number>;
+  decodeSlot?: number;
 }

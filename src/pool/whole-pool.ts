@@ -1,6 +1,7 @@
 // The whole-removal pool (the CPU path): each worker owns a model session and runs removals start to
 // finish, one at a time; our FIFO decides who runs next.
 import { ownsBuffer } from '../image/owned-bytes.js';
+import { DecodeMemory } from './decode-memory.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
 import type { PoolInfo, PoolStats, RemovalPool } from './pool-api.js';
@@ -19,10 +20,12 @@ export interface WholePoolConfig {
 
 export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool> {
   const { workers } = cfg;
+  // One slot per worker: the FIFO runs at most `workers` tasks at once.
+  const decodeMemory = DecodeMemory.create(workers);
   const piscina = await startPiscina({
     filename: '../worker/worker.js',
     threads: workers,
-    workerData: cfg.worker,
+    workerData: { ...cfg.worker, decodeMemory: decodeMemory.share },
     // The worker's JS allocates little (pixels live in external buffers): a small young generation
     // keeps its idle heap small (docs/memory.md).
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
@@ -36,10 +39,14 @@ export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool
     const buf = task.input.buffer;
     const transferable = buf.byteLength > 0 && ownsBuffer(task.input);
     let result: RemoveResult;
+    const decodeSlot = decodeMemory.claimSlot();
     try {
-      result = (await piscina.run({ input: task.input, options: task.options }, transferable ? { transferList: [buf as ArrayBuffer] } : {})) as RemoveResult;
+      const run = { input: task.input, options: task.options, decodeSlot };
+      result = (await piscina.run(run, transferable ? { transferList: [buf as ArrayBuffer] } : {})) as RemoveResult;
     } catch (err) {
       throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
+    } finally {
+      decodeMemory.returnSlot(decodeSlot);
     }
     if (result.ok) result.timings.queue = Math.round(waitMs * 10) / 10;
     return result;

@@ -4,29 +4,54 @@ import sharp, { type Sharp } from 'sharp';
 import { zipSync } from 'fflate';
 import { loadBinding } from '../native/binding.js';
 import type { ContentType } from '../domain/removal.js';
+import type { DecodeHeader } from './decode-budget.js';
 
 sharp.concurrency(1);
 // Each request's image is different; libvips' operation cache only holds memory.
 sharp.cache(false);
 
 export interface Probe {
+  /** Oriented size (EXIF orientation applied). */
   width: number;
   height: number;
   hasAlpha: boolean;
-  /** The format libvips read the bytes as (`jpeg`, `png`, `webp`, `gif`, …). */
-  format: string;
+  /** What decoding it takes (stored orientation), for the decode budget. */
+  header: DecodeHeader;
 }
 
-/** Header-only look at the image: oriented size, without decoding pixels (bombs are refused here). */
+/**
+ * libvips read the bytes as a format the pipeline does not decode (a GIF, a TIFF…). Not a sniff: the
+ * edges sniffed already (api/image-input.ts, lib/remove.ts); this is the decoder naming what it read.
+ */
+export class UnsupportedFormatError extends Error {
+  constructor(readonly format: string) {
+    super(`unsupported image format ${format}`);
+    this.name = 'UnsupportedFormatError';
+  }
+}
+
+/** Header-only look at the image: oriented size and how it is stored, without decoding pixels. */
 export async function probe(input: Uint8Array): Promise<Probe> {
   const meta = await sharp(input, { limitInputPixels: false }).metadata();
   if (!meta.width || !meta.height) throw new Error('image has no dimensions');
-  const swap = (meta.orientation ?? 1) >= 5;
+  if (meta.format !== 'jpeg' && meta.format !== 'png' && meta.format !== 'webp') throw new UnsupportedFormatError(String(meta.format));
+  const orientation = meta.orientation ?? 1;
+  const swap = orientation >= 5;
+  const bytesPerSample = meta.depth === 'ushort' || meta.depth === 'short' ? 2 : meta.depth === 'uchar' || meta.depth === 'char' || !meta.depth ? 1 : 4;
   return {
     width: swap ? meta.height : meta.width,
     height: swap ? meta.width : meta.height,
     hasAlpha: meta.hasAlpha === true,
-    format: meta.format ?? 'unknown',
+    header: {
+      format: meta.format,
+      width: meta.width,
+      height: meta.height,
+      channels: meta.channels ?? 4,
+      bytesPerSample,
+      interlaced: meta.isProgressive === true,
+      ...(meta.chromaSubsampling ? { chromaSubsampling: meta.chromaSubsampling } : {}),
+      orientation,
+    },
   };
 }
 
@@ -59,6 +84,16 @@ export function decodeRgba(input: Uint8Array, maxPixels: number, width: number, 
 /** Decode straight to the model's input size (shrink-on-load makes this cheap for big JPEGs). */
 export function decodeForModel(input: Uint8Array, maxPixels: number, width: number, height: number): Promise<Raw> {
   return toRaw(decoder(input, maxPixels).resize(width, height, { fit: 'fill', kernel: 'cubic' }).removeAlpha());
+}
+
+/** A decoded RGBA image resized (fill) to the model's input: RGB, as decodeForModel gives. */
+export function resizeForModel(raw: Raw, width: number, height: number): Promise<Raw> {
+  return toRaw(rawImage(raw).resize(width, height, { fit: 'fill', kernel: 'cubic' }).removeAlpha());
+}
+
+/** A decoded RGBA image resized (fill) to the output size, as decodeRgba gives. */
+export function resizeRgba(raw: Raw, width: number, height: number): Promise<Raw> {
+  return toRaw(rawImage(raw).resize(width, height, { fit: 'fill', kernel: 'lanczos3' }));
 }
 
 /** Background image decoded and resized to cover the canvas (centred, aspect kept). */

@@ -4,9 +4,11 @@
 // two halves of the staged path, where the inference runs in a batch elsewhere (src/pool/staged-pool.ts).
 // Typed failures are returned, never thrown.
 import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '../native/binding.js';
-import { MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type RemoveOptions } from '../domain/removal.js';
+import type { DecodeMemory } from '../pool/decode-memory.js';
+import { MAX_DECODE_BYTES, MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type RemoveOptions } from '../domain/removal.js';
 import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
 import * as codec from './codec.js';
+import { decodeCost, describeDecode, toMB } from './decode-budget.js';
 import { atInputResolution, cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
 
 export interface ModelShape {
@@ -21,6 +23,12 @@ export interface PipelineContext {
   model: ModelShape;
   /** Threads for the composite passes and the PNG deflate of one photo (the cores this worker may use). */
   threads: number;
+  /**
+   * The process's decode memory, shared by the photo workers: a task with a `decodeSlot` takes its
+   * decodes' estimate here before decoding (waiting its turn when others hold too much). The worker
+   * gives it back once the task's memory is released (src/worker/worker.ts).
+   */
+  decodeMemory?: DecodeMemory;
 }
 
 function fail(code: RemoveFailure['code'], message: string): RemoveFailure {
@@ -33,6 +41,31 @@ function fail(code: RemoveFailure['code'], message: string): RemoveFailure {
  */
 export const OVERLAP_DECODE_MAX_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Largest decode estimate (what it holds of the source plus its result) run while the model runs, or
+ * beside another decode: a small output of a source held whole (an interlaced PNG, a progressive
+ * JPEG) waits for the model too. 128 MB still lets every baseline JPEG and 8-bit RGB PNG up to 50 MP
+ * overlap at preview, medium and hd (docs/memory.md, "Decoding").
+ */
+export const OVERLAP_DECODE_MAX_ESTIMATE = 128 * 1024 * 1024;
+
+/**
+ * Largest RGBA working size (bytes) for decoding a photo once where the two decodes would each hold
+ * much of the source: the model input and the output are both resized from it in memory. At
+ * 7000x7000 to a preview this halves the decoding (an interlaced PNG: 930 → 490 ms; a progressive
+ * JPEG: 340 → 190 ms) at the same peak (docs/memory.md, "Decoding").
+ */
+export const DECODE_ONCE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** The smallest size with the photo's aspect that covers both `a` and `b` (never above the photo's own). */
+function coveringSize(photo: { width: number; height: number }, a: ModelShape, b: ModelShape): ModelShape {
+  const scale = Math.min(1, Math.max(a.width / photo.width, a.height / photo.height, b.width / photo.width, b.height / photo.height));
+  return {
+    width: Math.min(photo.width, Math.ceil(photo.width * scale)),
+    height: Math.min(photo.height, Math.ceil(photo.height * scale)),
+  };
+}
+
 /** Milliseconds per stage, rounded to 0.1 ms. */
 class Stopwatch {
   private last = performance.now();
@@ -43,24 +76,31 @@ class Stopwatch {
     this.timings[name] = Math.round((now - this.last) * 10) / 10;
     this.last = now;
   }
+  /** Like mark, adding to what the stage already took (a stage met twice, e.g. on both halves of the staged path). */
+  add(name: string): void {
+    const before = this.timings[name] ?? 0;
+    this.mark(name);
+    this.timings[name] = Math.round((this.timings[name]! + before) * 10) / 10;
+  }
   total(): void {
     this.timings.total = Math.round((performance.now() - this.start) * 10) / 10 + (this.timings.total ?? 0);
   }
 }
 
-/** What libvips may decode here; the callers' edges (api/image-input.ts, lib/remove.ts) sniffed the bytes already. */
-const DECODABLE = new Set(['jpeg', 'png', 'webp']);
-
-/** Header-only look at the photo: format, oriented size, pixel cap, output size, ROI. */
-async function planRemoval(input: Uint8Array, options: RemoveOptions): Promise<RemovalPlan | RemoveFailure> {
+/**
+ * Header-only look at the photo: format, oriented size, pixel caps, output size, ROI, and what each
+ * decode will hold (over MAX_DECODE_BYTES for the source: refused before any pixel is decoded).
+ * No sniff here: the edges did (api/image-input.ts, lib/remove.ts); a format libvips reads but we do
+ * not decode is named by the decoder, so a pool caller that skipped the edge still gets a typed failure.
+ */
+async function planRemoval(input: Uint8Array, options: RemoveOptions, model: ModelShape): Promise<RemovalPlan | RemoveFailure> {
   let probe: codec.Probe;
   try {
     probe = await codec.probe(input);
   } catch (err) {
+    if (err instanceof codec.UnsupportedFormatError) return fail('invalid_file_type', `Expected jpg/png/webp, received ${err.format}`);
     return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
   }
-  // Not a second sniff: the decoder names what it read. A pool caller that skipped the edge gets a typed failure.
-  if (!DECODABLE.has(probe.format)) return fail('invalid_file_type', `Expected jpg/png/webp, received ${probe.format}`);
   const inputPixels = probe.width * probe.height;
   if (inputPixels > MAX_INPUT_PIXELS) {
     const mp = Math.round(inputPixels / 1e6);
@@ -70,13 +110,63 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions): Promise<R
     return fail('resolution_too_high', `Input image is ${probe.width}x${probe.height} pixels, maximum supported side is ${MAX_INPUT_SIDE} pixels`);
   }
   const out = outputSize(probe, options.size);
-  const plan: RemovalPlan = { inputWidth: probe.width, inputHeight: probe.height, hasAlpha: probe.hasAlpha, width: out.width, height: out.height };
+  const fullSize = out.width === probe.width && out.height === probe.height;
+  const forModel = decodeCost(probe.header, { width: model.width, height: model.height, channels: 3, resize: true });
+  const forOutput = decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: !fullSize });
+  const work = coveringSize(probe, model, out);
+  const workFull = work.width === probe.width && work.height === probe.height;
+  const forWork = work.width * work.height * 4 <= DECODE_ONCE_MAX_BYTES ? decodeCost(probe.header, { ...work, channels: 4, resize: !workFull }) : undefined;
+  const source = Math.max(forModel.source, forOutput.source, forWork?.source ?? 0);
+  if (source > MAX_DECODE_BYTES) {
+    return fail('resolution_too_high', `Input image needs ${toMB(source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(MAX_DECODE_BYTES)} MB`);
+  }
+  let background = 0;
+  if (options.bgImage) {
+    const bg = await planBackground(options.bgImage, out);
+    if (typeof bg !== 'number') return bg;
+    background = bg;
+  }
+  const plan: RemovalPlan = {
+    inputWidth: probe.width,
+    inputHeight: probe.height,
+    hasAlpha: probe.hasAlpha,
+    width: out.width,
+    height: out.height,
+    decodeBytes: { model: forModel.total, output: forOutput.total, background },
+    ...(forWork ? { working: { ...work, bytes: forWork.total } } : {}),
+  };
   if (options.roi) {
     const r = roiToOutput(options.roi, probe, out);
     if (!r.ok) return fail(r.code, r.code === 'roi_exceeds_bounds' ? 'The roi exceeds the image bounds' : 'The roi region is empty');
     plan.roi = r.rect;
   }
   return plan;
+}
+
+/** The background image is decoded to cover the output: the same budget, before any work is done. */
+async function planBackground(bgImage: Uint8Array, out: { width: number; height: number }): Promise<number | RemoveFailure> {
+  let probe: codec.Probe;
+  try {
+    probe = await codec.probe(bgImage);
+  } catch (err) {
+    return fail('failed_bg_image', `Failed to read background image: ${(err as Error).message}`);
+  }
+  const pixels = probe.width * probe.height;
+  if (pixels > MAX_INPUT_PIXELS) {
+    return fail('failed_bg_image', `Background image has ${Math.round(pixels / 1e6)} megapixels, maximum supported is ${MAX_INPUT_PIXELS / 1e6} megapixels`);
+  }
+  const cost = decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: true });
+  if (cost.source > MAX_DECODE_BYTES) {
+    return fail('failed_bg_image', `Background image needs ${toMB(cost.source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(MAX_DECODE_BYTES)} MB`);
+  }
+  return cost.total;
+}
+
+/** Take `bytes` of the process's decode memory for this task; the milliseconds waited go in the timings. */
+async function holdDecodeMemory(ctx: PipelineContext, slot: number | undefined, bytes: number, watch: Stopwatch): Promise<void> {
+  if (!ctx.decodeMemory || slot === undefined) return;
+  const waited = await ctx.decodeMemory.acquire(slot, bytes);
+  if (waited >= 0.5) watch.add('decodeWait');
 }
 
 function decodeOutput(input: Uint8Array, plan: RemovalPlan): Promise<codec.Raw> {
@@ -94,21 +184,53 @@ async function decodeModelInput(input: Uint8Array, model: ModelShape): Promise<c
   }
 }
 
+/** One decode to the plan's working size; the model input and (a promise of) the output resized from it. */
+async function decodeOnce(input: Uint8Array, plan: RemovalPlan, working: ModelShape, model: ModelShape): Promise<{ modelInput: codec.Raw; rgba: Promise<codec.Raw> } | RemoveFailure> {
+  let work: codec.Raw;
+  try {
+    const full = working.width === plan.inputWidth && working.height === plan.inputHeight;
+    work = await codec.decodeRgba(input, MAX_INPUT_PIXELS, working.width, working.height, full);
+  } catch (err) {
+    return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
+  }
+  const modelInput = await codec.resizeForModel(work, model.width, model.height);
+  const same = work.width === plan.width && work.height === plan.height;
+  const rgba = same ? Promise.resolve(work) : codec.resizeRgba(work, plan.width, plan.height);
+  rgba.catch(() => undefined); // awaited later; never an unhandled rejection
+  return { modelInput, rgba };
+}
+
 /** The CPU path: every stage on this thread with this worker's own session. */
 export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promise<RemoveResult> {
   const session = ctx.session;
   if (!session) throw new Error('runPipeline needs a worker with its own model session');
   const watch = new Stopwatch();
   const { input, options } = task;
-  const plan = await planRemoval(input, options);
+  const plan = await planRemoval(input, options, ctx.model);
   if ('ok' in plan) return plan;
   watch.mark('probe');
 
   // The model input comes first (shrink-on-load keeps it cheap). A small output-sized decode runs on
   // a libvips thread while the model runs on this one, so it hides behind inference; a big one waits
   // until the model is done, so the photo and the model's working memory are never resident together.
-  let rgbaPromise = plan.width * plan.height * 4 <= OVERLAP_DECODE_MAX_BYTES ? decodeOutput(input, plan) : undefined;
-  const modelInput = await decodeModelInput(input, ctx.model);
+  // A source that costs much to decode (held whole, or very wide) with a small output is decoded
+  // once, to a working size that covers both, and resized in memory.
+  const { model, output, background } = plan.decodeBytes;
+  const overlap = plan.width * plan.height * 4 <= OVERLAP_DECODE_MAX_BYTES && output <= OVERLAP_DECODE_MAX_ESTIMATE;
+  const once = !overlap ? plan.working : undefined;
+  const outputBytes = plan.width * plan.height * 4;
+  const decodes = overlap ? model + output : once ? once.bytes + ctx.model.width * ctx.model.height * 3 + outputBytes : Math.max(model, output);
+  await holdDecodeMemory(ctx, task.decodeSlot, Math.max(decodes, (once ? outputBytes : output) + background), watch);
+  let rgbaPromise = overlap ? decodeOutput(input, plan) : undefined;
+  let modelInput: codec.Raw | RemoveFailure;
+  if (once) {
+    const decoded = await decodeOnce(input, plan, once, ctx.model);
+    if ('ok' in decoded) return decoded;
+    ({ modelInput } = decoded);
+    rgbaPromise = decoded.rgba;
+  } else {
+    modelInput = await decodeModelInput(input, ctx.model);
+  }
   if ('ok' in modelInput) {
     await rgbaPromise?.catch(() => undefined);
     return modelInput;
@@ -123,9 +245,10 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
 /** Staged path, stage 1: plan and the model-sized input, for an inference batch. */
 export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Promise<PrepareResult> {
   const watch = new Stopwatch();
-  const plan = await planRemoval(task.input, task.options);
+  const plan = await planRemoval(task.input, task.options, ctx.model);
   if ('ok' in plan) return plan;
   watch.mark('probe');
+  await holdDecodeMemory(ctx, task.decodeSlot, plan.decodeBytes.model, watch);
   const modelInput = await decodeModelInput(task.input, ctx.model);
   if ('ok' in modelInput) return modelInput;
   watch.mark('decode');
@@ -135,11 +258,12 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
 }
 
 /** Staged path, stage 2: the photo at output size, the batch's mask for it, layout and encoding. */
-export function finishStaged(ctx: PipelineContext, task: FinishTask): Promise<RemoveResult> {
+export async function finishStaged(ctx: PipelineContext, task: FinishTask): Promise<RemoveResult> {
   const { mask, plan } = task;
   const { width: mw, height: mh } = ctx.model;
   if (mask.length !== mw * mh) throw new Error(`Expected a ${mw}x${mh} mask but received ${mask.length} values`);
   const watch = new Stopwatch({ ...task.timings });
+  await holdDecodeMemory(ctx, task.decodeSlot, plan.decodeBytes.output + plan.decodeBytes.background, watch);
   return finishRemoval(ctx, task, plan, decodeOutput(task.input, plan), (rgba, w, h, opts) => ctx.binding.compositeMask(rgba, w, h, mask, mw, mh, opts), watch);
 }
 

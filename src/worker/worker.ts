@@ -6,14 +6,17 @@
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
-import { finishStaged, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
+import { finishStaged, OVERLAP_DECODE_MAX_ESTIMATE, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
 import { collectGarbage } from '../process/collect-garbage.js';
+import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
 
 export interface WorkerConfig extends SessionOptions {
   mode: 'whole' | 'stages';
   modelPath: string;
   /** Threads one photo's composite passes and PNG deflate may use. */
   photoThreads: number;
+  /** The process's decode memory, shared by every photo worker (src/pool/decode-memory.ts). */
+  decodeMemory?: DecodeMemoryShare;
 }
 
 const config = workerData as WorkerConfig;
@@ -23,7 +26,13 @@ const ctx: PipelineContext = {
   ...(config.mode === 'whole' ? { session: new binding.Session(config.modelPath, config) } : {}),
   model: { width: config.width, height: config.height },
   threads: config.photoThreads,
+  ...(config.decodeMemory ? { decodeMemory: new DecodeMemory(config.decodeMemory) } : {}),
 };
+
+/** The task's decodes are over and their memory handed back: its share of the decode memory goes back too. */
+function releaseDecodeMemory(slot: number | undefined): void {
+  if (slot !== undefined) ctx.decodeMemory?.release(slot);
+}
 
 // A removal leaves its big Buffers behind (the decoded photo alone is 80 MB at 20 MP). V8 would free
 // them only once more external memory piled up, so the next removal would run on top of them; and
@@ -56,6 +65,7 @@ export default async function remove(task: RemoveTask): Promise<unknown> {
     result = asFailure(err);
   }
   await releaseMemory();
+  releaseDecodeMemory(task.decodeSlot);
   return moveResult(result);
 }
 
@@ -67,6 +77,10 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
   } catch (err) {
     result = asFailure(err) as RemoveFailure;
   }
+  // Only the 1024² input is kept; a decode that held much of its source hands it back before the
+  // decode memory is, so the next photo's share is really free.
+  if (result.ok && result.plan.decodeBytes.model > OVERLAP_DECODE_MAX_ESTIMATE) await releaseMemory();
+  releaseDecodeMemory(task.decodeSlot);
   if (!result.ok) return result;
   return move({ [transferableSymbol]: [result.modelInput.buffer, result.input.buffer], [valueSymbol]: result } as never);
 }
@@ -80,6 +94,7 @@ export async function finish(task: FinishTask): Promise<unknown> {
     result = asFailure(err);
   }
   await releaseMemory();
+  releaseDecodeMemory(task.decodeSlot);
   return moveResult(result);
 }
 

@@ -17,8 +17,11 @@ export async function makeImage(format: 'png' | 'jpeg' | 'webp', width = 64, hei
     .toBuffer();
 }
 
-/** A syntactically valid PNG whose IHDR claims width×height (a decompression-bomb header). */
-export function pngHeaderClaiming(width: number, height: number): Buffer {
+/**
+ * A syntactically valid PNG whose IHDR claims width×height (a decompression-bomb header): 8-bit RGBA
+ * unless told otherwise (colour type 0 grey, 2 RGB, 3 palette, 4 grey+alpha, 6 RGBA; interlace 1 = Adam7).
+ */
+export function pngHeaderClaiming(width: number, height: number, ihdrFields: { bitDepth?: number; colourType?: number; interlace?: 0 | 1 } = {}): Buffer {
   const crcTable = Array.from({ length: 256 }, (_, n) => {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
@@ -40,8 +43,9 @@ export function pngHeaderClaiming(width: number, height: number): Buffer {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 6; // RGBA
+  ihdr[8] = ihdrFields.bitDepth ?? 8;
+  ihdr[9] = ihdrFields.colourType ?? 6;
+  ihdr[12] = ihdrFields.interlace ?? 0;
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     chunk('IHDR', ihdr),
