@@ -74,7 +74,7 @@ async function child(variant: Variant, photo: Photo): Promise<ChildResult> {
     await time(() => s.infer(rgb, 3));
   } else if (variant === 'pipeline' || variant === 'pipeline-bilinear' || variant === 'pipeline-int8') {
     const { createRemovalPool } = await import('../src/pool/pool.js');
-    const { DEFAULT_OPTIONS } = await import('../src/pool/task.js');
+    const { DEFAULT_OPTIONS } = await import('../src/domain/removal.js');
     const pool = await createRemovalPool({ workers: 1, threadsPerWorker: THREADS, model: model.name });
     const refine = variant !== 'pipeline-bilinear';
     const all: Record<string, number>[] = [];

@@ -1,8 +1,10 @@
-// Environment + command-line flags → one frozen, validated Config. Imports only the device and durability parsers.
+// Environment + command-line flags → one frozen, validated Config. Imports only the device and durability parsers
+// and the domain's image size limit.
 // Flags win over env vars; env vars win over defaults.
 
 import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
 import { DEFAULT_DURABILITY, parseDurability, type Durability } from './ledger/durability.js';
+import { MAX_INPUT_BYTES } from './domain/removal.js';
 
 export interface Config {
   readonly host: string;
@@ -30,7 +32,7 @@ export interface Config {
   readonly bodyMemoryBytes: number;
   /** Bytes of /v1.0/improve uploads each account may store. */
   readonly improveQuotaBytes: number;
-  /** Largest decoded image (remove.bg: 22 MB). */
+  /** Largest input image in bytes (domain MAX_INPUT_BYTES, 22 MB as remove.bg; tests lower it). */
   readonly maxImageBytes: number;
   /** Deadline of every request, counted from its first byte: 408 while the body arrives, 503 after. */
   readonly requestTimeoutMs: number;
@@ -54,14 +56,13 @@ export class ConfigError extends Error {
 }
 
 const MB = 1024 * 1024;
-export const DEFAULT_MAX_IMAGE_BYTES = 22 * MB;
 
 export const DEFAULTS = Object.freeze({
   host: '0.0.0.0',
   port: 8080,
   dataDir: './data',
-  maxImageBytes: DEFAULT_MAX_IMAGE_BYTES,
-  maxBodyBytes: Math.ceil((DEFAULT_MAX_IMAGE_BYTES * 4) / 3) + MB,
+  maxImageBytes: MAX_INPUT_BYTES,
+  maxBodyBytes: Math.ceil((MAX_INPUT_BYTES * 4) / 3) + MB,
   /** Never below two bodies of the largest size (raised with --max-body-bytes). */
   bodyMemoryBytes: 256 * MB,
   improveQuotaBytes: 100 * MB,

@@ -1,60 +1,15 @@
-// ApiError and its factories: every client-visible failure, in remove.bg's {errors:[{title,code,detail}]} envelope.
+// ApiError and its factories: the failures remove.bg's rules give, in its {errors:[{title,code,detail}]}
+// envelope (HttpError, http/http-error.ts, which also holds the transport's own failures).
 // Pure: no I/O, no uWS. Titles and codes follow REMOVEBG-API.md §3.
 
-export class ApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly title: string;
-  readonly detail: string | undefined;
-  /** Extra response headers (Retry-After on 429/503). */
-  readonly headers: Readonly<Record<string, string>>;
+import { formatMegabytes, formatSize, HttpError, internalError } from '../http/http-error.js';
 
+/** An HttpError raised by a remove.bg rule (a parameter, a source, credits, limits, a worker failure). */
+export class ApiError extends HttpError {
   constructor(status: number, code: string, title: string, detail?: string, headers: Record<string, string> = {}) {
-    super(detail ? `${title}: ${detail}` : title);
+    super(status, code, title, detail, headers);
     this.name = 'ApiError';
-    this.status = status;
-    this.code = code;
-    this.title = title;
-    this.detail = detail;
-    this.headers = headers;
   }
-
-  /** The wire body: `{"errors":[{"title","code","detail"}]}` (detail omitted when absent). */
-  toJSON(): { errors: Array<{ title: string; code: string; detail?: string }> } {
-    const entry: { title: string; code: string; detail?: string } = { title: this.title, code: this.code };
-    if (this.detail !== undefined) entry.detail = this.detail;
-    return { errors: [entry] };
-  }
-}
-
-export const STATUS_TEXT: Readonly<Record<number, string>> = Object.freeze({
-  200: '200 OK',
-  204: '204 No Content',
-  400: '400 Bad Request',
-  402: '402 Payment Required',
-  403: '403 Forbidden',
-  404: '404 Not Found',
-  405: '405 Method Not Allowed',
-  408: '408 Request Timeout',
-  413: '413 Payload Too Large',
-  429: '429 Too Many Requests',
-  500: '500 Internal Server Error',
-  503: '503 Service Unavailable',
-});
-
-const MB = 1024 * 1024;
-
-/** Human size for details: remove.bg writes "22MB". */
-export function formatMegabytes(bytes: number): string {
-  const mb = bytes / MB;
-  return `${Number.isInteger(mb) ? mb : mb.toFixed(1)}MB`;
-}
-
-/** Human size for any amount: bytes, KB or MB (one decimal at most). */
-export function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  if (bytes < MB) return `${Number((bytes / 1024).toFixed(1))}KB`;
-  return `${Number((bytes / MB).toFixed(1))}MB`;
 }
 
 /** The same error with more response headers (rate-limit headers on a 429). */
@@ -138,11 +93,6 @@ export function invalidImageUrl(field: 'image_url' | 'bg_image_url', reason: str
   return new ApiError(400, code, `Invalid value for parameter '${field}'`, reason);
 }
 
-/** The body could not be parsed at all (bad JSON, broken multipart, unknown content type). */
-export function invalidBody(detail: string): ApiError {
-  return new ApiError(400, 'invalid_request_body', 'Invalid request body', detail);
-}
-
 // ---- 402 / 403 / 413 / 429 ---------------------------------------------------------------------
 
 export function authFailed(): ApiError {
@@ -162,8 +112,9 @@ export function insufficientCredits(): ApiError {
   );
 }
 
-export function fileTooLarge(limitBytes: number, what = 'File'): ApiError {
-  return new ApiError(413, 'file_too_large', 'File too large', `${what} exceeds limit of ${formatMegabytes(limitBytes)}`);
+/** An image (upload or base64) over the image limit. The request body's own limit is http's (bodyTooLarge). */
+export function fileTooLarge(limitBytes: number): ApiError {
+  return new ApiError(413, 'file_too_large', 'File too large', `File exceeds limit of ${formatMegabytes(limitBytes)}`);
 }
 
 /** The account's improve uploads would pass its storage quota (nothing was stored). */
@@ -185,17 +136,7 @@ export function concurrencyLimitExceeded(retryAfterSeconds = 1): ApiError {
   return rateLimitExceeded(retryAfterSeconds, 'Too many concurrent requests for this API key.');
 }
 
-// ---- 404 / 405 / 5xx ---------------------------------------------------------------------------
-
-export function notFound(path: string): ApiError {
-  return new ApiError(404, 'not_found', 'Not found', `No route for ${path}`);
-}
-
-export function methodNotAllowed(method: string, path: string, allowed: readonly string[]): ApiError {
-  return new ApiError(405, 'method_not_allowed', 'Method not allowed', `${method} is not allowed on ${path}`, {
-    Allow: allowed.join(', '),
-  });
-}
+// ---- 503 -------------------------------------------------------------------------------------
 
 export function serviceBusy(retryAfterSeconds: number, detail = 'The removal queue is full, please retry later.'): ApiError {
   return new ApiError(
@@ -207,42 +148,8 @@ export function serviceBusy(retryAfterSeconds: number, detail = 'The removal que
   );
 }
 
-/** The body was still arriving when the request's deadline passed (a slow or stalled upload). */
-export function requestTimeout(timeoutMs: number): ApiError {
-  return new ApiError(
-    408,
-    'request_timeout',
-    'Request timeout',
-    `The request body did not arrive within ${formatSeconds(timeoutMs)}.`,
-  );
-}
-
-/** The request's deadline passed while it waited or ran: credits were refunded, retry later. */
-export function deadlineExceeded(timeoutMs: number, retryAfterSeconds: number): ApiError {
-  return new ApiError(
-    503,
-    'service_busy',
-    'Service busy',
-    `The request could not be completed within ${formatSeconds(timeoutMs)}; no credits were charged. Please retry later.`,
-    { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
-  );
-}
-
-const formatSeconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
-
-export function shuttingDown(): ApiError {
-  return new ApiError(503, 'service_unavailable', 'Service unavailable', 'The server is shutting down.', {
-    'Retry-After': '1',
-  });
-}
-
-/** What a client sees for any unexpected failure: never a stack or internal message. */
-export function internalError(): ApiError {
-  return new ApiError(500, 'internal_error', 'Internal server error', 'An unexpected error occurred. Please retry.');
-}
-
-/** Worker failure codes (pool/task.ts RemoveErrorCode) → client error. */
-export function fromRemoveFailure(code: string, message: string): ApiError {
+/** Worker failure codes (pool/task.ts RemoveErrorCode) → client error; an unknown one is a generic 500. */
+export function fromRemoveFailure(code: string, message: string): HttpError {
   switch (code) {
     case 'failed_to_read_image':
       return failedToReadImage(message);
@@ -250,8 +157,6 @@ export function fromRemoveFailure(code: string, message: string): ApiError {
       return new ApiError(400, 'invalid_file_type', 'Invalid file type', message);
     case 'resolution_too_high':
       return resolutionTooHigh(message);
-    case 'file_too_large':
-      return new ApiError(413, 'file_too_large', 'File too large', message);
     case 'failed_bg_image':
       return new ApiError(400, 'failed_bg_download', 'Failed to read background image', message);
     case 'roi_exceeds_bounds':

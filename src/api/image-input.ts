@@ -1,10 +1,12 @@
 // An ImageSource (upload, base64 or URL) → checked bytes in their own unpooled ArrayBuffer, ready
-// to be transferred to a worker. Type is decided by magic bytes, never by headers or filenames.
+// to be transferred to a worker, with their type. The one sniff of the HTTP API: the type is decided
+// here by magic bytes, never by headers or filenames, and travels with the bytes (the worker does not
+// sniff again; /improve names its file by it).
 
 import { FetchBusyError, fetchImage, ImageFetchError, type FetchImageOptions } from '../fetch/image-url.js';
-import { describeFileType, sniffImageType } from '../image/image-type.js';
+import { describeFileType, sniffImageType, type AcceptedImageType } from '../image/image-type.js';
 import { ownedCopy, ownsBuffer } from '../image/owned-bytes.js';
-import type { ImageSource } from './params.js';
+import type { ImageSource } from './params/sources.js';
 import { failedBgDownload, failedImageDownload, fileTooLarge, invalidFileType, serviceBusy } from './errors.js';
 
 export interface ImageInputDeps {
@@ -12,7 +14,13 @@ export interface ImageInputDeps {
   fetchOptions: Partial<FetchImageOptions>;
 }
 
-export async function loadImage(source: ImageSource, deps: ImageInputDeps, signal: AbortSignal): Promise<Uint8Array> {
+/** Bytes of an accepted type, owning their whole ArrayBuffer (transferable). */
+export interface InputImage {
+  bytes: Uint8Array;
+  type: AcceptedImageType;
+}
+
+export async function loadImage(source: ImageSource, deps: ImageInputDeps, signal: AbortSignal): Promise<InputImage> {
   const background = source.field.startsWith('bg_');
   let bytes: Uint8Array;
   let declaredType: string | undefined;
@@ -34,8 +42,7 @@ export async function loadImage(source: ImageSource, deps: ImageInputDeps, signa
     declaredType = source.type;
     filename = source.filename;
   }
-  if (sniffImageType(bytes) === null) {
-    throw invalidFileType(describeFileType(bytes, declaredType, filename), background ? source.field : 'image');
-  }
-  return ownsBuffer(bytes) ? new Uint8Array(bytes.buffer, 0, bytes.byteLength) : ownedCopy(bytes);
+  const type = sniffImageType(bytes);
+  if (type === null) throw invalidFileType(describeFileType(bytes, declaredType, filename), background ? source.field : 'image');
+  return { bytes: ownsBuffer(bytes) ? new Uint8Array(bytes.buffer, 0, bytes.byteLength) : ownedCopy(bytes), type };
 }

@@ -1,24 +1,22 @@
 // POST /v1.0/improve: keep a submitted image (and its tag) under <data>/improve/ for later review.
-// Returns {"id":"<uuid>"}. The image is sniffed like any other input; nothing is charged. The same
-// per-key rules as /removebg apply (a concurrency slot, one rate unit), plus a per-account storage
-// quota counted in the ledger: auth → body limit → slot → rate → body → image → quota → write.
+// Returns {"id":"<uuid>"}. The image is sniffed like any other input (its type names the file);
+// nothing is charged. The same per-key rules as /removebg apply (a concurrency slot, one rate unit),
+// plus a per-account storage quota counted in the ledger: auth → body limit → slot → rate → body →
+// image → quota → write.
 
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RequestContext } from '../http/context.js';
-import { parseForm } from '../http/forms.js';
 import { authenticate, rateHeaders } from './auth.js';
 import { admit } from './admission.js';
-import { fileTooLarge, storageQuotaExceeded, withHeaders } from './errors.js';
+import { storageQuotaExceeded, withHeaders } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
-import { sniffImageType } from '../image/image-type.js';
-import { parseImproveRequest } from './params.js';
+import { parseImproveRequest } from './params/improve-request.js';
 
 export interface ImproveDeps extends ImageInputDeps {
   ledger: Ledger;
-  maxBodyBytes: number;
   improveDir: string;
   /** Bytes of improve uploads (image + metadata) each account may store. */
   improveQuotaBytes: number;
@@ -27,13 +25,12 @@ export interface ImproveDeps extends ImageInputDeps {
 export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Promise<void> {
   const { ledger } = deps;
   const account = authenticate(ctx, ledger);
-  if (ctx.declaredLength !== null && ctx.declaredLength > deps.maxBodyBytes) throw fileTooLarge(deps.maxBodyBytes, 'Request body');
+  ctx.checkBodyLength(); // 413 before a slot is held
 
   // The /removebg rules: a slot, one rate unit (nothing is decoded here, so no megapixel units follow).
   const { slot, rate } = admit(ledger, account);
   try {
-    const body = await ctx.readBody(deps.maxBodyBytes);
-    const request = parseImproveRequest(parseForm(ctx.header('content-type'), body));
+    const request = parseImproveRequest(await ctx.readFields());
     const image = await loadImage(request.source, deps, ctx.signal);
     ctx.throwIfAborted();
 
@@ -50,16 +47,16 @@ export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Pro
       null,
       2,
     );
-    const bytes = image.byteLength + Buffer.byteLength(meta);
+    const bytes = image.bytes.byteLength + Buffer.byteLength(meta);
     const quota = ledger.reserveStorage(account, bytes, deps.improveQuotaBytes);
     if (!quota.ok) throw withHeaders(storageQuotaExceeded(quota.usedBytes, deps.improveQuotaBytes, bytes), rateHeaders(rate));
 
-    const imagePath = join(deps.improveDir, `${id}.${sniffImageType(image) ?? 'bin'}`);
+    const imagePath = join(deps.improveDir, `${id}.${image.type}`);
     let stored = false;
     try {
       await mkdir(deps.improveDir, { recursive: true });
       // Write the image first: a metadata file always points at a complete image.
-      await writeFile(imagePath, image);
+      await writeFile(imagePath, image.bytes);
       await writeFile(join(deps.improveDir, `${id}.json`), meta);
       stored = true;
     } finally {

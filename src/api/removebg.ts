@@ -3,20 +3,20 @@
 
 import type { Ledger, RateState } from '../ledger/ledger.js';
 import { backlogSeconds, type RemovalPool } from '../pool/pool-api.js';
-import type { Box, RemoveOptions, RemoveSuccess } from '../pool/task.js';
+import type { RemoveOptions } from '../domain/removal.js';
+import type { RemoveSuccess } from '../pool/task.js';
 import type { RequestContext } from '../http/context.js';
-import { parseForm } from '../http/forms.js';
 import { InsufficientCreditsError } from '../ledger/ledger.js';
 import { authenticate, rateHeaders } from './auth.js';
 import { admit } from './admission.js';
-import { fileTooLarge, fromRemoveFailure, insufficientCredits, serviceBusy } from './errors.js';
+import { fromRemoveFailure, insufficientCredits, serviceBusy } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
-import { parseRemoveRequest, wantsJson } from './params.js';
+import { wantsJson } from './params/accept.js';
+import { parseRemoveRequest } from './params/remove-request.js';
 
 export interface RemoveBgDeps extends ImageInputDeps {
   ledger: Ledger;
   pool: RemovalPool;
-  maxBodyBytes: number;
   log: { error(msg: string, err?: unknown): void };
 }
 
@@ -26,17 +26,16 @@ export const rateUnits = (width: number, height: number): number => Math.max(1, 
 export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): Promise<void> {
   const { ledger, pool } = deps;
   const account = authenticate(ctx, ledger);
-  if (ctx.declaredLength !== null && ctx.declaredLength > deps.maxBodyBytes) throw fileTooLarge(deps.maxBodyBytes, 'Request body');
+  ctx.checkBodyLength(); // 413 before a slot is held
 
   // A slot and one rate unit up front (the input size is unknown yet); the rest once the worker has decoded it.
   const { slot, rate } = admit(ledger, account);
   try {
     let rateState: RateState = rate;
 
-    const body = await ctx.readBody(deps.maxBodyBytes);
-    const request = parseRemoveRequest(parseForm(ctx.header('content-type'), body));
-    const input = await loadImage(request.source, deps, ctx.signal);
-    const bgImage = request.bgSource ? await loadImage(request.bgSource, deps, ctx.signal) : undefined;
+    const request = parseRemoveRequest(await ctx.readFields());
+    const input = (await loadImage(request.source, deps, ctx.signal)).bytes;
+    const bgImage = request.bgSource ? (await loadImage(request.bgSource, deps, ctx.signal)).bytes : undefined;
     ctx.throwIfAborted();
 
     let reservation;
@@ -79,31 +78,13 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
       // Free the slot before the client can see the 200: its next request (maybe on another
       // process) must not meet a cap still counting this one. release() is idempotent.
       slot.release();
-      respond(ctx, result, request.options, reservation.credits, rateState, wantsJson(ctx.header('accept')));
+      respond(ctx, result, reservation.credits, rateState, wantsJson(ctx.header('accept')));
     } finally {
       if (!settled) await ledger.refund(reservation);
     }
   } finally {
     slot.release();
   }
-}
-
-/**
- * remove.bg reports the foreground box in input coordinates when the output was only a downscale
- * of the input; with crop/scale/position the output geometry is its own, so keep output coordinates.
- */
-export function foregroundBox(result: RemoveSuccess, options: Pick<RemoveOptions, 'crop' | 'scale' | 'position'>): Box {
-  const fg = result.foreground;
-  const resized = result.width !== result.inputWidth || result.height !== result.inputHeight;
-  if (!resized || options.crop || options.scale !== undefined || options.position !== undefined) return fg;
-  const sx = result.inputWidth / result.width;
-  const sy = result.inputHeight / result.height;
-  return {
-    top: Math.round(fg.top * sy),
-    left: Math.round(fg.left * sx),
-    width: Math.round(fg.width * sx),
-    height: Math.round(fg.height * sy),
-  };
 }
 
 /** `Server-Timing: queue;dur=3.1, decode;dur=40.2, …` (W3C Server Timing) from the stage timings. */
@@ -114,15 +95,9 @@ export function serverTiming(timings: Readonly<Record<string, number>>): string 
     .join(', ');
 }
 
-function respond(
-  ctx: RequestContext,
-  result: RemoveSuccess,
-  options: Pick<RemoveOptions, 'crop' | 'scale' | 'position'>,
-  credits: number,
-  rate: RateState,
-  json: boolean,
-): void {
-  const fg = foregroundBox(result, options);
+/** The 200: the image (or remove.bg's JSON result) with its X-* headers; the foreground box as the worker gave it. */
+function respond(ctx: RequestContext, result: RemoveSuccess, credits: number, rate: RateState, json: boolean): void {
+  const fg = result.foreground;
   const headers: Record<string, string> = {
     'X-Width': String(result.width),
     'X-Height': String(result.height),

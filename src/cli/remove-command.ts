@@ -1,9 +1,8 @@
 // `cutout remove <file|dir>... [-o out] [--size] [--format] [--bg-color]`: batch removal on the local pool.
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRemover } from '../lib/remove.js';
-import { DEFAULT_OPTIONS, type OutputFormat, type RemoveOptions, type SizeTier } from '../pool/task.js';
-import { sniffImageType } from '../image/image-type.js';
+import { createRemover, RemoveError } from '../lib/remove.js';
+import { DEFAULT_OPTIONS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
 import { parseArgs } from './args.js';
 
 const SIZES: Record<string, SizeTier> = {
@@ -120,12 +119,15 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
   const next = async (): Promise<void> => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       try {
-        const bytes = fs.readFileSync(file);
-        if (!sniffImageType(bytes)) {
+        let out;
+        try {
+          out = await remover.remove(fs.readFileSync(file), options);
+        } catch (err) {
+          // The library sniffs the bytes before anything runs: a non-image is skipped, not a failure.
+          if (!(err instanceof RemoveError && err.code === 'invalid_file_type')) throw err;
           skipped.push(`${file}: not a JPEG, PNG or WebP image`);
           continue;
         }
-        const out = await remover.remove(bytes, options);
         const base = path.basename(file, path.extname(file));
         const dest = typeof outDir === 'string' ? path.join(outDir, `${base}${EXT[out.contentType]}`) : path.join(path.dirname(file), `${base}.cutout${EXT[out.contentType]}`);
         fs.writeFileSync(dest, out.data);

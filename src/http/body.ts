@@ -1,9 +1,10 @@
-// Bounded, abort-safe request body reader for uWS.
-// Declared Content-Length is checked before reading and one unpooled buffer of that size is
-// preallocated; every chunk is copied (uWS neuters it on return) and the running total is
-// checked on every chunk, so chunked or lying clients hit the same limit.
+// Bounded, abort-safe request body reader for uWS, and the one home of the body limit
+// (`--max-body-bytes`): the declared Content-Length is checked before anything is held or read
+// (declaredLengthError) and one unpooled buffer of that size is preallocated; every chunk is copied
+// (uWS neuters it on return) and the running total is checked on every chunk, so chunked or lying
+// clients hit the same limit.
 
-import { fileTooLarge, invalidBody } from '../api/errors.js';
+import { bodyTooLarge, invalidBody, type HttpError } from './http-error.js';
 
 /** The slice of uWS HttpResponse the reader needs (a fake implements it in unit tests). */
 export interface BodySource {
@@ -55,6 +56,18 @@ export function parseContentLength(header: string | undefined): number | null {
   return /^\d{1,15}$/.test(header.trim()) ? Number(header.trim()) : NaN;
 }
 
+/**
+ * The body limit on the declared Content-Length: a 400 for a length that is not a number, a 413 for
+ * one over `limit`, or null (no Content-Length, or one that fits). The context calls it before it
+ * takes any memory (and a handler before it holds a slot); readBody before it preallocates.
+ */
+export function declaredLengthError(declaredLength: number | null, limit: number): HttpError | null {
+  if (declaredLength === null) return null;
+  if (!Number.isSafeInteger(declaredLength)) return invalidBody('Invalid Content-Length header.');
+  if (declaredLength > limit) return bodyTooLarge(limit);
+  return null;
+}
+
 export function abortError(): Error {
   const err = new Error('The client closed the connection');
   err.name = 'AbortError';
@@ -68,8 +81,8 @@ export function abortError(): Error {
  */
 export function readBody(src: BodySource, opts: ReadBodyOptions): Promise<Buffer> {
   const { declaredLength, limit, signal } = opts;
-  if (declaredLength !== null && !Number.isSafeInteger(declaredLength)) return Promise.reject(invalidBody('Invalid Content-Length header.'));
-  if (declaredLength !== null && declaredLength > limit) return Promise.reject(fileTooLarge(limit, 'Request body'));
+  const refused = declaredLengthError(declaredLength, limit);
+  if (refused) return Promise.reject(refused);
   if (signal.aborted) return Promise.reject(signal.reason ?? abortError());
 
   return new Promise<Buffer>((resolve, reject) => {
@@ -92,7 +105,7 @@ export function readBody(src: BodySource, opts: ReadBodyOptions): Promise<Buffer
       try {
         const n = chunk.byteLength;
         if (length + n > limit || (declaredLength !== null && length + n > declaredLength)) {
-          finish(fileTooLarge(limit, 'Request body'));
+          finish(bodyTooLarge(limit));
           return;
         }
         if (length + n > buf.byteLength) {

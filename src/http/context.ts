@@ -4,15 +4,27 @@
 // fires with the error the client gets (408 while the body arrives, 503 after), so every await
 // of the handler (body, URL fetch, queue, worker) lets go and the finally blocks refund.
 // Refuses ambiguous framing at the headers (request smuggling): see framingProblem.
+// What api/ sees of a request: its headers, its fields (readFields: the body, bounded, parsed into
+// http's own types), its signal and phase, and the corked answer. Imports nothing from api/.
 
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { deadlineExceeded, formatSize, invalidBody, requestTimeout, serviceBusy, STATUS_TEXT, type ApiError } from '../api/errors.js';
-import { abortError, parseContentLength, readBody, type BodyBudget } from './body.js';
+import { abortError, declaredLengthError, parseContentLength, readBody, type BodyBudget } from './body.js';
+import type { RawFields } from './fields.js';
+import { parseForm } from './forms.js';
+import { bodiesBusy, deadlineExceeded, invalidBody, requestTimeout, STATUS_TEXT, type HttpError } from './http-error.js';
 
 /** Where a request is, for the deadline's choice of error and its log line. */
 export type RequestPhase = 'headers' | 'body' | 'preparing' | 'queued' | 'running' | 'responding';
 
+/** A route's handler: answers one request through its context. */
+export type Handler = (ctx: RequestContext) => void | Promise<void>;
+
+/** Path → method → handler (what the server routes; api/routes.ts builds it). */
+export type Routes = Readonly<Record<string, Readonly<Record<string, Handler>>>>;
+
 export interface ContextOptions {
+  /** The largest request body (`--max-body-bytes`): checked on the declared length and on the bytes. */
+  maxBodyBytes: number;
   /** The client disconnected (not called for a deadline). */
   onAbort?: (ctx: RequestContext) => void;
   /** Deadline from the first byte, in ms; none when absent. */
@@ -84,7 +96,7 @@ export class RequestContext {
   /** Gives this request's body bytes back to the budget; called once the request is done. */
   private releaseBody: (() => void) | undefined;
   /** The error sent for a passed deadline; undefined while the deadline holds. */
-  expiredWith: ApiError | undefined;
+  expiredWith: HttpError | undefined;
   phase: RequestPhase = 'headers';
   /** Status written, or 0 while none was (or the client left first). */
   status = 0;
@@ -92,7 +104,7 @@ export class RequestContext {
   constructor(
     private readonly res: HttpResponse,
     req: HttpRequest,
-    private readonly opts: ContextOptions = {},
+    private readonly opts: ContextOptions,
   ) {
     // onAborted first: after it fires `res` must never be touched again.
     res.onAborted(() => {
@@ -184,20 +196,33 @@ export class RequestContext {
     return v === undefined || v === '' ? undefined : v;
   }
 
-  /** Throws the signal's reason (the client left, or the deadline's ApiError). */
+  /** Throws the signal's reason (the client left, or the deadline's HttpError). */
   throwIfAborted(): void {
     if (this.controller.signal.aborted) throw this.controller.signal.reason;
   }
 
-  async readBody(limit: number): Promise<Buffer> {
+  /**
+   * The body limit on the declared Content-Length (413, or 400 for a garbled one). A handler calls it
+   * once it knows who asks and before it holds anything (a slot, a rate unit), so an oversized upload
+   * costs nothing; readFields checks it again for handlers that do not.
+   */
+  checkBodyLength(): void {
+    const refused = declaredLengthError(this.declaredLength, this.opts.maxBodyBytes);
+    if (refused) throw refused;
+  }
+
+  /** Read the whole body (bounded, counted against the bodies-in-memory cap) and parse it into fields. */
+  async readFields(): Promise<RawFields> {
+    return parseForm(this.header('content-type'), await this.readBody());
+  }
+
+  private async readBody(): Promise<Buffer> {
+    const limit = this.opts.maxBodyBytes;
+    this.checkBodyLength(); // a body that cannot fit takes no memory
     const budget = this.opts.bodyBudget;
-    // The over-limit answer (413) needs no memory; anything else takes its bytes before the first one.
-    if (budget && !this.releaseBody && !(this.declaredLength !== null && this.declaredLength > limit)) {
-      const bytes = this.declaredLength !== null && Number.isSafeInteger(this.declaredLength) ? this.declaredLength : limit;
-      const release = budget.take(bytes);
-      if (!release) {
-        throw serviceBusy(1, `Too many request bodies in memory (${formatSize(budget.inUse)} of ${formatSize(budget.limitBytes)} held); please retry later.`);
-      }
+    if (budget && !this.releaseBody) {
+      const release = budget.take(this.declaredLength ?? limit);
+      if (!release) throw bodiesBusy(budget.inUse, budget.limitBytes);
       if (this.done) release();
       else this.releaseBody = release;
     }
@@ -234,7 +259,7 @@ export class RequestContext {
    * The error envelope. The connection stays open even when the body was not read: uWS skips the
    * rest of a framed body itself, and closing with unread input risks a TCP reset that eats the answer.
    */
-  sendError(err: ApiError, extraHeaders: Record<string, string> = {}, closeConnection = false): boolean {
+  sendError(err: HttpError, extraHeaders: Record<string, string> = {}, closeConnection = false): boolean {
     return this.send(
       err.status,
       { 'Content-Type': 'application/json; charset=utf-8', ...extraHeaders, ...err.headers },

@@ -1,11 +1,12 @@
 // Request bodies → raw fields: multipart/form-data (uWS.getParts), application/json,
 // application/x-www-form-urlencoded, as remove.bg accepts them. No validation beyond syntax, which is
 // strict: a multipart body must be exactly well framed (multipart-framing.ts), and a field given
-// twice (multipart or urlencoded) is refused rather than guessed at.
+// twice (multipart or urlencoded) is refused rather than guessed at. The fields come in http's own
+// types (fields.ts), which api/params/ reads into a request.
 
 import uWS from 'uWebSockets.js';
-import type { FilePart, RawFields, RawValue } from '../api/params.js';
-import { invalidBody } from '../api/errors.js';
+import type { FilePart, RawFields, RawValue } from './fields.js';
+import { invalidBody } from './http-error.js';
 import { parseContentType } from './content-type.js';
 import { checkMultipartFraming, MultipartFramingError } from './multipart-framing.js';
 import { ownedCopy } from '../image/owned-bytes.js';

@@ -1,18 +1,12 @@
-// The HTTP service on uWebSockets.js: routes, the try/catch perimeter, 404/405/CORS, health, and a
-// listen/close lifecycle that drains in-flight requests. Dependencies are injected (pool, ledger).
+// The HTTP service on uWebSockets.js: the try/catch perimeter, routing (404/405/CORS preflight) to
+// the api's route table, and a listen/close lifecycle that drains in-flight requests. Its one import
+// from api/ is that table (api/routes.ts), which gets the injected dependencies (pool, ledger).
 
-import { join } from 'node:path';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
-import type { Config } from '../config.js';
-import type { Ledger } from '../ledger/ledger.js';
-import { backlogSeconds, type RemovalPool } from '../pool/pool-api.js';
-import type { FetchImageOptions } from '../fetch/image-url.js';
-import { handleAccount } from '../api/account.js';
-import { ApiError, internalError, methodNotAllowed, notFound, shuttingDown } from '../api/errors.js';
-import { handleImprove } from '../api/improve.js';
-import { handleRemoveBg } from '../api/removebg.js';
+import { createApi, type ApiDeps } from '../api/routes.js';
 import { BodyBudget } from './body.js';
 import { RequestContext, type ContextOptions } from './context.js';
+import { HttpError, internalError, methodNotAllowed, notFound, shuttingDown } from './http-error.js';
 import { assertNativeUws } from './native-check.js';
 import { sslAppOptions } from './tls.js';
 
@@ -26,13 +20,9 @@ export const consoleLogger: Logger = {
   error: (msg, err) => console.error(msg, err instanceof Error ? err.stack : err ?? ''),
 };
 
-export interface ServerDeps {
-  config: Config;
-  pool: RemovalPool;
-  ledger: Ledger;
+/** What the api needs (config, pool, ledger, fetch options), a logger, and observation hooks. */
+export interface ServerDeps extends Omit<ApiDeps, 'log'> {
   log?: Logger;
-  /** Overrides for image_url fetching (tests: `allowLoopback`, `ca`). */
-  fetchOptions?: Partial<FetchImageOptions>;
   /** Observation points (tests, metrics): never affect the response. */
   hooks?: ServerHooks;
 }
@@ -73,8 +63,6 @@ export interface CutoutServer {
   close(): Promise<void>;
 }
 
-type Handler = (ctx: RequestContext) => void | Promise<void>;
-
 /** After the drain deadline closed the connections, how long handlers get to unwind (refunds) before close() resolves anyway. */
 const UNWIND_GRACE_MS = 1_000;
 
@@ -93,37 +81,11 @@ const CORS_PREFLIGHT_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 
 export function createServer(deps: ServerDeps): CutoutServer {
   assertNativeUws();
-  const { config, pool, ledger } = deps;
+  const { config } = deps;
   const log = deps.log ?? consoleLogger;
-  const fetchOptions: Partial<FetchImageOptions> = {
-    connectTimeoutMs: config.fetchConnectTimeoutMs,
-    totalTimeoutMs: config.fetchTimeoutMs,
-    ...(config.testAllowLoopbackFetch && { allowLoopback: true }),
-    ...deps.fetchOptions,
-  };
-  const imageDeps = { maxImageBytes: config.maxImageBytes, fetchOptions, maxBodyBytes: config.maxBodyBytes };
   let closing = false;
-
-  const routes: Record<string, Record<string, Handler>> = {
-    '/v1.0/removebg': { POST: (ctx) => handleRemoveBg(ctx, { ...imageDeps, ledger, pool, log }) },
-    '/v1.0/account': { GET: (ctx) => handleAccount(ctx, ledger) },
-    '/v1.0/improve': {
-      POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve'), improveQuotaBytes: config.improveQuotaBytes }),
-    },
-    '/healthz': {
-      GET: (ctx) => {
-        const i = pool.info;
-        ctx.sendJson(200, { status: 'ok', ...(i && { device: i.device.label, device_reason: i.device.reason, model: i.model, workers: i.workers }) });
-      },
-    },
-    '/readyz': {
-      GET: (ctx) => {
-        const ready = !closing && pool.ready && ledger.isOpen();
-        const checks = { pool: pool.ready, ledger: ledger.isOpen(), accepting: !closing };
-        ctx.sendJson(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
-      },
-    },
-  };
+  const api = createApi({ ...deps, log }, () => !closing);
+  const routes = api.routes;
 
   let inflight = 0;
   let idleWaiters: Array<() => void> = [];
@@ -157,7 +119,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
         ctx.sendExpired(); // whatever the handler threw on its way out, the client gets the deadline's error
         return;
       }
-      if (err instanceof ApiError) {
+      if (err instanceof HttpError) {
         ctx.sendError(err);
       } else {
         log.error(`500 on ${ctx.method} ${ctx.path}`, err);
@@ -187,6 +149,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
   };
 
   const contextOptions: ContextOptions = {
+    maxBodyBytes: config.maxBodyBytes,
     timeoutMs: config.requestTimeoutMs,
     ...(hooks.onAbort && { onAbort: (c: RequestContext) => callHook(hooks.onAbort, c) }),
     onDeadline: (c) =>
@@ -194,7 +157,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
         `deadline: request #${c.id} ${c.method} ${c.path} from ${c.remoteAddress} passed ${config.requestTimeoutMs / 1000} s while ${c.phase}; ` +
           `answered ${c.expiredWith?.status ?? 0}${c.phase === 'body' || c.phase === 'headers' ? '' : ', credits refunded'}`,
       ),
-    retryAfterSeconds: () => backlogSeconds(pool.stats()),
+    retryAfterSeconds: api.retryAfterSeconds,
     bodyBudget: new BodyBudget(config.bodyMemoryBytes),
   };
 

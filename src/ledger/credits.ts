@@ -1,8 +1,8 @@
 // Reserve / settle / refund. Each is one synchronous LMDB write transaction: the read-check-write is atomic
 // across threads and processes, and the hold records exactly which balances paid so a refund can undo it.
 
-import type { SizeTier } from '../pool/task.js';
-import { InsufficientCreditsError, type RequestedSize, type Reservation, type UsageRecord } from './ledger.js';
+import type { RequestedSize, SizeTier } from '../domain/removal.js';
+import { InsufficientCreditsError, type Reservation, type UsageRecord } from './ledger.js';
 import type { LedgerDb } from './db.js';
 import { freeCallsLeft, monthOf, type AccountRecord } from './accounts.js';
 import { AUTO_FALLBACK, AUTO_PREFERRED, FREE_CALL_TIERS, PRICES, SPEND_ORDER, type BalanceName } from './prices.js';

@@ -2,10 +2,7 @@
 // improve storage).
 // The HTTP layer (api/) depends only on this file; ledger/*.ts implements it on LMDB.
 
-import type { SizeTier } from '../pool/task.js';
-
-/** Size as the client asked for it, after alias resolution; `auto` is decided by the ledger. */
-export type RequestedSize = SizeTier | 'auto';
+import type { RequestedSize, SizeTier } from '../domain/removal.js';
 
 export interface AccountView {
   /** Stable account id (never the key). */

@@ -8,13 +8,13 @@ import type {
   Ledger,
   RateDecision,
   RateState,
-  RequestedSize,
   Reservation,
   Slot,
   StorageDecision,
   StorageUse,
   UsageRecord,
 } from './ledger.js';
+import type { RequestedSize } from '../domain/removal.js';
 import { openLedgerDb, type Durability, type LedgerDb } from './db.js';
 import {
   addCredits,

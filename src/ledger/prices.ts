@@ -1,7 +1,7 @@
 // Every price and account default lives here. Credits are integers: remove.bg bills preview at 0.25, we
 // bill whole credits and let free calls cover previews instead.
 
-import type { SizeTier } from '../pool/task.js';
+import type { SizeTier } from '../domain/removal.js';
 
 /** Credits per request by output tier. */
 export const PRICES: Readonly<Record<SizeTier, number>> = Object.freeze({

@@ -1,6 +1,6 @@
 // The append-only usage log (one entry per settled request) and its per-account summary.
 
-import type { SizeTier } from '../pool/task.js';
+import type { SizeTier } from '../domain/removal.js';
 import type { LedgerDb } from './db.js';
 
 export interface UsageEntry {

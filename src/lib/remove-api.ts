@@ -1,5 +1,5 @@
 // Public shape of the library API (implemented in lib/remove.ts).
-import type { Box, ContentType, RemoveOptions } from '../pool/task.js';
+import type { Box, ContentType, RemoveOptions } from '../domain/removal.js';
 
 export interface RemoveOutput {
   data: Buffer;

@@ -1,7 +1,9 @@
 // Library API: removeBackground(input, options) on a lazily created shared pool, or an explicit
-// remover (createRemover) whose pool the caller closes.
+// remover (createRemover) whose pool the caller closes. An edge, like the HTTP API: the input's type
+// is sniffed here (JPEG, PNG or WebP), once, before it goes to a worker.
 import { createRemovalPool, type PoolOptions, type RemovalPool } from '../pool/pool.js';
-import { DEFAULT_OPTIONS, type RemoveOptions } from '../pool/task.js';
+import { DEFAULT_OPTIONS, type RemoveOptions } from '../domain/removal.js';
+import { describeFileType, sniffImageType } from '../image/image-type.js';
 import type { RemoveInputOptions, RemoveOutput } from './remove-api.js';
 
 export type { RemoveInputOptions, RemoveOutput } from './remove-api.js';
@@ -19,6 +21,13 @@ export class RemoveError extends Error {
 // The quality switches callers set by hand (the HTTP API and the CLI build theirs): a wrong type would
 // otherwise be coerced silently in the worker.
 const BOOLEAN_OPTIONS = ['refine', 'matting', 'decontaminate'] as const;
+
+function checkInput(input: unknown): void {
+  if (!(input instanceof Uint8Array)) {
+    const shown = input === null ? 'null' : typeof input === 'object' ? `an object of type ${input.constructor?.name ?? 'Object'}` : `${String(input).slice(0, 40)} of type ${typeof input}`;
+    throw Object.assign(new TypeError(`Expected a Uint8Array or Buffer for input but received ${shown}`), { code: 'ERR_INVALID_ARG_TYPE' });
+  }
+}
 
 function checkOptions(options: RemoveInputOptions): void {
   for (const name of BOOLEAN_OPTIONS) {
@@ -49,15 +58,18 @@ export async function createRemover(poolOptions: PoolOptions = {}): Promise<Remo
     async remove(input: Uint8Array, options: RemoveInputOptions & { transferInput?: boolean } = {}): Promise<RemoveOutput> {
       // Capture the caller's stack before crossing into the worker (as sharp does).
       const stack = new Error().stack;
+      const fail = (code: string, message: string): RemoveError => {
+        const err = new RemoveError(code, message);
+        if (stack) err.stack = `${err.name}: ${err.message}\n${stack.split('\n').slice(1).join('\n')}`;
+        return err;
+      };
       const { transferInput, ...rest } = options;
+      checkInput(input);
       checkOptions(rest);
+      if (!sniffImageType(input)) throw fail('invalid_file_type', `Expected jpg/png/webp, received ${describeFileType(input)}`);
       const opts: RemoveOptions = { ...DEFAULT_OPTIONS, ...rest };
       const result = await pool.run({ input: transferInput ? input : new Uint8Array(input), options: opts });
-      if (!result.ok) {
-        const err = new RemoveError(result.code, result.message);
-        if (stack) err.stack = `${err.name}: ${err.message}\n${stack.split('\n').slice(1).join('\n')}`;
-        throw err;
-      }
+      if (!result.ok) throw fail(result.code, result.message);
       return {
         data: Buffer.from(result.data.buffer, result.data.byteOffset, result.data.byteLength),
         width: result.width,

@@ -12,7 +12,7 @@
 //
 //   cells[0]       KiB held by all slots
 //   cells[1 + i]   KiB held by slot i
-import { MAX_DECODE_BYTES_IN_FLIGHT } from './task.js';
+import { MAX_DECODE_BYTES_IN_FLIGHT } from '../domain/removal.js';
 
 /** What travels to the workers (structured clone shares the buffer). */
 export interface DecodeMemoryShare {

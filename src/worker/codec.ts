@@ -3,7 +3,7 @@
 import sharp, { type Sharp } from 'sharp';
 import { zipSync } from 'fflate';
 import { loadBinding } from '../native/binding.js';
-import type { ContentType } from '../pool/task.js';
+import type { ContentType } from '../domain/removal.js';
 import type { DecodeHeader } from './decode-budget.js';
 
 sharp.concurrency(1);
@@ -19,11 +19,22 @@ export interface Probe {
   header: DecodeHeader;
 }
 
+/**
+ * libvips read the bytes as a format the pipeline does not decode (a GIF, a TIFF…). Not a sniff: the
+ * edges sniffed already (api/image-input.ts, lib/remove.ts); this is the decoder naming what it read.
+ */
+export class UnsupportedFormatError extends Error {
+  constructor(readonly format: string) {
+    super(`unsupported image format ${format}`);
+    this.name = 'UnsupportedFormatError';
+  }
+}
+
 /** Header-only look at the image: oriented size and how it is stored, without decoding pixels. */
 export async function probe(input: Uint8Array): Promise<Probe> {
   const meta = await sharp(input, { limitInputPixels: false }).metadata();
   if (!meta.width || !meta.height) throw new Error('image has no dimensions');
-  if (meta.format !== 'jpeg' && meta.format !== 'png' && meta.format !== 'webp') throw new Error(`unsupported image format ${meta.format}`);
+  if (meta.format !== 'jpeg' && meta.format !== 'png' && meta.format !== 'webp') throw new UnsupportedFormatError(String(meta.format));
   const orientation = meta.orientation ?? 1;
   const swap = orientation >= 5;
   const bytesPerSample = meta.depth === 'ushort' || meta.depth === 'short' ? 2 : meta.depth === 'uchar' || meta.depth === 'char' || !meta.depth ? 1 : 4;

@@ -1,5 +1,5 @@
 // Pure size and placement arithmetic for the pipeline: size tiers, ROI, crop, scale and position.
-import { TIER_MAX_PIXELS, type Box, type Length, type Margins, type Roi, type SizeTier } from '../pool/task.js';
+import { TIER_MAX_PIXELS, type Box, type Length, type Margins, type Roi, type SizeTier } from '../domain/removal.js';
 
 export interface Size {
   width: number;
@@ -65,6 +65,24 @@ export function cropRect(subject: Box, margins: Margins | undefined): Box {
     left: subject.left - left,
     width: subject.width + left + right,
     height: subject.height + top + bottom,
+  };
+}
+
+/**
+ * The foreground box as remove.bg reports it (domain/removal.ts: Box): `box` in the result's pixels,
+ * expressed at the input's resolution, i.e. scaled by input ÷ output size (the size tier's downscale;
+ * 1 when there was none). Crop, scale and position happen after that downscale, in output pixels, so
+ * one factor serves every layout: without one, the result is the subject's box in the input photo.
+ */
+export function atInputResolution(box: Box, input: Size, output: Size): Box {
+  if (input.width === output.width && input.height === output.height) return box;
+  const sx = input.width / output.width;
+  const sy = input.height / output.height;
+  return {
+    top: Math.round(box.top * sy),
+    left: Math.round(box.left * sx),
+    width: Math.round(box.width * sx),
+    height: Math.round(box.height * sy),
   };
 }
 

@@ -5,22 +5,11 @@
 // Typed failures are returned, never thrown.
 import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '../native/binding.js';
 import type { DecodeMemory } from '../pool/decode-memory.js';
-import {
-  MAX_DECODE_BYTES,
-  MAX_INPUT_PIXELS,
-  MAX_INPUT_SIDE,
-  type FinishTask,
-  type PrepareResult,
-  type RemovalPlan,
-  type RemoveFailure,
-  type RemoveOptions,
-  type RemoveResult,
-  type RemoveTask,
-} from '../pool/task.js';
-import { describeFileType, sniffImageType } from '../image/image-type.js';
+import { MAX_DECODE_BYTES, MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type RemoveOptions } from '../domain/removal.js';
+import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
 import * as codec from './codec.js';
 import { decodeCost, describeDecode, toMB } from './decode-budget.js';
-import { cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
+import { atInputResolution, cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
 
 export interface ModelShape {
   width: number;
@@ -99,15 +88,17 @@ class Stopwatch {
 }
 
 /**
- * Header-only look at the photo: type, oriented size, pixel caps, output size, ROI, and what each
+ * Header-only look at the photo: format, oriented size, pixel caps, output size, ROI, and what each
  * decode will hold (over MAX_DECODE_BYTES for the source: refused before any pixel is decoded).
+ * No sniff here: the edges did (api/image-input.ts, lib/remove.ts); a format libvips reads but we do
+ * not decode is named by the decoder, so a pool caller that skipped the edge still gets a typed failure.
  */
 async function planRemoval(input: Uint8Array, options: RemoveOptions, model: ModelShape): Promise<RemovalPlan | RemoveFailure> {
-  if (!sniffImageType(input)) return fail('invalid_file_type', `Expected jpg/png/webp, received ${describeFileType(input)}`);
   let probe: codec.Probe;
   try {
     probe = await codec.probe(input);
   } catch (err) {
+    if (err instanceof codec.UnsupportedFormatError) return fail('invalid_file_type', `Expected jpg/png/webp, received ${err.format}`);
     return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
   }
   const inputPixels = probe.width * probe.height;
@@ -349,7 +340,8 @@ async function finishRemoval(
     height: result.height,
     inputWidth: plan.inputWidth,
     inputHeight: plan.inputHeight,
-    foreground,
+    // The one place the box gets its meaning (remove.bg's); the library and the HTTP API pass it on.
+    foreground: atInputResolution(foreground, { width: plan.inputWidth, height: plan.inputHeight }, plan),
     timings: watch.timings,
   };
 }

@@ -137,11 +137,26 @@ t.test('formats: jpg, webp, zip, auto, alpha channel, background colour', async 
 });
 
 t.test('crop trims to the subject', async (t) => {
-  const input = evalImage('am_GT04');
-  const full = await remover.remove(input, { size: 'preview', format: 'png' });
-  const cropped = await remover.remove(input, { size: 'preview', format: 'png', crop: true });
+  const input = evalImage('am_GT04'); // 800x563: not downscaled at full, so the box is in result pixels
+  const full = await remover.remove(input, { size: 'full', format: 'png' });
+  const cropped = await remover.remove(input, { size: 'full', format: 'png', crop: true });
   t.same([cropped.width, cropped.height], [full.foreground.width, full.foreground.height]);
-  t.same([cropped.foreground.left, cropped.foreground.top], [0, 0]);
+  t.same(cropped.foreground, { top: 0, left: 0, width: full.foreground.width, height: full.foreground.height });
+});
+
+t.test('the foreground box is remove.bg\'s: at the input\'s resolution when the size tier downscales', async (t) => {
+  const input = evalImage('am_GT04'); // 800x563 = 0.45 MP; preview is 0.25 MP
+  const full = await remover.remove(input, { size: 'full', format: 'png' });
+  const preview = await remover.remove(input, { size: 'preview', format: 'png' });
+  t.ok(preview.width < 800, `preview downscaled (${preview.width}x${preview.height})`);
+  // The same subject, in input pixels both times (the model's mask differs a little at another size).
+  const near = (a: number, b: number) => Math.abs(a - b) <= 4;
+  const [f, p] = [full.foreground, preview.foreground];
+  t.ok(near(p.top, f.top) && near(p.left, f.left) && near(p.width, f.width) && near(p.height, f.height), `preview ${JSON.stringify(p)} ≈ full ${JSON.stringify(f)}`);
+  const cropped = await remover.remove(input, { size: 'preview', format: 'png', crop: true });
+  t.same([cropped.foreground.top, cropped.foreground.left], [0, 0], 'crop: the subject starts the result');
+  t.ok(near(cropped.foreground.width, f.width) && near(cropped.foreground.height, f.height), `crop at preview: ${JSON.stringify(cropped.foreground)}, input pixels`);
+  t.ok(cropped.width < cropped.foreground.width, `while the result itself is ${cropped.width}x${cropped.height}`);
 });
 
 t.test('the input buffer is transferred to the worker, not copied', async (t) => {
@@ -163,6 +178,10 @@ t.test('bad inputs give typed errors and the pool keeps working', async (t) => {
   };
   await expectCode(Buffer.from('definitely not an image'), 'invalid_file_type', /Expected jpg\/png\/webp, received an unknown file type/);
   await expectCode(new Uint8Array(0), 'invalid_file_type');
+  // Sniffed at the library's edge, before a worker sees it (named from its magic bytes).
+  const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } }).gif().toBuffer();
+  await expectCode(gif, 'invalid_file_type', /^Expected jpg\/png\/webp, received gif$/);
+  await t.rejects(remover.remove('not bytes' as never), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'Expected a Uint8Array or Buffer for input but received not bytes of type string' });
   const png = await syntheticPhoto(64, 64, 'png');
   await expectCode(png.subarray(0, png.length - 40), 'failed_to_read_image');
   const jpeg = await syntheticPhoto(640, 480, 'jpeg');

@@ -2,7 +2,7 @@
 import t from 'tap';
 import sharp from 'sharp';
 import { fromRemoveFailure } from '../../src/api/errors.js';
-import { DEFAULT_OPTIONS } from '../../src/pool/task.js';
+import { DEFAULT_OPTIONS } from '../../src/domain/removal.js';
 import { prepareRemoval, type PipelineContext } from '../../src/worker/pipeline.js';
 import { pngHeaderClaiming } from '../helpers/images.js';
 

@@ -1,7 +1,7 @@
 // planRemoval refuses a side over MAX_INPUT_SIDE (the addon's 65536 px) as resolution_too_high, before any decode.
 import t from 'tap';
 import sharp from 'sharp';
-import { MAX_INPUT_SIDE } from '../../src/pool/task.js';
+import { MAX_INPUT_SIDE } from '../../src/domain/removal.js';
 import { prepareRemoval, type PipelineContext } from '../../src/worker/pipeline.js';
 
 // The plan stage needs no model or session: a bare context is enough.

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fromRemoveFailure } from '../../src/api/errors.js';
 import { createRemovalPool } from '../../src/pool/pool.js';
-import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/pool/task.js';
+import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/domain/removal.js';
 
 export interface BombJob {
   files: string[];

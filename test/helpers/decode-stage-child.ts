@@ -8,7 +8,7 @@ import { decodeCost } from '../../src/worker/decode-budget.js';
 import { outputSize } from '../../src/worker/geometry.js';
 import { loadBinding } from '../../src/native/binding.js';
 import { collectGarbage } from '../../src/process/collect-garbage.js';
-import type { SizeTier } from '../../src/pool/task.js';
+import type { SizeTier } from '../../src/domain/removal.js';
 
 export interface StageReport {
   peakMb: number;

@@ -9,13 +9,13 @@ import {
   type Ledger,
   type RateDecision,
   type RateState,
-  type RequestedSize,
   type Reservation,
   type Slot,
   type StorageDecision,
   type StorageUse,
   type UsageRecord,
 } from '../../src/ledger/ledger.js';
+import type { RequestedSize } from '../../src/domain/removal.js';
 
 interface FakeAccount {
   view: AccountView;

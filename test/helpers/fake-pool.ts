@@ -6,7 +6,8 @@
 
 import { FifoQueue } from '../../src/pool/fifo-queue.js';
 import type { PoolStats, RemovalPool, RunEvents } from '../../src/pool/pool-api.js';
-import type { ContentType, RemoveResult, RemoveTask } from '../../src/pool/task.js';
+import type { ContentType } from '../../src/domain/removal.js';
+import type { RemoveResult, RemoveTask } from '../../src/pool/task.js';
 
 export interface Gate {
   /** Resolves when a run() has entered the gate ("inference" started). */

@@ -1,7 +1,7 @@
 // Child process for test/unit/forms-use-after-free.test.ts (run with --expose-gc): parse a multipart
 // body, drop every reference to the body, force a collection, reuse the memory, then read the parts.
 // Prints one JSON line: { ok, mismatches } — or dies by signal when a part points into freed memory.
-import { isFilePart } from '../../src/api/params.js';
+import { isFilePart } from '../../src/http/fields.js';
 import { parseForm } from '../../src/http/forms.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;

@@ -5,7 +5,8 @@
 import t from 'tap';
 import sharp from 'sharp';
 import { createRemovalPool } from '../../src/pool/pool.js';
-import { DEFAULT_OPTIONS, type RemoveOptions, type RemoveResult } from '../../src/pool/task.js';
+import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/domain/removal.js';
+import type { RemoveResult } from '../../src/pool/task.js';
 import { writeTinyBatchModel } from '../helpers/tiny-batch-model.js';
 
 const model = writeTinyBatchModel();
@@ -56,17 +57,23 @@ t.test('one bad photo among good ones fails alone; an aborted request leaves its
   const p = await pool({ maxBatch: 4, batchWaitMs: 300 });
   t.teardown(() => p.close());
   const abort = new AbortController();
+  // The pool is below the edges that sniff (api/image-input.ts, lib/remove.ts): its worker refuses
+  // what libvips reads as another format (a GIF) or cannot read at all (garbage, a truncated PNG).
+  const gif = await sharp({ create: { width: 32, height: 32, channels: 3, background: '#ffffff' } }).gif().toBuffer();
   const runs = [
     p.run({ input: await photo(10, 10), options }),
-    p.run({ input: new Uint8Array(Buffer.from('definitely not an image')), options }),
+    p.run({ input: gif, options }),
     p.run({ input: await photo(200, 100), options }, abort.signal),
     p.run({ input: Buffer.from((await photo(5, 5)).subarray(0, 200)), options }),
+    p.run({ input: new Uint8Array(Buffer.from('definitely not an image')), options }),
     p.run({ input: await photo(100, 100), options }),
   ];
   abort.abort();
   const settled = await Promise.allSettled(runs);
   const summary = settled.map((s) => (s.status === 'rejected' ? (s.reason as { code: string }).code : s.value.ok ? 'ok' : s.value.code));
-  t.same(summary, ['ok', 'invalid_file_type', 'aborted', 'failed_to_read_image', 'ok']);
+  t.same(summary, ['ok', 'invalid_file_type', 'aborted', 'failed_to_read_image', 'failed_to_read_image', 'ok']);
+  const gifResult = settled[1]!;
+  t.match(gifResult.status === 'fulfilled' && !gifResult.value.ok && gifResult.value.message, 'Expected jpg/png/webp, received gif');
 });
 
 t.test('admission is bounded (maxQueue beyond what runs) and close lets running work finish', async (t) => {

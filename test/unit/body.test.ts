@@ -1,7 +1,7 @@
 // http/body.ts against a fake uWS response: preallocation, chunk copies, limits, aborts.
 import t from 'tap';
-import { ApiError } from '../../src/api/errors.js';
-import { parseContentLength, readBody, type BodySource } from '../../src/http/body.js';
+import { HttpError } from '../../src/http/http-error.js';
+import { declaredLengthError, parseContentLength, readBody, type BodySource } from '../../src/http/body.js';
 
 /** Mimics uWS: hands out ArrayBuffers and neuters (detaches) them when the handler returns. */
 class FakeRes implements BodySource {
@@ -65,8 +65,8 @@ t.test('running total over the limit without Content-Length', async (t) => {
   res.push('123456');
   res.push('7890ab'); // 12 > 10
   const err = await p.catch((e: unknown) => e);
-  t.ok(err instanceof ApiError);
-  t.equal((err as ApiError).status, 413);
+  t.ok(err instanceof HttpError);
+  t.equal((err as HttpError).status, 413);
   // later chunks are ignored, not thrown back into uWS
   t.doesNotThrow(() => res.push('more', true));
 });
@@ -107,4 +107,11 @@ t.test('parseContentLength', async (t) => {
   t.equal(parseContentLength('42'), 42);
   t.ok(Number.isNaN(parseContentLength('4x2')));
   t.ok(Number.isNaN(parseContentLength('-1')));
+});
+
+t.test('declaredLengthError: the one rule for the declared length', async (t) => {
+  t.equal(declaredLengthError(null, 10), null, 'no Content-Length: the bytes are counted as they come');
+  t.equal(declaredLengthError(10, 10), null, 'exactly the limit fits');
+  t.match(declaredLengthError(11, 10), { status: 413, code: 'file_too_large', detail: /Request body exceeds limit of/ });
+  t.match(declaredLengthError(NaN, 10), { status: 400, code: 'invalid_request_body' });
 });

@@ -10,7 +10,7 @@ import {
   STREAM_ROWS,
   type DecodeHeader,
 } from '../../src/worker/decode-budget.js';
-import { MAX_DECODE_BYTES, MAX_DECODE_BYTES_IN_FLIGHT, TIER_MAX_PIXELS } from '../../src/pool/task.js';
+import { MAX_DECODE_BYTES, MAX_DECODE_BYTES_IN_FLIGHT, TIER_MAX_PIXELS } from '../../src/domain/removal.js';
 
 const MB = 1024 * 1024;
 const png = (width: number, height: number, more: Partial<DecodeHeader> = {}): DecodeHeader => ({

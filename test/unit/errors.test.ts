@@ -1,6 +1,7 @@
-// api/errors.ts: the remove.bg envelope, titles, codes and statuses of every factory.
+// api/errors.ts and http/http-error.ts: the remove.bg envelope, titles, codes and statuses of every factory.
 import t from 'tap';
 import * as E from '../../src/api/errors.js';
+import * as H from '../../src/http/http-error.js';
 
 t.test('envelope shape', async (t) => {
   const err = E.invalidParameter('size', 'one of preview', 'huge');
@@ -9,10 +10,12 @@ t.test('envelope shape', async (t) => {
   });
   const noDetail = new E.ApiError(400, 'x', 'X');
   t.same(JSON.parse(JSON.stringify(noDetail)), { errors: [{ title: 'X', code: 'x' }] });
+  t.ok(noDetail instanceof H.HttpError, 'an ApiError is an HttpError: the server sends either the same way');
+  t.same(JSON.parse(JSON.stringify(H.invalidBody('bad'))), { errors: [{ title: 'Invalid request body', code: 'invalid_request_body', detail: 'bad' }] });
 });
 
 t.test('remove.bg titles and codes', async (t) => {
-  const cases: Array<[E.ApiError, number, string, string]> = [
+  const cases: Array<[H.HttpError, number, string, string]> = [
     [E.missingSource(), 400, 'missing_source', 'No image given'],
     [E.authFailed(), 403, 'auth_failed', 'API Key invalid'],
     [E.missingApiKey(), 403, 'auth_failed', 'Missing API Key'],
@@ -22,9 +25,13 @@ t.test('remove.bg titles and codes', async (t) => {
     [E.invalidFileType('gif'), 400, 'invalid_file_type', 'Invalid file type'],
     [E.multipleSources(['image_url', 'image_file']), 400, 'multiple_sources', 'Multiple image sources given'],
     [E.multipleBgSources(['bg_color', 'bg_image_url']), 400, 'multiple_bg_sources', 'Multiple background sources given'],
-    [E.notFound('/x'), 404, 'not_found', 'Not found'],
-    [E.methodNotAllowed('PUT', '/x', ['GET']), 405, 'method_not_allowed', 'Method not allowed'],
-    [E.internalError(), 500, 'internal_error', 'Internal server error'],
+    [H.notFound('/x'), 404, 'not_found', 'Not found'],
+    [H.methodNotAllowed('PUT', '/x', ['GET']), 405, 'method_not_allowed', 'Method not allowed'],
+    [H.internalError(), 500, 'internal_error', 'Internal server error'],
+    [H.bodyTooLarge(30 * 1024 * 1024), 413, 'file_too_large', 'File too large'],
+    [H.bodiesBusy(1024, 2048), 503, 'service_busy', 'Service busy'],
+    [H.requestTimeout(1500), 408, 'request_timeout', 'Request timeout'],
+    [H.shuttingDown(), 503, 'service_unavailable', 'Service unavailable'],
   ];
   for (const [err, status, code, title] of cases) {
     t.equal(err.status, status, code);
@@ -35,7 +42,9 @@ t.test('remove.bg titles and codes', async (t) => {
   t.equal(E.fileTooLarge(22 * 1024 * 1024).detail, 'File exceeds limit of 22MB');
   t.equal(E.invalidFileType('mp4').detail, 'Expected jpg/png/webp, received mp4');
   t.equal(E.rateLimitExceeded(2.2).headers['Retry-After'], '3');
-  t.equal(E.methodNotAllowed('PUT', '/x', ['GET', 'OPTIONS']).headers.Allow, 'GET, OPTIONS');
+  t.equal(H.methodNotAllowed('PUT', '/x', ['GET', 'OPTIONS']).headers.Allow, 'GET, OPTIONS');
+  t.equal(H.bodyTooLarge(30 * 1024 * 1024).detail, 'Request body exceeds limit of 30MB');
+  t.equal(H.bodiesBusy(1024, 2048).headers['Retry-After'], '1');
 });
 
 t.test('download failures carry the reason in the title (as recorded)', async (t) => {
@@ -66,6 +75,6 @@ t.test('withHeaders keeps the error and adds headers', async (t) => {
 });
 
 t.test('formatMegabytes', async (t) => {
-  t.equal(E.formatMegabytes(22 * 1024 * 1024), '22MB');
-  t.equal(E.formatMegabytes(1.5 * 1024 * 1024), '1.5MB');
+  t.equal(H.formatMegabytes(22 * 1024 * 1024), '22MB');
+  t.equal(H.formatMegabytes(1.5 * 1024 * 1024), '1.5MB');
 });

@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { isFilePart } from '../../src/api/params.js';
+import { isFilePart } from '../../src/http/fields.js';
 import { parseForm } from '../../src/http/forms.js';
 import { multipart } from '../helpers/http-client.js';
 

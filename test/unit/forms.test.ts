@@ -1,6 +1,6 @@
-// http/forms.ts: multipart (uWS.getParts), JSON, urlencoded, as remove.bg clients send them.
+// http/forms.ts: multipart (uWS.getParts), JSON, urlencoded, as remove.bg clients send them, into http's own field types.
 import t from 'tap';
-import { isFilePart } from '../../src/api/params.js';
+import { isFilePart } from '../../src/http/fields.js';
 import { parseContentType } from '../../src/http/content-type.js';
 import { parseForm } from '../../src/http/forms.js';
 import { multipart } from '../helpers/http-client.js';

@@ -1,7 +1,7 @@
 // Size tiers, ROI, crop and placement arithmetic follow remove.bg's rules.
 import t from 'tap';
-import { cropRect, outputSize, placeSubject, roiToOutput } from '../../src/worker/geometry.js';
-import { TIER_MAX_PIXELS } from '../../src/pool/task.js';
+import { atInputResolution, cropRect, outputSize, placeSubject, roiToOutput } from '../../src/worker/geometry.js';
+import { TIER_MAX_PIXELS } from '../../src/domain/removal.js';
 
 t.test('output size per tier keeps the aspect ratio and never upscales', async (t) => {
   const photo = { width: 4000, height: 3000 };
@@ -42,4 +42,16 @@ t.test('scale fits the subject inside the canvas fraction; position places it in
   t.same(placeSubject(subject, canvas, 0.5, undefined), { left: 100, top: 150, width: 200, height: 100 }, 'scale implies centre');
   t.same(placeSubject(subject, canvas, undefined, { x: 0, y: 100 }), { left: 0, top: 350, width: 100, height: 50 });
   t.same(placeSubject(subject, canvas, undefined, undefined), subject, 'original stays');
+});
+
+t.test('the foreground box at the input resolution (remove.bg: "expressed with respect to the input image resolution")', async (t) => {
+  const box = { top: 10, left: 20, width: 300, height: 200 };
+  t.equal(atInputResolution(box, { width: 800, height: 600 }, { width: 800, height: 600 }), box, 'not downscaled: the result pixels as they are');
+  t.same(atInputResolution(box, { width: 4000, height: 3000 }, outputSize({ width: 4000, height: 3000 }, 'preview')), {
+    top: Math.round((10 * 3000) / 433),
+    left: Math.round((20 * 4000) / 577),
+    width: Math.round((300 * 4000) / 577),
+    height: Math.round((200 * 3000) / 433),
+  }, 'downscaled to 577x433: each axis times input ÷ output');
+  t.same(atInputResolution({ top: 0, left: 0, width: 0, height: 0 }, { width: 4000, height: 3000 }, { width: 577, height: 433 }), { top: 0, left: 0, width: 0, height: 0 }, 'no subject stays empty');
 });

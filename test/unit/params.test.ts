@@ -1,17 +1,11 @@
-// api/params.ts: every remove.bg field, alias and per-parameter error code, without a server.
+// api/params/: every remove.bg field, alias and per-parameter error code, without a server.
 import t from 'tap';
 import { ApiError } from '../../src/api/errors.js';
-import {
-  parseBgColor,
-  parseCropMargin,
-  parseLength,
-  parsePosition,
-  parseRemoveRequest,
-  parseRoi,
-  parseScale,
-  wantsJson,
-  type RawValue,
-} from '../../src/api/params.js';
+import { wantsJson } from '../../src/api/params/accept.js';
+import { parseBgColor } from '../../src/api/params/color.js';
+import { parseCropMargin, parseLength, parsePosition, parseRoi, parseScale } from '../../src/api/params/layout.js';
+import { parseRemoveRequest } from '../../src/api/params/remove-request.js';
+import type { RawValue } from '../../src/http/fields.js';
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
 const withImage = (extra: Record<string, RawValue> = {}) =>
@@ -34,9 +28,7 @@ t.test('defaults match remove.bg', async (t) => {
   t.equal(r.options.channels, 'rgba');
   t.equal(r.options.crop, false);
   t.equal(r.options.bgColor, undefined);
-  t.equal(r.hints.type, 'auto');
-  t.equal(r.hints.typeLevel, '1');
-  t.equal(r.hints.semitransparency, true);
+  t.same(Object.keys(r).sort(), ['options', 'size', 'source'], 'nothing else: the compatibility fields are checked, never carried');
 });
 
 t.test('size values and aliases', async (t) => {
@@ -82,7 +74,7 @@ t.test('booleans: strings, JSON booleans, 1/0', async (t) => {
   t.equal(parseRemoveRequest(withImage({ crop: true })).options.crop, true);
   t.equal(parseRemoveRequest(withImage({ crop: false })).options.crop, false);
   t.equal(parseRemoveRequest(withImage({ crop: '1' })).options.crop, true);
-  t.equal(parseRemoveRequest(withImage({ semitransparency: 'false' })).hints.semitransparency, false);
+  t.doesNotThrow(() => parseRemoveRequest(withImage({ semitransparency: 'false' })));
   t.equal(code(() => parseRemoveRequest(withImage({ crop: 'yes please' }))), 'invalid_crop');
   t.equal(code(() => parseRemoveRequest(withImage({ semitransparency: 'maybe' }))), 'invalid_semitransparency');
   t.equal(code(() => parseRemoveRequest(withImage({ add_shadow: 'x' }))), 'invalid_add_shadow');
@@ -149,27 +141,28 @@ t.test('roi', async (t) => {
   t.equal(code(() => parseRemoveRequest(withImage({ roi: 'nope' }))), 'invalid_roi');
 });
 
-t.test('type, type_level, shadows', async (t) => {
+t.test('type, type_level, shadows: validated, accepted, not acted on', async (t) => {
   for (const ty of ['auto', 'person', 'product', 'car', 'animal', 'graphic', 'transportation']) {
-    t.equal(parseRemoveRequest(withImage({ type: ty })).hints.type, ty);
+    t.doesNotThrow(() => parseRemoveRequest(withImage({ type: ty })), ty);
   }
   t.equal(code(() => parseRemoveRequest(withImage({ type: 'dog' }))), 'invalid_type');
-  for (const l of ['none', '1', '2', 'latest']) t.equal(parseRemoveRequest(withImage({ type_level: l })).hints.typeLevel, l);
-  t.equal(parseRemoveRequest(withImage({ type_level: 2 })).hints.typeLevel, '2');
+  for (const l of ['none', '1', '2', 'latest', 2] as const) t.doesNotThrow(() => parseRemoveRequest(withImage({ type_level: l })), String(l));
   t.equal(code(() => parseRemoveRequest(withImage({ type_level: '3' }))), 'invalid_type_level');
-  for (const s of ['car', '3D', '3d', 'drop', 'none', 'auto']) t.ok(parseRemoveRequest(withImage({ shadow_type: s })).hints.shadowType, s);
+  for (const s of ['car', '3D', '3d', 'drop', 'none', 'auto']) t.doesNotThrow(() => parseRemoveRequest(withImage({ shadow_type: s })), s);
   t.equal(code(() => parseRemoveRequest(withImage({ shadow_type: 'long' }))), 'invalid_shadow_type');
   t.ok(parseRemoveRequest(withImage({ 'shadow_type[car]': 'car', 'shadow_opacity[car]': '90' })));
   t.ok(parseRemoveRequest(withImage({ shadow_type: { product: 'drop' }, shadow_opacity: { person: 50 } })));
   t.equal(code(() => parseRemoveRequest(withImage({ 'shadow_type[car]': 'sideways' }))), 'invalid_shadow_type');
   t.equal(code(() => parseRemoveRequest(withImage({ 'shadow_type[spaceship]': 'car' }))), 'invalid_shadow_type');
-  t.equal(parseRemoveRequest(withImage({ shadow_opacity: 'auto' })).hints.shadowOpacity, 'auto');
-  t.equal(parseRemoveRequest(withImage({ shadow_opacity: 0 })).hints.shadowOpacity, '0');
+  t.doesNotThrow(() => parseRemoveRequest(withImage({ shadow_opacity: 'auto' })));
+  t.doesNotThrow(() => parseRemoveRequest(withImage({ shadow_opacity: 0 })));
   t.equal(code(() => parseRemoveRequest(withImage({ shadow_opacity: '101' }))), 'invalid_shadow_opacity');
   t.equal(code(() => parseRemoveRequest(withImage({ 'shadow_opacity[car]': '-1' }))), 'invalid_shadow_opacity');
   t.ok(parseRemoveRequest(withImage({ shadow_method: 'legacy' })));
   t.equal(code(() => parseRemoveRequest(withImage({ shadow_method: 'fancy' }))), 'invalid_shadow_method');
-  t.equal(parseRemoveRequest(withImage({ add_shadow: 'true' })).hints.addShadow, true);
+  t.doesNotThrow(() => parseRemoveRequest(withImage({ add_shadow: 'true' })));
+  const all = parseRemoveRequest(withImage({ type: 'car', type_level: '2', semitransparency: false, add_shadow: true, shadow_type: 'drop', shadow_opacity: 40, shadow_method: 'latest' }));
+  t.same(all, parseRemoveRequest(withImage()), 'the same request as without them');
 });
 
 t.test('sources', async (t) => {

@@ -1,0 +1,17 @@
+// GET /healthz (the process is alive, and what its pool runs on) and GET /readyz (the pool ready, the
+// ledger open, the server accepting). Not remove.bg's, but answers about the service all the same.
+
+import type { RequestContext } from '../http/context.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { RemovalPool } from '../pool/pool-api.js';
+
+export function handleHealth(ctx: RequestContext, pool: RemovalPool): void {
+  const i = pool.info;
+  ctx.sendJson(200, { status: 'ok', ...(i && { device: i.device.label, device_reason: i.device.reason, model: i.model, workers: i.workers }) });
+}
+
+export function handleReady(ctx: RequestContext, pool: RemovalPool, ledger: Ledger, accepting: boolean): void {
+  const checks = { pool: pool.ready, ledger: ledger.isOpen(), accepting };
+  const ready = checks.pool && checks.ledger && checks.accepting;
+  ctx.sendJson(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
+}

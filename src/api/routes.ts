@@ -1,0 +1,56 @@
+// The service's endpoints: path → method → handler, with what the handlers need (config, ledger, pool,
+// fetch options, a logger). http/server.ts routes requests to this table; it is http's one import
+// from api/, and api/ never imports the server.
+
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import type { FetchImageOptions } from '../fetch/image-url.js';
+import type { Routes } from '../http/context.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { backlogSeconds, type RemovalPool } from '../pool/pool-api.js';
+import { handleAccount } from './account.js';
+import { handleHealth, handleReady } from './health.js';
+import { handleImprove } from './improve.js';
+import { handleRemoveBg } from './removebg.js';
+
+export interface ApiLogger {
+  info(msg: string): void;
+  error(msg: string, err?: unknown): void;
+}
+
+export interface ApiDeps {
+  config: Config;
+  pool: RemovalPool;
+  ledger: Ledger;
+  log: ApiLogger;
+  /** Overrides for image_url fetching (tests: `allowLoopback`, `ca`). */
+  fetchOptions?: Partial<FetchImageOptions>;
+}
+
+export interface Api {
+  routes: Routes;
+  /** Retry-After, in seconds, for a request whose deadline passed once its body was in: the pool's backlog. */
+  retryAfterSeconds(): number;
+}
+
+/** `accepting()` is false once the server stops taking new requests (GET /readyz says so). */
+export function createApi(deps: ApiDeps, accepting: () => boolean): Api {
+  const { config, pool, ledger, log } = deps;
+  const fetchOptions: Partial<FetchImageOptions> = {
+    connectTimeoutMs: config.fetchConnectTimeoutMs,
+    totalTimeoutMs: config.fetchTimeoutMs,
+    ...(config.testAllowLoopbackFetch && { allowLoopback: true }),
+    ...deps.fetchOptions,
+  };
+  const imageDeps = { maxImageBytes: config.maxImageBytes, fetchOptions };
+  const routes: Routes = {
+    '/v1.0/removebg': { POST: (ctx) => handleRemoveBg(ctx, { ...imageDeps, ledger, pool, log }) },
+    '/v1.0/account': { GET: (ctx) => handleAccount(ctx, ledger) },
+    '/v1.0/improve': {
+      POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve'), improveQuotaBytes: config.improveQuotaBytes }),
+    },
+    '/healthz': { GET: (ctx) => handleHealth(ctx, pool) },
+    '/readyz': { GET: (ctx) => handleReady(ctx, pool, ledger, accepting()) },
+  };
+  return { routes, retryAfterSeconds: () => backlogSeconds(pool.stats()) };
+}
