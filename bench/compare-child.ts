@@ -14,7 +14,18 @@ if (!root) throw new Error('usage: compare-child.js CHECKOUT');
 const poolMod = (await import(path.join(root, 'dist', 'src', 'pool', 'pool.js'))) as {
   createRemovalPool(o: Record<string, unknown>): Promise<{ run(t: unknown): Promise<{ ok: boolean; timings?: Record<string, number>; code?: string }>; close(): Promise<void> }>;
 };
-const taskMod = (await import(path.join(root, 'dist', 'src', 'pool', 'task.js'))) as { DEFAULT_OPTIONS: Record<string, unknown> };
+// The removal defaults moved from pool/task to domain/removal; take them from wherever this checkout has them.
+async function defaultOptions(): Promise<Record<string, unknown>> {
+  for (const file of [['domain', 'removal.js'], ['pool', 'task.js']]) {
+    const p = path.join(root!, 'dist', 'src', ...file);
+    if (!fs.existsSync(p)) continue;
+    const mod = (await import(p)) as { DEFAULT_OPTIONS?: Record<string, unknown> };
+    if (mod.DEFAULT_OPTIONS) return mod.DEFAULT_OPTIONS;
+  }
+  // Without them the worker would take missing switches as off (no refinement): a different pipeline.
+  throw new Error(`${root}: no DEFAULT_OPTIONS in dist/src/domain/removal.js or dist/src/pool/task.js`);
+}
+const DEFAULTS = await defaultOptions();
 const pool = await poolMod.createRemovalPool({ workers: 1, device: 'cpu' });
 process.send!({ ready: true });
 process.on('message', (job: Job | 'exit') => {
@@ -24,7 +35,7 @@ process.on('message', (job: Job | 'exit') => {
   }
   const input = new Uint8Array(fs.readFileSync(job.file));
   const t0 = performance.now();
-  void pool.run({ input, options: { ...taskMod.DEFAULT_OPTIONS, size: job.size } }).then(
+  void pool.run({ input, options: { ...DEFAULTS, size: job.size } }).then(
     (r) => process.send!({ ms: performance.now() - t0, ok: r.ok, code: r.code, timings: r.timings ?? {} }),
     (err: Error) => process.send!({ ms: performance.now() - t0, ok: false, code: err.message, timings: {} }),
   );
