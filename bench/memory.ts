@@ -18,6 +18,7 @@ import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { benchPhotos } from './photos.js';
 import { markdownTable, median } from './stats.js';
 import { multipartBody } from './multipart.js';
+import { settledRss } from './soak-driver.js';
 
 const CLI = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
 
@@ -105,8 +106,8 @@ async function serveSoak(photos: Array<{ name: string; file: string }>) {
     });
     child.on('exit', (code) => reject(new Error(`cutout serve exited with ${code}: ${banner}`)));
   });
-  await sleep(2000);
-  const idle = readMem(child.pid!)!;
+  const startupMb = readMem(child.pid!)!.rssMb;
+  const idleMb = await settledRss(child.pid!);
   const estimate = /memory: (.*)/.exec(banner)?.[1];
 
   const mix = photos.flatMap((p) => ['full', 'preview'].map((size) => ({ label: `${p.name}/${size}`, ...multipartBody(fs.readFileSync(p.file), { size }) })));
@@ -134,17 +135,18 @@ async function serveSoak(photos: Array<{ name: string; file: string }>) {
   );
   const wallS = (performance.now() - t0) / 1000;
   agent.destroy();
-  await sleep(2000);
+  const idleAfterMb = await settledRss(child.pid!);
   const after = readMem(child.pid!)!;
   child.kill('SIGTERM');
   await w.done;
   fs.rmSync(dataDir, { recursive: true, force: true });
   return {
-    idleMb: idle.rssMb,
+    startupMb,
+    idleMb,
     estimate,
     peakMb: after.hwmMb,
     rssCheckpointsMb: checkpoints,
-    idleAfterMb: after.rssMb,
+    idleAfterMb,
     requests: done,
     errors,
     concurrency: CONCURRENCY,
@@ -169,10 +171,11 @@ async function main(): Promise<void> {
   if (r.removeSmall) rows.push(['cutout remove, small photo, full: peak', r.removeSmall.hwmMb.toFixed(0)]);
   if (r.remove20mp) rows.push(['cutout remove, 20 MP photo, full: peak', r.remove20mp.hwmMb.toFixed(0)]);
   if (r.serve) {
-    rows.push([`cutout serve --workers ${WORKERS}: idle after start`, r.serve.idleMb.toFixed(0)]);
+    rows.push([`cutout serve --workers ${WORKERS}: as it listens`, r.serve.startupMb.toFixed(0)]);
+    rows.push([`cutout serve --workers ${WORKERS}: idle (settled)`, r.serve.idleMb.toFixed(0)]);
     rows.push([`serve: peak over ${r.serve.requests} requests at concurrency ${r.serve.concurrency} (${r.serve.errors} errors)`, r.serve.peakMb.toFixed(0)]);
     rows.push(['serve: RSS at each tenth of the run', r.serve.rssCheckpointsMb.join(' ')]);
-    rows.push(['serve: idle again after the run', r.serve.idleAfterMb.toFixed(0)]);
+    rows.push(['serve: idle again after the run (settled)', r.serve.idleAfterMb.toFixed(0)]);
   }
   console.log(markdownTable(['model ' + String(result.model), 'MB'], rows));
   const dir = path.join(PACKAGE_ROOT, 'bench', 'results');

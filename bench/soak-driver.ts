@@ -33,6 +33,8 @@ export interface SoakOptions {
   env?: NodeJS.ProcessEnv;
   /** Progress lines go here (default: none). */
   progress?: (line: string) => void;
+  /** Wait for the idle server's RSS to settle before the run (default true; see settledRss). */
+  settleIdle?: boolean;
 }
 
 export interface RequestRecord {
@@ -73,10 +75,31 @@ export interface SoakReport {
   /** Time from leaving the queue to the answer (latency minus queue wait). */
   serviceMs: { p50: number; max: number };
   credits: { fromHeaders: number; ledgerDelta: number; exact: boolean };
-  rssMb: { idle: number; peak: number; hwm: number; secondTenth: number; lastTenth: number; growthPct: number; growthPerRequestMb: number };
+  /** startup: as it listens; idle: once settled (settledRss), before the first request. */
+  rssMb: { startup: number; idle: number; peak: number; hwm: number; secondTenth: number; lastTenth: number; growthPct: number; growthPerRequestMb: number };
   non200: RequestRecord[];
   samples: RssSample[];
   cpu: { model: string; cores: number; flags: string[] };
+}
+
+/**
+ * RSS of an idle process once it has settled: sampled every 500 ms until at least `minMs` have passed
+ * and the last 2 s moved by less than 0.5 MB (at most `maxMs`). An idle server is not a server that
+ * has just listened: V8's memory reducer shrinks the main thread's young generation (3.3 → 0.26 MB)
+ * and returns pooled heap pages some 8–10 s after the start-up garbage collection, 3–4 MB in all
+ * (docs/memory.md, "Idle").
+ */
+export async function settledRss(pid: number, minMs = 15_000, maxMs = 30_000): Promise<number> {
+  const t0 = performance.now();
+  const recent: number[] = [];
+  for (;;) {
+    recent.push(processMemory(pid).rssMb);
+    if (recent.length > 5) recent.shift();
+    const elapsed = performance.now() - t0;
+    const steady = recent.length === 5 && Math.max(...recent) - Math.min(...recent) < 0.5;
+    if ((elapsed >= minMs && steady) || elapsed >= maxMs) return recent[recent.length - 1]!;
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 /** Runs `cutout <args> --data <dataDir>` (e.g. `keys create …`) and returns its trimmed stdout. */
@@ -261,10 +284,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const records: RequestRecord[] = [];
   const samples: RssSample[] = [];
   let done = 0;
-  const t0 = performance.now();
+  let t0 = performance.now();
   const sample = () => samples.push({ t: round((performance.now() - t0) / 1000, 2), done, rssMb: round(processMemory(pid).rssMb) });
   try {
-    const idle = processMemory(pid).rssMb;
+    const startup = processMemory(pid).rssMb;
+    const idle = opts.settleIdle === false ? startup : await settledRss(pid);
+    t0 = performance.now();
     const before = await balance(agent, server.url, key);
     sample();
     const sampler = setInterval(sample, 250);
@@ -337,6 +362,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       serviceMs: { p50: round(median(services)), max: round(Math.max(0, ...services)) },
       credits: { fromHeaders, ledgerDelta: before - after, exact: fromHeaders === before - after },
       rssMb: {
+        startup: round(startup),
         idle: round(idle),
         peak: round(Math.max(...samples.map((s) => s.rssMb))),
         hwm: round(hwm),

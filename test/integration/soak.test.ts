@@ -9,7 +9,7 @@ t.test('80 requests at concurrency 8 on one worker', async (t) => {
   const photos = evalPhotos(20);
   t.ok(photos.length >= 10, `real photos found (${photos.length}) in ../shared/eval/dev`);
   if (photos.length === 0) return;
-  const r = await runSoak({ requests: 80, concurrency: 8, photos, sizes: ['preview', 'full'], workers: 1, model: 'isnet-int8', clientTimeoutMs: 600_000 });
+  const r = await runSoak({ requests: 80, concurrency: 8, photos, sizes: ['preview', 'full'], workers: 1, model: 'isnet-int8', clientTimeoutMs: 600_000, settleIdle: false });
 
   t.equal(r.answered, 80, 'every request answered');
   t.equal(r.unanswered, 0);
