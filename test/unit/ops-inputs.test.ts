@@ -101,7 +101,7 @@ t.test('worker timings → the stages operators watch', async (t) => {
 t.test('the terminal form of a log line', async (t) => {
   const line = JSON.stringify({ level: 'info', time: '2026-11-25T23:46:34.667Z', pid: 1, req_id: 'abc', method: 'POST', route: '/v1.0/removebg', status: 200, account: 'acct_1', client: '127.0.0.1', output: '640x427', ms: { decode: 31, inference: 690 }, bytes_in: 1_234_567, bytes_out: 310_000, total_ms: 812.3, msg: 'request' });
   t.equal(prettyLine(line), '23:46:34.667 POST /v1.0/removebg 200 640x427 812.3 ms (decode 31, inference 690) in 1.2 MB out 310 kB acct_1 abc\n');
-  const notFound = JSON.stringify({ time: '2026-11-25T23:46:34.667Z', req_id: 'x', method: 'GET', route: null, path: '/nope', status: 404, code: 'not_found', account: null, client: '::1', bytes_in: 0, bytes_out: 83, total_ms: 1, msg: 'request' });
-  t.equal(prettyLine(notFound), '23:46:34.667 GET /nope 404 not_found 1 ms in 0 B out 83 B ::1 x\n');
+  const notFound = JSON.stringify({ time: '2026-11-25T23:46:34.667Z', req_id: 'x', method: 'GET', route: null, status: 404, code: 'not_found', account: null, client: '::1', bytes_in: 0, bytes_out: 83, total_ms: 1, msg: 'request' });
+  t.equal(prettyLine(notFound), '23:46:34.667 GET unmatched 404 not_found 1 ms in 0 B out 83 B ::1 x\n');
   t.equal(prettyLine('not json\n'), 'not json\n', 'anything else passes through');
 });
