@@ -12,6 +12,7 @@ import { handleAccount } from './account.js';
 import { handleHealth, handleReady } from './health.js';
 import { handleImprove } from './improve.js';
 import { handleRemoveBg } from './removebg.js';
+import { webRoutes } from '../web/routes.js';
 
 export interface ApiLogger {
   info(msg: string): void;
@@ -51,6 +52,8 @@ export function createApi(deps: ApiDeps, accepting: () => boolean): Api {
     },
     '/healthz': { GET: (ctx) => handleHealth(ctx, pool) },
     '/readyz': { GET: (ctx) => handleReady(ctx, pool, ledger, accepting()) },
+    // The demo page, the API docs and /openapi.json (read from disk on request, nothing loaded at start).
+    ...webRoutes(),
   };
   return { routes, retryAfterSeconds: () => backlogSeconds(pool.stats()) };
 }

@@ -236,6 +236,18 @@ export class RequestContext {
 
   /** Write one complete response (corked). Returns false when the client is gone or it was sent already. */
   send(status: number, headers: Record<string, string>, body: string | Uint8Array, closeConnection = false): boolean {
+    return this.write(status, headers, () => this.res.end(body, closeConnection));
+  }
+
+  /**
+   * A response that has no body and no Content-Length (a 304: RFC 9110 §8.6 allows only the length
+   * the 200 would have had, and uWS's end('') writes `Content-Length: 0`).
+   */
+  sendWithoutBody(status: number, headers: Record<string, string>): boolean {
+    return this.write(status, headers, () => this.res.endWithoutBody());
+  }
+
+  private write(status: number, headers: Record<string, string>, end: () => void): boolean {
     if (this.done) return false;
     this.responded = true;
     this.clearDeadline();
@@ -246,7 +258,7 @@ export class RequestContext {
       this.res.writeStatus(STATUS_TEXT[status] ?? String(status));
       for (const [k, v] of Object.entries(COMMON_HEADERS)) this.res.writeHeader(k, v);
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
-      this.res.end(body, closeConnection);
+      end();
     });
     return true;
   }
