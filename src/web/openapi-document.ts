@@ -128,14 +128,13 @@ const CORS_HEADERS: JsonObject = {
   'Access-Control-Expose-Headers': header('AccessControlExposeHeaders'),
 };
 
-const RATE_HEADERS: JsonObject = {
-  'X-RateLimit-Limit': header('XRateLimitLimit'),
-  'X-RateLimit-Remaining': header('XRateLimitRemaining'),
-  'X-RateLimit-Reset': header('XRateLimitReset'),
-};
-
-const optional = (headers: JsonObject): JsonObject =>
-  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, { ...(v as JsonObject), required: false }])) as JsonObject;
+/** The key's rate window; inline rather than $ref, because a Reference Object cannot change `required`. */
+const rateHeaders = (required: boolean): JsonObject => ({
+  'X-RateLimit-Limit': { required, description: 'Rate units per minute (one unit per started megapixel of input).', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Remaining': { required, description: 'Units left in this window.', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { required, description: 'Unix time (s) when the window resets.', schema: { type: 'integer', minimum: 0 } },
+});
+const RATE_HEADERS = rateHeaders(true);
 
 const JSON_TYPE = 'application/json';
 
@@ -211,7 +210,7 @@ function removeBgResponses(sandbox: boolean): JsonObject {
     '429': errorResponse(
       sandbox ? 'The sandbox window for this client address, or its share of capacity, is used up.' : 'The key is at its concurrency cap, or its minute has no rate unit left (then with the rate headers).',
       ['rate_limit_exceeded'],
-      { ...retryAfter, ...optional(RATE_HEADERS) },
+      { ...retryAfter, ...rateHeaders(false) },
     ),
     '503': V1_BUSY(['service_busy']),
   };
@@ -233,8 +232,8 @@ function improveResponses(): JsonObject {
     '400': errorResponse('A bad field, source or image; also ambiguous framing headers.', IMPROVE_400),
     '403': FORBIDDEN,
     ...BODY_ROUTE,
-    '413': errorResponse('The body or image is too large (`file_too_large`), or the account would pass its improve storage quota (`storage_quota_exceeded`; with the rate headers).', ['file_too_large', 'storage_quota_exceeded'], optional(RATE_HEADERS)),
-    '429': errorResponse('The key is at its concurrency cap, or its minute has no rate unit left.', ['rate_limit_exceeded'], { ...retryAfter, ...optional(RATE_HEADERS) }),
+    '413': errorResponse('The body or image is too large (`file_too_large`), or the account would pass its improve storage quota (`storage_quota_exceeded`; with the rate headers).', ['file_too_large', 'storage_quota_exceeded'], rateHeaders(false)),
+    '429': errorResponse('The key is at its concurrency cap, or its minute has no rate unit left.', ['rate_limit_exceeded'], { ...retryAfter, ...rateHeaders(false) }),
     '503': V1_BUSY(['service_busy']),
   };
 }
@@ -515,9 +514,6 @@ export function openApiDocument(): JsonObject {
         XForegroundLeft: { required: true, schema: { type: 'integer', minimum: 0 } },
         XForegroundWidth: { required: true, schema: { type: 'integer', minimum: 0 } },
         XForegroundHeight: { required: true, schema: { type: 'integer', minimum: 0 } },
-        XRateLimitLimit: { required: true, description: 'Rate units per minute (one unit per started megapixel of input).', schema: { type: 'integer', minimum: 0 } },
-        XRateLimitRemaining: { required: true, schema: { type: 'integer', minimum: 0 } },
-        XRateLimitReset: { required: true, description: 'Unix time (s) when the window resets.', schema: { type: 'integer', minimum: 0 } },
         RetryAfter: { required: true, description: 'Seconds to wait.', schema: { type: 'integer', minimum: 1 } },
         Allow: { required: true, description: 'The methods the path answers.', schema: { type: 'string', pattern: '^[A-Z]+(, [A-Z]+)*$' } },
         AccessControlAllowMethods: { required: true, schema: { const: 'GET, POST, OPTIONS' } },

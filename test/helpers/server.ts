@@ -8,6 +8,7 @@ import type { RemovalPool } from '../../src/pool/pool-api.js';
 import { createServer, type CutoutServer, type Logger, type RequestInfo, type ServerHooks } from '../../src/http/server.js';
 import { FakeLedger } from './fake-ledger.js';
 import { FakePool } from './fake-pool.js';
+import { documentedOrigins } from './documented-origins.js';
 
 export const KEY = 'test-key-0123456789';
 
@@ -84,6 +85,7 @@ export async function startTestServer<P extends RemovalPool = FakePool, L extend
   const events = new ServerEvents();
   const server = createServer({ config, pool, ledger, hooks: events, log: opts.log ?? quietLogger, ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }) });
   await server.listen();
+  documentedOrigins.add(new URL(server.url).origin); // every response it gives must match /openapi.json
   t.teardown(() => server.close());
   return { events, server, url: server.url, pool, ledger, config };
 }
