@@ -46,7 +46,7 @@ function vendor(name: string, contentType: string): Handler {
   return staticFile(() => ({ file: join(swaggerUiDir(), name), contentType, cacheControl: VENDOR }));
 }
 
-/** The document is built on the first request (a dynamic import) and its text kept: about 40 KB. */
+/** The document is built on the first request (a dynamic import) and its text kept: about 70 KB. */
 function openApiJson(): Handler {
   let text: Promise<string> | undefined;
   return async (ctx) => {
