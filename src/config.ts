@@ -46,6 +46,16 @@ export interface Config {
   readonly demoKey: boolean;
   /** How ledger commits reach the disk: `periodic` (flush every second) or `fsync` (every commit). */
   readonly durability: Durability;
+  /** POST /sandbox/v1.0/removebg is served (`--sandbox on|off`). */
+  readonly sandbox: boolean;
+  /** Sandbox requests each client address may make per minute (IPv6: per /64). */
+  readonly sandboxRatePerMinute: number;
+  /** Pool places (running + waiting) sandbox removals may hold at once, per process. */
+  readonly sandboxShare: number;
+  /** The client address is the last X-Forwarded-For entry (a reverse proxy in front sets it). */
+  readonly trustProxy: boolean;
+  /** Bearer token GET /metrics asks for; without one it is served only on a loopback bind. */
+  readonly metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -72,7 +82,14 @@ export const DEFAULTS = Object.freeze({
   requestTimeoutMs: 120_000,
   // Thirty seconds: a removal in progress finishes (a few seconds each), a slow upload does not hold the stop.
   drainTimeoutMs: 30_000,
+  // A person trying the API by hand, not a batch job.
+  sandboxRatePerMinute: 10,
+  // One running and one waiting on the default single worker: keyed work waits at most for one sandbox photo.
+  sandboxShare: 2,
 });
+
+/** A metrics token shorter than this is refused at start-up (it would be guessable). */
+export const MIN_METRICS_TOKEN_LENGTH = 16;
 
 /** Flag name → env var. Every flag takes a value (`--port 8080` or `--port=8080`). */
 const FLAGS: Readonly<Record<string, string>> = {
@@ -95,8 +112,12 @@ const FLAGS: Readonly<Record<string, string>> = {
   'request-timeout': 'CUTOUT_REQUEST_TIMEOUT',
   durability: 'CUTOUT_DURABILITY',
   'drain-timeout': 'CUTOUT_DRAIN_TIMEOUT',
+  sandbox: 'CUTOUT_SANDBOX',
+  'sandbox-rate-per-minute': 'CUTOUT_SANDBOX_RATE_PER_MINUTE',
+  'sandbox-share': 'CUTOUT_SANDBOX_SHARE',
+  'metrics-token': 'CUTOUT_METRICS_TOKEN',
 };
-const BOOLEAN_FLAGS: Readonly<Record<string, string>> = { 'no-demo-key': 'CUTOUT_NO_DEMO_KEY' };
+const BOOLEAN_FLAGS: Readonly<Record<string, string>> = { 'no-demo-key': 'CUTOUT_NO_DEMO_KEY', 'trust-proxy': 'CUTOUT_TRUST_PROXY' };
 
 /** Every `serve` flag name (without `--`), for usage-text checks. */
 export const FLAG_NAMES: readonly string[] = Object.freeze([...Object.keys(FLAGS), ...Object.keys(BOOLEAN_FLAGS)]);
@@ -161,6 +182,22 @@ function bool(name: string, text: string | undefined): boolean {
   throw new ConfigError(`Expected true or false for ${name} but received '${text}'`);
 }
 
+function onOff(name: string, text: string | undefined, fallback: boolean): boolean {
+  if (text === undefined || text === '') return fallback;
+  if (/^(on|1|true|yes)$/i.test(text.trim())) return true;
+  if (/^(off|0|false|no)$/i.test(text.trim())) return false;
+  throw new ConfigError(`Expected on or off for ${name} but received '${text}'`);
+}
+
+/** Visible ASCII without spaces (it travels in an Authorization header), long enough not to be guessed. */
+function metricsToken(text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (!/^[\x21-\x7e]+$/.test(text) || text.length < MIN_METRICS_TOKEN_LENGTH || text.length > 256) {
+    throw new ConfigError(`Expected ${MIN_METRICS_TOKEN_LENGTH} to 256 visible ASCII characters without spaces for metrics-token but received one of ${text.length} characters`);
+  }
+  return text;
+}
+
 /** Build the Config. `env` defaults to process.env; throws ConfigError with a one-line reason. */
 export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): Config {
   const flags = parseArgv(argv);
@@ -208,6 +245,11 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),
     demoKey: !bool('no-demo-key', get('no-demo-key')),
     durability: durability(get('durability')),
+    sandbox: onOff('sandbox', get('sandbox'), true),
+    sandboxRatePerMinute: integer('sandbox-rate-per-minute', get('sandbox-rate-per-minute'), 1, 1_000_000) ?? DEFAULTS.sandboxRatePerMinute,
+    sandboxShare: integer('sandbox-share', get('sandbox-share'), 1, 1_000_000) ?? DEFAULTS.sandboxShare,
+    trustProxy: bool('trust-proxy', get('trust-proxy')),
+    metricsToken: metricsToken(get('metrics-token')),
   };
   return Object.freeze(config);
 }

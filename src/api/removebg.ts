@@ -1,9 +1,9 @@
 // POST /v1.0/removebg: auth → body limit → slot → rate → body → params → images → reserve →
 // pool → settle/refund → respond. Credits and slots move only in try/finally pairs.
 
-import type { Ledger, RateState } from '../ledger/ledger.js';
-import { backlogSeconds, type RemovalPool } from '../pool/pool-api.js';
-import type { RemoveOptions } from '../domain/removal.js';
+import type { AccountView, Ledger, RateState, Slot } from '../ledger/ledger.js';
+import { backlogSeconds, type RemovalPool, type RunPriority } from '../pool/pool-api.js';
+import type { RemoveOptions, RequestedSize, SizeTier } from '../domain/removal.js';
 import type { RemoveSuccess } from '../pool/task.js';
 import type { RequestContext } from '../http/context.js';
 import { InsufficientCreditsError } from '../ledger/ledger.js';
@@ -13,6 +13,7 @@ import { fromRemoveFailure, insufficientCredits, serviceBusy } from './errors.js
 import { loadImage, type ImageInputDeps } from './image-input.js';
 import { wantsJson } from './params/accept.js';
 import { parseRemoveRequest } from './params/remove-request.js';
+import type { ApiError } from './errors.js';
 
 export interface RemoveBgDeps extends ImageInputDeps {
   ledger: Ledger;
@@ -23,67 +24,120 @@ export interface RemoveBgDeps extends ImageInputDeps {
 /** Rate-limit units for an input: its megapixels rounded up, at least 1 (REMOVEBG-API §3). */
 export const rateUnits = (width: number, height: number): number => Math.max(1, Math.ceil((width * height) / 1_000_000));
 
+/** What a removal holds until it is answered: the tier it may produce and the credits for it. */
+export interface Charge {
+  size: SizeTier;
+  /** Integer credits (X-Credits-Charged). */
+  credits: number;
+  /** Make it final (the 200 is about to go out). */
+  settle(outputPixels: number): Promise<void>;
+  /** Give it back (a failure, the client left, the deadline passed). */
+  refund(): Promise<void>;
+}
+
+/**
+ * What differs between a keyed removal and a sandbox one; everything else (the body, the fields,
+ * the images, the pool, the answer) is the one path below, `runRemoval`.
+ */
+export interface RemovalTerms {
+  /** Hold what the removal costs at `size` (402 when the account cannot pay). */
+  reserve(size: RequestedSize): Promise<Charge>;
+  /** The rate headers of the 200, once the input's size is known (a keyed request pays its further units here). */
+  rateAfter(result: RemoveSuccess): RateState;
+  /** Where the task queues: the sandbox's wait behind every keyed one. */
+  priority: RunPriority;
+  /** The pool refused a low-priority task: its share is full. */
+  shareFull?(): ApiError;
+  /** Called once the charge is settled, just before the 200 (frees the key's slot). */
+  beforeRespond?(): void;
+}
+
 export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): Promise<void> {
-  const { ledger, pool } = deps;
+  const { ledger } = deps;
   const account = authenticate(ctx, ledger);
+  ctx.notes.accountId = account.id;
   ctx.checkBodyLength(); // 413 before a slot is held
 
   // A slot and one rate unit up front (the input size is unknown yet); the rest once the worker has decoded it.
   const { slot, rate } = admit(ledger, account);
   try {
-    let rateState: RateState = rate;
+    await runRemoval(ctx, deps, keyedTerms(ledger, account, slot, rate));
+  } finally {
+    slot.release();
+  }
+}
 
-    const request = parseRemoveRequest(await ctx.readFields());
-    const input = (await loadImage(request.source, deps, ctx.signal)).bytes;
-    const bgImage = request.bgSource ? (await loadImage(request.bgSource, deps, ctx.signal)).bytes : undefined;
-    ctx.throwIfAborted();
-
-    let reservation;
-    try {
-      reservation = await ledger.reserve(account, request.size);
-    } catch (err) {
-      if (err instanceof InsufficientCreditsError || (err as { code?: string })?.code === 'insufficient_credits') {
-        throw insufficientCredits();
+function keyedTerms(ledger: Ledger, account: AccountView, slot: Slot, rate: RateState): RemovalTerms {
+  return {
+    priority: 'normal',
+    async reserve(size) {
+      let reservation;
+      try {
+        reservation = await ledger.reserve(account, size);
+      } catch (err) {
+        if (err instanceof InsufficientCreditsError || (err as { code?: string })?.code === 'insufficient_credits') {
+          throw insufficientCredits();
+        }
+        throw err;
       }
+      return {
+        size: reservation.size,
+        credits: reservation.credits,
+        settle: (outputPixels) => ledger.settle(reservation, { outputPixels, status: 200 }),
+        refund: () => ledger.refund(reservation),
+      };
+    },
+    rateAfter(result) {
+      const extra = rateUnits(result.inputWidth, result.inputHeight) - 1;
+      return extra > 0 ? ledger.takeRate(account, extra) : rate; // charged after the fact; may go over
+    },
+    // Free the slot before the client can see the 200: its next request (maybe on another
+    // process) must not meet a cap still counting this one. release() is idempotent.
+    beforeRespond: () => slot.release(),
+  };
+}
+
+/** body → params → images → hold → pool → settle or refund → respond. Credits move only in try/finally pairs. */
+export async function runRemoval(ctx: RequestContext, deps: RemoveBgDeps, terms: RemovalTerms): Promise<void> {
+  const { pool } = deps;
+  const request = parseRemoveRequest(await ctx.readFields());
+  const input = (await loadImage(request.source, deps, ctx.signal)).bytes;
+  const bgImage = request.bgSource ? (await loadImage(request.bgSource, deps, ctx.signal)).bytes : undefined;
+  ctx.throwIfAborted();
+
+  const charge = await terms.reserve(request.size);
+  let settled = false;
+  try {
+    ctx.throwIfAborted();
+    const options: RemoveOptions = { ...request.options, size: charge.size };
+    if (bgImage) options.bgImage = bgImage;
+    let result;
+    ctx.phase = 'queued';
+    try {
+      result = await pool.run({ input, options }, ctx.signal, { onStart: () => (ctx.phase = 'running') }, terms.priority);
+    } catch (err) {
+      const code = (err as { code?: string })?.code;
+      if (code === 'queue_full') throw serviceBusy(backlogSeconds(pool.stats()));
+      if (code === 'share_full' && terms.shareFull) throw terms.shareFull();
+      ctx.throwIfAborted(); // the client left, or the deadline passed (dispatch answers it)
+      throw err; // a worker failure: a 500
+    }
+    ctx.throwIfAborted(); // finished after the client left or past the deadline: refund below
+    if (!result.ok) {
+      const err = fromRemoveFailure(result.code, result.message);
+      // The client sees a generic 500; the operator needs the worker's own words.
+      if (err.code === 'internal_error') deps.log.error(`internal_error on request #${ctx.id} ${ctx.method} ${ctx.path}: worker failed (${result.code}): ${result.message}`);
       throw err;
     }
 
-    let settled = false;
-    try {
-      ctx.throwIfAborted();
-      const options: RemoveOptions = { ...request.options, size: reservation.size };
-      if (bgImage) options.bgImage = bgImage;
-      let result;
-      ctx.phase = 'queued';
-      try {
-        result = await pool.run({ input, options }, ctx.signal, { onStart: () => (ctx.phase = 'running') });
-      } catch (err) {
-        const code = (err as { code?: string })?.code;
-        if (code === 'queue_full') throw serviceBusy(backlogSeconds(pool.stats()));
-        ctx.throwIfAborted(); // the client left, or the deadline passed (dispatch answers it)
-        throw err; // a worker failure: a 500
-      }
-      ctx.throwIfAborted(); // finished after the client left or past the deadline: refund below
-      if (!result.ok) {
-        const err = fromRemoveFailure(result.code, result.message);
-        // The client sees a generic 500; the operator needs the worker's own words.
-        if (err.code === 'internal_error') deps.log.error(`internal_error on request #${ctx.id} ${ctx.method} ${ctx.path}: worker failed (${result.code}): ${result.message}`);
-        throw err;
-      }
-
-      const extra = rateUnits(result.inputWidth, result.inputHeight) - 1;
-      if (extra > 0) rateState = ledger.takeRate(account, extra); // charged after the fact; may go over
-      await ledger.settle(reservation, { outputPixels: result.width * result.height, status: 200 });
-      settled = true;
-      // Free the slot before the client can see the 200: its next request (maybe on another
-      // process) must not meet a cap still counting this one. release() is idempotent.
-      slot.release();
-      respond(ctx, result, reservation.credits, rateState, wantsJson(ctx.header('accept')));
-    } finally {
-      if (!settled) await ledger.refund(reservation);
-    }
+    const rateState = terms.rateAfter(result);
+    await charge.settle(result.width * result.height);
+    settled = true;
+    terms.beforeRespond?.();
+    Object.assign(ctx.notes, { width: result.width, height: result.height, timings: result.timings, creditsCharged: charge.credits });
+    respond(ctx, result, charge.credits, rateState, wantsJson(ctx.header('accept')));
   } finally {
-    slot.release();
+    if (!settled) await charge.refund();
   }
 }
 

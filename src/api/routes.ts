@@ -11,7 +11,9 @@ import { backlogSeconds, type RemovalPool } from '../pool/pool-api.js';
 import { handleAccount } from './account.js';
 import { handleHealth, handleReady } from './health.js';
 import { handleImprove } from './improve.js';
+import { metricsHandler, type MetricsSource } from './metrics-endpoint.js';
 import { handleRemoveBg } from './removebg.js';
+import { SANDBOX_PATH, sandboxHandler } from './sandbox.js';
 import { webRoutes } from '../web/routes.js';
 
 export interface ApiLogger {
@@ -26,6 +28,8 @@ export interface ApiDeps {
   log: ApiLogger;
   /** Overrides for image_url fetching (tests: `allowLoopback`, `ca`). */
   fetchOptions?: Partial<FetchImageOptions>;
+  /** What GET /metrics serves; no such route without it. */
+  metrics?: MetricsSource;
 }
 
 export interface Api {
@@ -44,14 +48,17 @@ export function createApi(deps: ApiDeps, accepting: () => boolean): Api {
     ...deps.fetchOptions,
   };
   const imageDeps = { maxImageBytes: config.maxImageBytes, fetchOptions };
+  const removeDeps = { ...imageDeps, ledger, pool, log };
   const routes: Routes = {
-    '/v1.0/removebg': { POST: (ctx) => handleRemoveBg(ctx, { ...imageDeps, ledger, pool, log }) },
+    '/v1.0/removebg': { POST: (ctx) => handleRemoveBg(ctx, removeDeps) },
+    ...(config.sandbox && { [SANDBOX_PATH]: { POST: sandboxHandler(removeDeps, { ratePerMinute: config.sandboxRatePerMinute }) } }),
     '/v1.0/account': { GET: (ctx) => handleAccount(ctx, ledger) },
     '/v1.0/improve': {
       POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve'), improveQuotaBytes: config.improveQuotaBytes }),
     },
     '/healthz': { GET: (ctx) => handleHealth(ctx, pool) },
     '/readyz': { GET: (ctx) => handleReady(ctx, pool, ledger, accepting()) },
+    ...(deps.metrics && { '/metrics': { GET: metricsHandler(deps.metrics, { token: config.metricsToken, host: config.host }) } }),
     // The demo page, the API docs and /openapi.json (read from disk on request, nothing loaded at start).
     ...webRoutes(),
   };

@@ -4,8 +4,9 @@
 // --drain-timeout, then their connections are closed), close pool, close ledger. A second signal
 // exits at once (the next start refunds what was held).
 
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { ensureDemoKey, openLedger, reconcileDeadOwners, type ReconcileReport } from '../ledger/lmdb-ledger.js';
@@ -17,6 +18,11 @@ import { assertNativeUws, FallbackUwsError } from '../http/native-check.js';
 import { checkTlsFiles, TlsFileError } from '../http/tls.js';
 import { RECONCILE_MESSAGE, runSupervisor } from './supervisor.js';
 import { collectGarbage } from '../process/collect-garbage.js';
+import { describeMetricsAccess } from '../api/metrics-endpoint.js';
+import { SANDBOX_PATH } from '../api/sandbox.js';
+import { PACKAGE_ROOT } from '../model/manifest.js';
+import { createMetrics, type Metrics } from '../observe/metrics.js';
+import { createRequestLog, type RequestLog } from '../observe/request-log.js';
 
 export const SERVE_USAGE = `Usage: cutout serve [options]
 
@@ -46,11 +52,22 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --body-memory-bytes N  request-body bytes held in memory at once before 503 (CUTOUT_BODY_MEMORY_BYTES, default 256 MB)
   --improve-quota-bytes N  /v1.0/improve storage per account (CUTOUT_IMPROVE_QUOTA_BYTES, default 100 MB)
   --durability D       periodic | fsync: ledger commits flushed every second, or each one (CUTOUT_DURABILITY, default periodic)
+  --sandbox on|off     POST /sandbox/v1.0/removebg: the API without a key, at preview size, free (CUTOUT_SANDBOX, default on)
+  --sandbox-rate-per-minute N  sandbox requests per client address (IPv6: per /64) a minute before 429
+                       (CUTOUT_SANDBOX_RATE_PER_MINUTE, default 10)
+  --sandbox-share N    pool places (running + waiting) sandbox removals may hold per process; they wait
+                       behind every keyed request (CUTOUT_SANDBOX_SHARE, default 2)
+  --trust-proxy        the client address is the last X-Forwarded-For entry (behind a reverse proxy;
+                       CUTOUT_TRUST_PROXY)
+  --metrics-token T    GET /metrics asks for Authorization: Bearer T (16+ characters; CUTOUT_METRICS_TOKEN,
+                       better than the flag: ps shows flags). Without one, /metrics is served only on a
+                       loopback --host
   --no-demo-key        do not create a demo key on first start
 `;
 
 export interface RunningService {
   server: CutoutServer;
+  metrics: Metrics;
   pool: RemovalPool;
   ledger: Ledger;
   demoKey: string | null;
@@ -60,8 +77,29 @@ export interface RunningService {
   shutdown(): Promise<void>;
 }
 
-/** Open everything and listen. Exposed for tests; the CLI wraps it with signal handling. */
-export async function startService(config: Config, log: Logger = consoleLogger): Promise<RunningService> {
+/** The version in package.json, for the build-info metric. */
+function packageVersion(): string {
+  try {
+    return String((JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown }).version ?? 'unknown');
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** `sandbox: POST /sandbox/v1.0/removebg on: …` or `sandbox: off …`, for the start-up output. */
+export function describeSandbox(config: Config): string {
+  if (!config.sandbox) return `sandbox: off (${SANDBOX_PATH} answers 404; --sandbox on to serve it)`;
+  return (
+    `sandbox: POST ${SANDBOX_PATH} on: no key, preview size, 0 credits; ${config.sandboxRatePerMinute} requests/min per client address` +
+    `${config.trustProxy ? ' (from X-Forwarded-For)' : ''}, at most ${config.sandboxShare} pool place${config.sandboxShare === 1 ? '' : 's'} (running + waiting), behind keyed requests`
+  );
+}
+
+/**
+ * Open everything and listen. Exposed for tests; the CLI wraps it with signal handling. `requestLog`
+ * gets one line per request (the CLI's writes to stdout; none when absent).
+ */
+export async function startService(config: Config, log: Logger = consoleLogger, requestLog?: RequestLog): Promise<RunningService> {
   assertNativeUws(); // before opening anything: never serve on uWS's slow JS fallback
   if (config.tlsCert && config.tlsKey) checkTlsFiles(config.tlsCert, config.tlsKey); // before the model loads
   const dataDir = resolve(config.dataDir);
@@ -93,9 +131,14 @@ export async function startService(config: Config, log: Logger = consoleLogger):
     if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
     if (config.maxBatch !== undefined) poolOptions.maxBatch = config.maxBatch;
     if (config.batchWaitMs !== undefined) poolOptions.batchWaitMs = config.batchWaitMs;
+    poolOptions.lowPriorityPlaces = config.sandboxShare;
+    const metrics = createMetrics(packageVersion());
+    poolOptions.onBatch = (size) => metrics.observeBatch(size);
     pool = await createRemovalPool(poolOptions);
+    metrics.attachPool(pool);
 
-    const server = createServer({ config, pool, ledger, log });
+    const observers = requestLog ? [metrics, requestLog] : [metrics];
+    const server = createServer({ config, pool, ledger, log, metrics, observers });
     await server.listen();
     // Start-up garbage (module sources, config parsing, the ledger's first reads) goes now rather
     // than at the first busy moment; the workers did the same after loading the model.
@@ -104,6 +147,7 @@ export async function startService(config: Config, log: Logger = consoleLogger):
     let stopping: Promise<void> | null = null;
     return {
       server,
+      metrics,
       pool: openPool,
       ledger,
       demoKey,
@@ -111,6 +155,7 @@ export async function startService(config: Config, log: Logger = consoleLogger):
       shutdown() {
         stopping ??= (async () => {
           await server.close();
+          requestLog?.flush();
           await openPool.close();
           await ledger.close();
         })();
@@ -156,7 +201,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
 
   let service: RunningService;
   try {
-    service = await startService(config);
+    service = await startService(config, consoleLogger, createRequestLog());
   } catch (err) {
     if (err instanceof FallbackUwsError) {
       process.stderr.write(`cutout serve: ${err.message}\n`);
@@ -170,6 +215,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   process.stdout.write(`${describePool(service.pool)}\n`);
   process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)})\n`);
   process.stdout.write(`${formatMemoryEstimate(estimateMemory(config.model, service.pool.stats().workers))}\n`);
+  process.stdout.write(`${describeSandbox(config)}\n`);
+  process.stdout.write(`${describeMetricsAccess({ token: config.metricsToken, host: config.host })}\n`);
 
   // A process of `--processes N` leaves the second signal to its supervisor: Ctrl-C and systemd
   // signal the whole process group, so it gets each signal twice (directly and forwarded).

@@ -12,9 +12,28 @@ import { abortError, declaredLengthError, parseContentLength, readBody, type Bod
 import type { RawFields } from './fields.js';
 import { parseForm } from './forms.js';
 import { bodiesBusy, deadlineExceeded, invalidBody, requestTimeout, STATUS_TEXT, type HttpError } from './http-error.js';
+import { clientAddress } from './client-address.js';
+import { requestIdFor } from './request-id.js';
 
 /** Where a request is, for the deadline's choice of error and its log line. */
 export type RequestPhase = 'headers' | 'body' | 'preparing' | 'queued' | 'running' | 'responding';
+
+/**
+ * What a handler tells the request's log line and metrics about its work. http/ only carries it
+ * (server.ts hands it to the observers once the request is done).
+ */
+export interface RequestNotes {
+  /** The account whose key was used (never the key). */
+  accountId?: string;
+  /** The result image's size. */
+  width?: number;
+  height?: number;
+  /** The worker's stage timings in ms (what Server-Timing carries). */
+  timings?: Readonly<Record<string, number>>;
+  creditsCharged?: number;
+  /** Why a 402/429/503 was given, where the error code alone does not say (e.g. 'sandbox_share'). */
+  rejection?: string;
+}
 
 /** A route's handler: answers one request through its context. */
 export type Handler = (ctx: RequestContext) => void | Promise<void>;
@@ -35,6 +54,8 @@ export interface ContextOptions {
   retryAfterSeconds?: () => number;
   /** The process's cap on body bytes in memory; checked by readBody before the first byte. */
   bodyBudget?: BodyBudget;
+  /** The client address is the last X-Forwarded-For entry (`--trust-proxy`). */
+  trustProxy?: boolean;
 }
 
 /** How long after the deadline a handler may take to unwind before the answer is sent without it. */
@@ -74,7 +95,7 @@ const refusedThisTurn = new Set<string>();
 export const COMMON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers':
-    'X-Width, X-Height, X-Credits-Charged, X-Processing-Time-Ms, X-Dropin-Provider, X-Foreground-Top, X-Foreground-Left, X-Foreground-Width, X-Foreground-Height, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Max-Width, X-Max-Height, Retry-After, Server-Timing',
+    'X-Width, X-Height, X-Credits-Charged, X-Processing-Time-Ms, X-Dropin-Provider, X-Foreground-Top, X-Foreground-Left, X-Foreground-Width, X-Foreground-Height, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Max-Width, X-Max-Height, Retry-After, Server-Timing, X-Request-Id',
 });
 
 export class RequestContext {
@@ -89,6 +110,18 @@ export class RequestContext {
   /** Sequence number within this process, for log lines. */
   readonly id = nextRequestId++;
   readonly remoteAddress: string;
+  /** The client's address: the socket's, or the proxy's X-Forwarded-For entry (`--trust-proxy`). */
+  readonly clientAddress: string;
+  /** The client's sane X-Request-Id, or a fresh UUID; sent back on every response. */
+  readonly requestId: string;
+  /** Body bytes read (0 until readFields). */
+  bytesIn = 0;
+  /** Response body bytes written. */
+  bytesOut = 0;
+  /** The error code sent, when the answer was an error. */
+  errorCode: string | undefined;
+  /** What the handler did, for the log line and metrics. */
+  readonly notes: RequestNotes = {};
   private readonly controller = new AbortController();
   private responded = false;
   private clientGone = false;
@@ -125,6 +158,8 @@ export class RequestContext {
       list.push([key, value]);
     });
     this.headers = headers;
+    this.requestId = requestIdFor(headers['x-request-id']);
+    this.clientAddress = clientAddress(this.remoteAddress, headers['x-forwarded-for'], opts.trustProxy === true);
     this.declaredLength = parseContentLength(headers['content-length']);
     if (this.refuseFraming(framingProblem(list))) return;
     if (opts.timeoutMs !== undefined) {
@@ -228,7 +263,9 @@ export class RequestContext {
     }
     this.phase = 'body';
     try {
-      return await readBody(this.res, { declaredLength: this.declaredLength, limit, signal: this.signal });
+      const body = await readBody(this.res, { declaredLength: this.declaredLength, limit, signal: this.signal });
+      this.bytesIn = body.length;
+      return body;
     } finally {
       if (this.phase === 'body') this.phase = 'preparing';
     }
@@ -236,7 +273,8 @@ export class RequestContext {
 
   /** Write one complete response (corked). Returns false when the client is gone or it was sent already. */
   send(status: number, headers: Record<string, string>, body: string | Uint8Array, closeConnection = false): boolean {
-    return this.write(status, headers, () => this.res.end(body, closeConnection));
+    const bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    return this.write(status, headers, bytes, () => this.res.end(body, closeConnection));
   }
 
   /**
@@ -244,19 +282,21 @@ export class RequestContext {
    * the 200 would have had, and uWS's end('') writes `Content-Length: 0`).
    */
   sendWithoutBody(status: number, headers: Record<string, string>): boolean {
-    return this.write(status, headers, () => this.res.endWithoutBody());
+    return this.write(status, headers, 0, () => this.res.endWithoutBody());
   }
 
-  private write(status: number, headers: Record<string, string>, end: () => void): boolean {
+  private write(status: number, headers: Record<string, string>, bodyBytes: number, end: () => void): boolean {
     if (this.done) return false;
     this.responded = true;
     this.clearDeadline();
     this.releaseBody?.();
     this.phase = 'responding';
     this.status = status;
+    this.bytesOut = bodyBytes;
     this.res.cork(() => {
       this.res.writeStatus(STATUS_TEXT[status] ?? String(status));
       for (const [k, v] of Object.entries(COMMON_HEADERS)) this.res.writeHeader(k, v);
+      this.res.writeHeader('X-Request-Id', this.requestId);
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
       end();
     });
@@ -272,6 +312,7 @@ export class RequestContext {
    * rest of a framed body itself, and closing with unread input risks a TCP reset that eats the answer.
    */
   sendError(err: HttpError, extraHeaders: Record<string, string> = {}, closeConnection = false): boolean {
+    if (!this.done) this.errorCode = err.code;
     return this.send(
       err.status,
       { 'Content-Type': 'application/json; charset=utf-8', ...extraHeaders, ...err.headers },

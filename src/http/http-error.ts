@@ -34,6 +34,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = Object.freeze({
   204: '204 No Content',
   304: '304 Not Modified',
   400: '400 Bad Request',
+  401: '401 Unauthorized',
   402: '402 Payment Required',
   403: '403 Forbidden',
   404: '404 Not Found',

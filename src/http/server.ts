@@ -2,10 +2,11 @@
 // the api's route table, and a listen/close lifecycle that drains in-flight requests. Its one import
 // from api/ is that table (api/routes.ts), which gets the injected dependencies (pool, ledger).
 
+import { randomUUID } from 'node:crypto';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import { createApi, type ApiDeps } from '../api/routes.js';
 import { BodyBudget } from './body.js';
-import { RequestContext, type ContextOptions } from './context.js';
+import { RequestContext, type ContextOptions, type RequestNotes } from './context.js';
 import { HttpError, internalError, methodNotAllowed, notFound, shuttingDown } from './http-error.js';
 import { assertNativeUws } from './native-check.js';
 import { sslAppOptions } from './tls.js';
@@ -20,21 +21,41 @@ export const consoleLogger: Logger = {
   error: (msg, err) => console.error(msg, err instanceof Error ? err.stack : err ?? ''),
 };
 
-/** What the api needs (config, pool, ledger, fetch options), a logger, and observation hooks. */
+/** What the api needs (config, pool, ledger, fetch options, metrics), a logger, and observation hooks. */
 export interface ServerDeps extends Omit<ApiDeps, 'log'> {
   log?: Logger;
-  /** Observation points (tests, metrics): never affect the response. */
+  /** Observation points (tests): never affect the response. */
   hooks?: ServerHooks;
+  /** Told of every finished request (observe/: metrics, the request log); never affect the response. */
+  observers?: readonly RequestObserver[];
 }
 
 export interface RequestInfo {
   method: string;
   path: string;
+  /** The route table's path the request matched; null for an unknown path. */
+  route: string | null;
   /** Status sent; 0 when the client went away first. */
   status: number;
   aborted: boolean;
   /** The request's deadline passed before it was answered otherwise. */
   timedOut: boolean;
+  /** Sent back as X-Request-Id. */
+  requestId: string;
+  clientAddress: string;
+  /** From the first byte to now (the request's end, or its abort). */
+  durationMs: number;
+  bytesIn: number;
+  bytesOut: number;
+  /** The error code sent, when the answer was an error. */
+  errorCode: string | undefined;
+  /** What the handler did (account, output size, stage timings, credits). */
+  notes: Readonly<RequestNotes>;
+}
+
+/** Records each request once it is completely done (credits settled, slot released). */
+export interface RequestObserver {
+  onRequestEnd(info: RequestInfo): void;
 }
 
 export interface ServerHooks {
@@ -98,19 +119,23 @@ export function createServer(deps: ServerDeps): CutoutServer {
     }
   };
 
+  /** The route each request matched (read by the observers when it ends). */
+  const matched = new WeakMap<RequestContext, string>();
+
   async function dispatch(ctx: RequestContext): Promise<void> {
     if (ctx.done) return; // refused at its headers (context.ts: framingProblem)
     try {
       const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
       const route = routes[path];
       if (!route) throw notFound(path);
+      matched.set(ctx, path);
       if (ctx.method === 'OPTIONS') {
         ctx.send(204, { ...CORS_PREFLIGHT_HEADERS, Allow: [...Object.keys(route), 'OPTIONS'].join(', ') }, '');
         return;
       }
       const handler = route[ctx.method];
       if (!handler) throw methodNotAllowed(ctx.method, path, [...Object.keys(route), 'OPTIONS']);
-      if (closing && path.startsWith('/v1.0/')) throw shuttingDown();
+      if (closing && (path.startsWith('/v1.0/') || path.startsWith('/sandbox/'))) throw shuttingDown();
       await handler(ctx);
       if (!ctx.done) throw new Error(`handler for ${ctx.method} ${path} returned without responding`);
     } catch (err) {
@@ -133,13 +158,33 @@ export function createServer(deps: ServerDeps): CutoutServer {
   const app: TemplatedApp = config.tlsCert && config.tlsKey ? uWS.SSLApp(sslAppOptions(config.tlsCert, config.tlsKey)) : uWS.App();
 
   const hooks = deps.hooks ?? {};
+  const observers = deps.observers ?? [];
   const info = (ctx: RequestContext): RequestInfo => ({
     method: ctx.method,
     path: ctx.path,
+    route: matched.get(ctx) ?? null,
     status: ctx.status,
     aborted: ctx.aborted,
     timedOut: ctx.expiredWith !== undefined,
+    requestId: ctx.requestId,
+    clientAddress: ctx.clientAddress,
+    durationMs: performance.now() - ctx.startedAt,
+    bytesIn: ctx.bytesIn,
+    bytesOut: ctx.bytesOut,
+    errorCode: ctx.errorCode,
+    notes: ctx.notes,
   });
+  const observe = (ctx: RequestContext) => {
+    if (observers.length === 0) return;
+    const done = info(ctx);
+    for (const o of observers) {
+      try {
+        o.onRequestEnd(done);
+      } catch (err) {
+        log.error('request observer failed', err);
+      }
+    }
+  };
   const callHook = (fn: ((i: RequestInfo) => void) | undefined, ctx: RequestContext) => {
     try {
       fn?.(info(ctx));
@@ -159,6 +204,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
       ),
     retryAfterSeconds: api.retryAfterSeconds,
     bodyBudget: new BodyBudget(config.bodyMemoryBytes),
+    trustProxy: config.trustProxy,
   };
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
@@ -168,7 +214,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
       ctx = new RequestContext(res, req, contextOptions);
     } catch (err) {
       log.error('failed to read request', err);
-      res.cork(() => res.writeStatus('500 Internal Server Error').end());
+      res.cork(() => res.writeStatus('500 Internal Server Error').writeHeader('X-Request-Id', randomUUID()).end());
       return;
     }
     inflight++;
@@ -176,6 +222,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
       .catch((err) => log.error('unhandled error in dispatch', err))
       .finally(() => {
         settle();
+        observe(ctx);
         callHook(hooks.onRequestEnd, ctx);
       });
   });

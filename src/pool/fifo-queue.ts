@@ -1,4 +1,6 @@
 // The one queue in front of the workers: strict FIFO, bounded, abort-aware, and optionally batching.
+// Three classes, each strictly FIFO: urgent (work already admitted) ahead of normal ahead of low
+// (the sandbox's), and low tasks hold at most `maxLow` places, running or waiting.
 // Piscina's own queue is not a FIFO under load (a task with an AbortSignal waits in a skip queue
 // and the second-oldest one is pushed back to the tail on every completion: piscina#1031), so tasks
 // wait here and are handed over only when a worker slot is free, without a signal. Piscina then
@@ -17,6 +19,12 @@ export interface FifoQueueOptions {
   maxBatch?: number;
   /** How long the oldest waiting task may wait for a fuller batch while a slot is free (default 0). */
   maxWaitMs?: number;
+  /**
+   * Low-priority tasks running or waiting at once before run() rejects one with code 'share_full'
+   * (default: no cap). They are not counted against `maxQueue`, and every normal task goes ahead of
+   * them, so low work delays normal work by at most the low tasks already running.
+   */
+  maxLow?: number;
 }
 
 export interface FifoQueueStats {
@@ -50,8 +58,10 @@ export interface RunEvents {
  * 'urgent': the second half of work already admitted (the staged path's finish stage): it waits
  * ahead of every normal task (in arrival order among urgent ones) and is never refused for a full
  * queue, so requests in progress finish before new ones start and their memory goes back first.
+ * 'low': work that must never delay the rest (the sandbox): it waits behind every normal task and
+ * is capped by `maxLow` instead of `maxQueue`.
  */
-export type Priority = 'normal' | 'urgent';
+export type Priority = 'normal' | 'urgent' | 'low';
 
 interface Entry<T, R> {
   task: T;
@@ -66,6 +76,7 @@ interface Entry<T, R> {
   /** Run alone: its batch failed as a whole. */
   solo: boolean;
   urgent: boolean;
+  low: boolean;
 }
 
 export function codedError(code: string, message: string): Error & { code: string } {
@@ -76,6 +87,9 @@ export class FifoQueue<T, R> {
   private waiting: Array<Entry<T, R>> = [];
   private runningTasks = 0;
   private runningBatches = 0;
+  /** Low-priority tasks waiting / running (kept as counts: the bound is checked on every run). */
+  private lowWaiting = 0;
+  private lowRunning = 0;
   private closed = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private idleWaiters: Array<() => void> = [];
@@ -83,6 +97,7 @@ export class FifoQueue<T, R> {
   private readonly exec: BatchExecutor<T, R>;
   private readonly maxBatch: number;
   private readonly maxWaitMs: number;
+  private readonly maxLow: number;
 
   /** A FIFO of single tasks. */
   constructor(exec: Executor<T, R>, opts: FifoQueueOptions & { maxBatch?: 1 });
@@ -97,6 +112,8 @@ export class FifoQueue<T, R> {
     if (!(opts.maxQueue >= 0)) throw new RangeError(`Expected maxQueue >= 0 but received ${opts.maxQueue}`);
     this.maxBatch = opts.maxBatch ?? 1;
     this.maxWaitMs = opts.maxWaitMs ?? 0;
+    this.maxLow = opts.maxLow ?? Number.POSITIVE_INFINITY;
+    if (!(this.maxLow >= 0)) throw new RangeError(`Expected maxLow >= 0 but received ${opts.maxLow}`);
     if (!(Number.isInteger(this.maxBatch) && this.maxBatch >= 1)) throw new RangeError(`Expected an integer maxBatch >= 1 but received ${opts.maxBatch}`);
     if (!(this.maxWaitMs >= 0 && Number.isFinite(this.maxWaitMs))) throw new RangeError(`Expected maxWaitMs >= 0 but received ${opts.maxWaitMs}`);
     if (batched) {
@@ -112,15 +129,19 @@ export class FifoQueue<T, R> {
   }
 
   /**
-   * Run `task` once a slot is free, in arrival order. Rejects with `.code`:
-   * 'queue_full' (no room), 'aborted' (the signal fired: a waiting task is dropped and never runs;
+   * Run `task` once a slot is free, in arrival order within its priority. Rejects with `.code`:
+   * 'queue_full' (no room), 'share_full' (a low task beyond `maxLow`), 'aborted' (the signal fired: a waiting task is dropped and never runs;
    * a running one finishes in the background and its result is thrown away), 'pool_closed'.
    */
   run(task: T, signal?: AbortSignal, events?: RunEvents, priority: Priority = 'normal'): Promise<R> {
     if (this.closed) return Promise.reject(codedError('pool_closed', 'The worker pool is closed'));
     if (signal?.aborted) return Promise.reject(codedError('aborted', 'The request was aborted before it started'));
     const urgent = priority === 'urgent';
-    if (!urgent && this.waiting.length >= this.opts.maxQueue && !this.startsNow()) {
+    const low = priority === 'low';
+    if (low && this.lowWaiting + this.lowRunning >= this.maxLow) {
+      return Promise.reject(codedError('share_full', 'Low-priority work holds its whole share of the queue'));
+    }
+    if (priority === 'normal' && this.waiting.length - this.lowWaiting >= this.opts.maxQueue && !this.startsNow()) {
       return Promise.reject(codedError('queue_full', 'The work queue is full'));
     }
     return new Promise<R>((resolve, reject) => {
@@ -134,10 +155,12 @@ export class FifoQueue<T, R> {
         gone: false,
         solo: false,
         urgent,
+        low,
         onAbort: () => {
           const i = this.waiting.indexOf(entry);
           if (i >= 0) {
-            this.waiting.splice(i, 1); // bounded by maxQueue: cheap
+            this.waiting.splice(i, 1); // bounded by maxQueue (+ maxLow): cheap
+            if (entry.low) this.lowWaiting--;
             this.counters.dropped++;
             reject(codedError('aborted', 'The request was aborted while queued'));
             if (this.waiting.length === 0) this.clearTimer();
@@ -153,8 +176,14 @@ export class FifoQueue<T, R> {
         let i = 0;
         while (i < this.waiting.length && this.waiting[i]!.urgent) i++;
         this.waiting.splice(i, 0, entry);
-      } else {
+      } else if (low) {
+        this.lowWaiting++;
         this.waiting.push(entry);
+      } else {
+        // Ahead of the waiting low tasks, which sit at the tail (at most maxLow of them to step over).
+        let i = this.waiting.length;
+        while (i > 0 && this.waiting[i - 1]!.low) i--;
+        this.waiting.splice(i, 0, entry);
       }
       this.pump();
     });
@@ -175,6 +204,7 @@ export class FifoQueue<T, R> {
     this.clearTimer();
     const waiting = this.waiting;
     this.waiting = [];
+    this.lowWaiting = 0;
     for (const e of waiting) {
       e.signal?.removeEventListener('abort', e.onAbort);
       e.reject(codedError('pool_closed', 'The worker pool closed before the task started'));
@@ -212,6 +242,10 @@ export class FifoQueue<T, R> {
     this.counters.started += batch.length;
     for (let i = 0; i < batch.length; i++) {
       const e = batch[i]!;
+      if (e.low) {
+        this.lowWaiting--;
+        this.lowRunning++;
+      }
       if (waits[i]! > this.counters.longestWaitMs) this.counters.longestWaitMs = waits[i]!;
       try {
         e.events?.onStart?.(waits[i]!);
@@ -242,7 +276,10 @@ export class FifoQueue<T, R> {
         }
         // The batch failed as a whole: run each live task again alone, ahead of newer arrivals.
         const retry = batch.filter((e) => !e.gone);
-        for (const e of retry) e.solo = true;
+        for (const e of retry) {
+          e.solo = true;
+          if (e.low) this.lowWaiting++;
+        }
         this.waiting.unshift(...retry);
       },
     ).finally(() => {
@@ -254,6 +291,7 @@ export class FifoQueue<T, R> {
   private endBatch(batch: Array<Entry<T, R>>): void {
     this.runningBatches--;
     this.runningTasks -= batch.length;
+    for (const e of batch) if (e.low) this.lowRunning--;
   }
 
   private settle(e: Entry<T, R>, r: PromiseSettledResult<R>): void {

@@ -5,6 +5,9 @@ import type { RemoveResult, RemoveTask } from './task.js';
 
 export type { RunEvents } from './fifo-queue.js';
 
+/** 'low': the sandbox's work: it waits behind every normal task and holds at most `lowPriorityPlaces`. */
+export type RunPriority = 'normal' | 'low';
+
 export interface PoolOptions {
   /** Worker threads (each runs one removal at a time). Default: 1 per 2 cores, at least 1. */
   workers?: number;
@@ -28,6 +31,10 @@ export interface PoolOptions {
   warmUp?: boolean;
   /** What the machine has for CUDA (default: probed from the file system; tests pass a made-up machine). */
   probe?: CudaProbe;
+  /** Low-priority removals in the pool at once, running or waiting, before 'share_full' (default: no cap). */
+  lowPriorityPlaces?: number;
+  /** Batch models: called with the size of every inference batch (metrics). */
+  onBatch?: (size: number) => void;
 }
 
 export interface PoolStats extends FifoQueueStats {
@@ -54,8 +61,10 @@ export interface RemovalPool {
    * 'queue_full' when the queue is at its limit, 'aborted' as soon as `signal` fires (a waiting
    * task is dropped; a running one finishes on its worker and its result is thrown away),
    * 'pool_closed', or 'worker_failed'. A success's `timings.queue` is its wait in ms.
+   * A 'low' task waits behind every normal one and rejects with 'share_full' when low tasks already
+   * hold `lowPriorityPlaces` places (running or waiting); it does not count against `maxQueue`.
    */
-  run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents): Promise<RemoveResult>;
+  run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents, priority?: RunPriority): Promise<RemoveResult>;
   stats(): PoolStats;
   /** True once every worker has loaded the model. */
   readonly ready: boolean;

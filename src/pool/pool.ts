@@ -79,6 +79,8 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
       maxBatch,
       maxWaitMs,
       maxQueue,
+      ...(opts.lowPriorityPlaces !== undefined && { lowPriorityPlaces: opts.lowPriorityPlaces }),
+      ...(opts.onBatch && { onBatch: opts.onBatch }),
     });
   }
 
@@ -92,5 +94,6 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
     worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads },
     workers,
     maxQueue,
+    ...(opts.lowPriorityPlaces !== undefined && { lowPriorityPlaces: opts.lowPriorityPlaces }),
   });
 }

@@ -16,7 +16,7 @@ import { ownsBuffer } from '../image/owned-bytes.js';
 import { DecodeMemory } from './decode-memory.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
-import type { PoolInfo, PoolStats, RemovalPool } from './pool-api.js';
+import type { PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
 import type { FinishTask, PrepareResult, RemoveResult, RemoveTask } from './task.js';
 import type { WorkerConfig } from '../worker/worker.js';
 import type { InferBatchResult, InferWorkerConfig } from '../worker/infer-worker.js';
@@ -31,6 +31,10 @@ export interface StagedPoolConfig {
   maxBatch: number;
   maxWaitMs: number;
   maxQueue: number;
+  /** Low-priority requests in the pipeline at once (default: no cap). */
+  lowPriorityPlaces?: number;
+  /** Called with the size of every inference batch (metrics). */
+  onBatch?: (size: number) => void;
 }
 
 interface CpuJob {
@@ -80,6 +84,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   );
   const gpu = new FifoQueue<Uint8Array, Mask>(
     async (images) => {
+      cfg.onBatch?.(images.length);
       let out: InferBatchResult;
       try {
         out = (await inferPiscina.run({ images }, { transferList: images.map((i) => i.buffer as ArrayBuffer) })) as InferBatchResult;
@@ -93,19 +98,23 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   );
 
   const capacity = cfg.cpuWorkers + cfg.inferWorkers * cfg.maxBatch;
+  const lowPlaces = cfg.lowPriorityPlaces ?? Number.POSITIVE_INFINITY;
+  /** Low-priority requests in the pipeline: capped by lowPlaces, not counted against capacity + maxQueue. */
+  let lowInFlight = 0;
   let closed = false;
   // Requests in the pipeline; `stop` withdraws one that has not started yet (close()).
   const inFlight = new Map<Promise<unknown>, { started: boolean; stop: AbortController }>();
 
-  async function run(task: RemoveTask, signal: AbortSignal, events: RunEvents | undefined, state: { started: boolean }): Promise<RemoveResult> {
+  async function run(task: RemoveTask, signal: AbortSignal, events: RunEvents | undefined, state: { started: boolean }, priority: RunPriority): Promise<RemoveResult> {
     let waited = 0;
+    // Only the entry is ordered by priority: once prepared, a request's later stages go in turn.
     const prepared = (await cpu.run({ name: 'prepare', task, transfer: transferable(task.input) }, signal, {
       onStart(waitMs) {
         state.started = true;
         waited += waitMs;
         events?.onStart?.(waitMs);
       },
-    })) as PrepareResult;
+    }, priority)) as PrepareResult;
     if (!prepared.ok) return prepared;
     const queued = performance.now();
     const inferred = await gpu.run(prepared.modelInput, signal);
@@ -138,14 +147,17 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
         dropped: c.dropped + g.dropped,
       };
     },
-    async run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents): Promise<RemoveResult> {
+    async run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents, priority: RunPriority = 'normal'): Promise<RemoveResult> {
       if (closed) throw codedError('pool_closed', 'The worker pool is closed');
       if (signal?.aborted) throw codedError('aborted', 'The request was aborted before it started');
-      if (inFlight.size >= capacity + cfg.maxQueue) throw codedError('queue_full', 'The work queue is full');
+      const low = priority === 'low';
+      if (low && lowInFlight >= lowPlaces) throw codedError('share_full', 'Low-priority work holds its whole share of the pool');
+      if (!low && inFlight.size - lowInFlight >= capacity + cfg.maxQueue) throw codedError('queue_full', 'The work queue is full');
       const state = { started: false, stop: new AbortController() };
       const combined = signal ? AbortSignal.any([signal, state.stop.signal]) : state.stop.signal;
-      const work = run(task, combined, events, state);
+      const work = run(task, combined, events, state, priority);
       inFlight.set(work, state);
+      if (low) lowInFlight++;
       try {
         return await work;
       } catch (err) {
@@ -154,6 +166,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
         throw err;
       } finally {
         inFlight.delete(work);
+        if (low) lowInFlight--;
       }
     },
     /** Stop taking work; requests not started yet are refused ('pool_closed'), started ones finish every stage. */

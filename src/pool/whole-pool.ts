@@ -4,7 +4,7 @@ import { ownsBuffer } from '../image/owned-bytes.js';
 import { DecodeMemory } from './decode-memory.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
-import type { PoolInfo, PoolStats, RemovalPool } from './pool-api.js';
+import type { PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
 import type { RemoveResult, RemoveTask } from './task.js';
 import type { WorkerConfig } from '../worker/worker.js';
 
@@ -16,6 +16,8 @@ export interface WholePoolConfig {
   worker: WorkerConfig;
   workers: number;
   maxQueue: number;
+  /** Low-priority tasks running or waiting at once (default: no cap). */
+  lowPriorityPlaces?: number;
 }
 
 export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool> {
@@ -50,7 +52,7 @@ export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool
     }
     if (result.ok) result.timings.queue = Math.round(waitMs * 10) / 10;
     return result;
-  }, { concurrency: workers, maxQueue: cfg.maxQueue });
+  }, { concurrency: workers, maxQueue: cfg.maxQueue, ...(cfg.lowPriorityPlaces !== undefined && { maxLow: cfg.lowPriorityPlaces }) });
 
   return {
     info: cfg.info,
@@ -60,8 +62,8 @@ export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool
     stats(): PoolStats {
       return { workers, ...queue.stats() };
     },
-    run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents): Promise<RemoveResult> {
-      return queue.run(task, signal, events);
+    run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents, priority: RunPriority = 'normal'): Promise<RemoveResult> {
+      return queue.run(task, signal, events, priority);
     },
     async close(): Promise<void> {
       if (closed) return;

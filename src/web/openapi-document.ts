@@ -122,10 +122,11 @@ const IMPROVE_400 = [
 
 // ---- responses ---------------------------------------------------------------------------------
 
-/** Headers every answer carries (http/context.ts COMMON_HEADERS). */
+/** Headers every answer carries (http/context.ts: COMMON_HEADERS and the request id). */
 const CORS_HEADERS: JsonObject = {
   'Access-Control-Allow-Origin': header('AccessControlAllowOrigin'),
   'Access-Control-Expose-Headers': header('AccessControlExposeHeaders'),
+  'X-Request-Id': header('XRequestId'),
 };
 
 /** The key's rate window; inline rather than $ref, because a Reference Object cannot change `required`. */
@@ -191,10 +192,13 @@ function removeBgResponses(sandbox: boolean): JsonObject {
     'X-Foreground-Height': header('XForegroundHeight'),
   };
   const binary = (type: string): JsonObject => ({ schema: { type: 'string', contentMediaType: type } });
+  if (sandbox) success['X-Credits-Charged'] = { required: true, description: 'Always 0: the sandbox charges nothing.', schema: { type: 'integer', const: 0 } };
   const responses: JsonObject = {
     '200': {
-      description: 'The result: the image bytes (`format`), or with `Accept: application/json` the JSON result.',
-      headers: { ...CORS_HEADERS, ...success, ...(sandbox ? {} : RATE_HEADERS) },
+      description: sandbox
+        ? 'The result at preview size (a larger `size` is capped to it), as the image bytes or, with `Accept: application/json`, the JSON result. The rate headers report the client\'s sandbox window.'
+        : 'The result: the image bytes (`format`), or with `Accept: application/json` the JSON result.',
+      headers: { ...CORS_HEADERS, ...success, ...RATE_HEADERS },
       content: {
         'image/png': binary('image/png'),
         'image/jpeg': binary('image/jpeg'),
@@ -208,9 +212,11 @@ function removeBgResponses(sandbox: boolean): JsonObject {
     ...BODY_ROUTE,
     '413': errorResponse('The request body is over `--max-body-bytes` (checked on Content-Length first), or the image over 22 MB.', ['file_too_large']),
     '429': errorResponse(
-      sandbox ? 'The sandbox window for this client address, or its share of capacity, is used up.' : 'The key is at its concurrency cap, or its minute has no rate unit left (then with the rate headers).',
+      sandbox
+        ? "This client address has used its sandbox requests for the minute (`--sandbox-rate-per-minute`), or the sandbox holds its whole share of the pool (`--sandbox-share`); the rate headers report the client's window."
+        : 'The key is at its concurrency cap, or its minute has no rate unit left (then with the rate headers).',
       ['rate_limit_exceeded'],
-      { ...retryAfter, ...rateHeaders(false) },
+      { ...retryAfter, ...rateHeaders(sandbox) },
     ),
     '503': V1_BUSY(['service_busy']),
   };
@@ -309,6 +315,30 @@ export function openApiDocument(): JsonObject {
       },
       options: preflight(),
     },
+    '/sandbox/v1.0/removebg': { post: removebgOperation(true), options: preflight() },
+    '/metrics': {
+      get: {
+        summary: 'Prometheus metrics',
+        description:
+          'The Prometheus text format (prom-client). With `--metrics-token` it needs `Authorization: Bearer <token>`; without one it is served only when the server binds to loopback, and refused (403 `metrics_disabled`) on any other bind.',
+        operationId: 'metrics',
+        tags: ['Operations'],
+        security: [{ MetricsToken: [] }, {}],
+        responses: {
+          '200': {
+            description: 'Counters, histograms and gauges: requests by route and status, latency per stage, queue depth, credits, sandbox calls, build info.',
+            headers: { ...CORS_HEADERS, 'Cache-Control': { required: true, schema: { const: 'no-store' } } },
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+          ...ANY_ROUTE,
+          '401': errorResponse('A token is configured and the request did not send it.', ['auth_failed'], {
+            'WWW-Authenticate': { required: true, schema: { type: 'string', pattern: '^Bearer ' } },
+          }),
+          '403': errorResponse('No token is configured and the server binds to a non-loopback address.', ['metrics_disabled']),
+        },
+      },
+      options: preflight(),
+    },
     '/healthz': {
       get: {
         summary: 'Liveness',
@@ -369,7 +399,7 @@ export function openApiDocument(): JsonObject {
       description: [
         'Point a remove.bg client at this server instead of `https://api.remove.bg` and it works unchanged.',
         '',
-        'Every answer carries `Access-Control-Allow-Origin: *`. Errors are JSON: `{"errors":[{"title","code","detail"}]}`.',
+        'Every answer carries `Access-Control-Allow-Origin: *` and an `X-Request-Id`. Errors are JSON: `{"errors":[{"title","code","detail"}]}`.',
         'A path not listed here answers 404 `not_found` (`x-unrouted.unknownPath`); a listed path asked with a method not listed answers 405 `method_not_allowed` with `Allow` (`x-unrouted.methodNotAllowed`).',
         'A trailing slash is ignored (`/docs/` is `/docs`).',
         '',
@@ -382,7 +412,7 @@ export function openApiDocument(): JsonObject {
     tags: [
       { name: 'Removal', description: 'Background removal (remove.bg API v1.0).' },
       { name: 'Account', description: 'Balances and the improvement program.' },
-      { name: 'Operations', description: 'Health and readiness for orchestrators.' },
+      { name: 'Operations', description: 'Health, readiness and metrics for operators.' },
       { name: 'Pages', description: 'The demo page, these docs, and this document.' },
       { name: 'CORS', description: 'Preflight answers.' },
     ],
@@ -392,6 +422,7 @@ export function openApiDocument(): JsonObject {
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'The API key (header name in any case).' },
         Bearer: { type: 'http', scheme: 'bearer', description: 'The same key as `Authorization: Bearer <key>`.' },
+        MetricsToken: { type: 'http', scheme: 'bearer', description: 'GET /metrics: the `--metrics-token` (`CUTOUT_METRICS_TOKEN`).' },
       },
       schemas: {
         ErrorEnvelope: {
@@ -497,6 +528,11 @@ export function openApiDocument(): JsonObject {
       },
       headers: {
         AccessControlAllowOrigin: { required: true, schema: { const: '*' } },
+        XRequestId: {
+          required: true,
+          description: "The request's own X-Request-Id when it is sane (1–128 of `A-Z a-z 0-9 . _ : ; = + / @ -`, starting with a letter or digit), else a fresh UUID; also in the request's log line.",
+          schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:;=+/@-]{0,127}$' },
+        },
         AccessControlExposeHeaders: { required: true, description: 'The X-* headers, Retry-After and Server-Timing, readable by scripts on other origins.', schema: { type: 'string' } },
         XWidth: { required: true, description: 'Result width in px.', schema: { type: 'integer', minimum: 1 } },
         XHeight: { required: true, description: 'Result height in px.', schema: { type: 'integer', minimum: 1 } },

@@ -5,7 +5,7 @@
 // aborts, deadlines and ordering behave as in production (`new FakePool({ workers: 1 })` to queue).
 
 import { FifoQueue } from '../../src/pool/fifo-queue.js';
-import type { PoolStats, RemovalPool, RunEvents } from '../../src/pool/pool-api.js';
+import type { PoolStats, RemovalPool, RunEvents, RunPriority } from '../../src/pool/pool-api.js';
 import type { ContentType } from '../../src/domain/removal.js';
 import type { RemoveResult, RemoveTask } from '../../src/pool/task.js';
 
@@ -43,9 +43,24 @@ export class FakePool implements RemovalPool {
   readonly workers: number;
   private readonly queue: FifoQueue<RemoveTask, RemoveResult>;
 
-  constructor(opts: { workers?: number; maxQueue?: number } = {}) {
+  /** Priorities of the run() calls, in call order. */
+  readonly priorities: RunPriority[] = [];
+  /** Resolvers waiting for the n-th run() call (see whenRuns). */
+  private runWaiters: Array<{ count: number; resolve: () => void }> = [];
+
+  constructor(opts: { workers?: number; maxQueue?: number; lowPriorityPlaces?: number } = {}) {
     this.workers = opts.workers ?? Number.POSITIVE_INFINITY;
-    this.queue = new FifoQueue((task) => this.execute(task), { concurrency: this.workers, maxQueue: opts.maxQueue ?? Number.POSITIVE_INFINITY });
+    this.queue = new FifoQueue((task) => this.execute(task), {
+      concurrency: this.workers,
+      maxQueue: opts.maxQueue ?? Number.POSITIVE_INFINITY,
+      ...(opts.lowPriorityPlaces !== undefined && { maxLow: opts.lowPriorityPlaces }),
+    });
+  }
+
+  /** Resolves once run() has been called `count` times in all (queued or refused by then). */
+  whenRuns(count: number): Promise<void> {
+    if (this.priorities.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.runWaiters.push({ count, resolve }));
   }
 
   /** Hold the next run() inside "inference" until released. */
@@ -58,7 +73,17 @@ export class FakePool implements RemovalPool {
     return { started, release };
   }
 
-  async run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents): Promise<RemoveResult> {
+  run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents, priority: RunPriority = 'normal'): Promise<RemoveResult> {
+    // enqueue() reaches the queue synchronously (before its first await): by the time whenRuns()
+    // resolves, the task waits in the queue or was refused.
+    const result = this.enqueue(task, signal, events, priority);
+    this.priorities.push(priority);
+    const n = this.priorities.length;
+    this.runWaiters = this.runWaiters.filter((w) => (w.count <= n ? (w.resolve(), false) : true));
+    return result;
+  }
+
+  private async enqueue(task: RemoveTask, signal: AbortSignal | undefined, events: RunEvents | undefined, priority: RunPriority): Promise<RemoveResult> {
     if (this.closed) throw Object.assign(new Error('closed'), { code: 'pool_closed' });
     if (signal?.aborted) throw Object.assign(new Error('aborted'), { code: 'aborted' });
     if (this.rejectNextWith) {
@@ -66,7 +91,7 @@ export class FakePool implements RemovalPool {
       this.rejectNextWith = null;
       throw Object.assign(new Error(code), { code });
     }
-    return this.queue.run(task, signal, events);
+    return this.queue.run(task, signal, events, priority);
   }
 
   private async execute(task: RemoveTask): Promise<RemoveResult> {

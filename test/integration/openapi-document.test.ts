@@ -57,7 +57,10 @@ t.test('every schema in it compiles under ajv strict mode (2020-12)', async (t) 
 
 t.test('the document lists exactly the routes the server has', async (t) => {
   const config = { ...loadConfig([], {}), demoKey: false, dataDir: t.testdir() };
-  const { routes } = createApi({ config, pool: new FakePool(), ledger: new FakeLedger(), log: { info() {}, error() {} } }, () => true);
+  // Every optional route on: the sandbox (on by default) and /metrics (when the server has a registry).
+  const metrics = { contentType: 'text/plain; version=0.0.4; charset=utf-8', render: async () => '' };
+  const { routes } = createApi({ config, pool: new FakePool(), ledger: new FakeLedger(), log: { info() {}, error() {} }, metrics }, () => true);
+  t.ok(routes['/sandbox/v1.0/removebg'] && routes['/metrics'], 'the sandbox and /metrics are routed');
   const doc = openApiDocument() as { paths: Record<string, Record<string, unknown>> };
   t.same(Object.keys(doc.paths).sort(), Object.keys(routes).sort(), 'the same paths');
   for (const [path, methods] of Object.entries(routes)) {
@@ -68,12 +71,18 @@ t.test('the document lists exactly the routes the server has', async (t) => {
 });
 
 t.test('responses the document does not describe are problems', async (t) => {
-  const ok: check.ObservedResponse = { method: 'GET', path: '/healthz', status: 200, headers: { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X-Width', 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from('{"status":"ok"}') };
+  const ok: check.ObservedResponse = {
+    method: 'GET',
+    path: '/healthz',
+    status: 200,
+    headers: { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X-Width', 'x-request-id': 'r-1', 'content-type': 'application/json; charset=utf-8' },
+    body: Buffer.from('{"status":"ok"}'),
+  };
   t.same(check.responseProblems(ok), [], 'a described answer passes');
   const cases: Array<[string, Partial<check.ObservedResponse>, RegExp]> = [
     ['an undescribed status', { status: 418 }, /status 418 is not among/],
     ['an undescribed header', { headers: { ...ok.headers, 'x-secret': '1' } }, /header x-secret is not described/],
-    ['a required header missing', { headers: { 'access-control-expose-headers': 'X', 'content-type': 'application/json' } }, /required header access-control-allow-origin is missing/],
+    ['a required header missing', { headers: { 'access-control-expose-headers': 'X', 'x-request-id': 'r-1', 'content-type': 'application/json' } }, /required header access-control-allow-origin is missing/],
     ['a header against its schema', { headers: { ...ok.headers, 'access-control-allow-origin': 'https://evil.example' } }, /header access-control-allow-origin/],
     ['a field the schema does not have', { body: Buffer.from('{"status":"ok","extra":1}') }, /must NOT have additional properties/],
     ['a wrong value', { body: Buffer.from('{"status":"fine"}') }, /body/],
@@ -90,7 +99,7 @@ t.test('responses the document does not describe are problems', async (t) => {
     method: 'POST',
     path: '/healthz',
     status: 405,
-    headers: { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X', 'content-type': 'application/json; charset=utf-8', allow: 'GET, POST, OPTIONS' },
+    headers: { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X', 'x-request-id': 'r-1', 'content-type': 'application/json; charset=utf-8', allow: 'GET, POST, OPTIONS' },
     body: Buffer.from('{"errors":[{"title":"Method not allowed","code":"method_not_allowed"}]}'),
   };
   t.match(check.responseProblems(wrongAllow).join('\n'), /Allow 'GET, POST, OPTIONS' but the document lists GET, OPTIONS/, 'a 405 must name the documented methods');

@@ -1,0 +1,112 @@
+// The service's Prometheus metrics (prom-client, one registry per server): requests by route and
+// status, whole-request and per-stage latency, the pool's queue and running work, inference batch
+// sizes, credits, sandbox calls, refusals, and a build-info gauge. Every update is O(1) at the end of
+// a request; the pool's gauges are read at scrape time. Names are a contract with the deployment
+// files: change none without them (docs/http.md, "Metrics").
+
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { MetricsSource } from '../api/metrics-endpoint.js';
+import { SANDBOX_PATH } from '../api/sandbox.js';
+import type { RequestInfo, RequestObserver } from '../http/server.js';
+import type { RemovalPool } from '../pool/pool-api.js';
+import { stageMs } from './stages.js';
+
+export interface Metrics extends MetricsSource, RequestObserver {
+  /** One inference batch of `size` photos ran (the staged GPU path's PoolOptions.onBatch). */
+  observeBatch(size: number): void;
+  /** The pool whose queue the gauges read, and whose model and device build info names. */
+  attachPool(pool: RemovalPool): void;
+}
+
+/** Statuses counted as refusals (cutout_rejections_total): out of credits, a limit, busy. */
+const REFUSALS = new Set([402, 429, 503]);
+
+export function createMetrics(version: string): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  let pool: RemovalPool | undefined;
+
+  const requests = new Counter({
+    name: 'cutout_http_requests_total',
+    help: 'HTTP requests by route (the route table path, "unmatched" for unknown paths) and status (0: the client left first).',
+    labelNames: ['route', 'status'] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'cutout_http_request_duration_seconds',
+    help: 'Whole request, from its first byte to its end, by route.',
+    labelNames: ['route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers,
+  });
+  const stages = new Histogram({
+    name: 'cutout_stage_duration_seconds',
+    help: 'Time of each stage of a successful removal: queue, decode, inference, composite, encode.',
+    labelNames: ['stage'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  new Gauge({
+    name: 'cutout_queue_depth',
+    help: 'Removals waiting for a worker.',
+    registers,
+    collect() {
+      this.set(pool?.stats().queued ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'cutout_in_flight',
+    help: 'Removals running on the workers.',
+    registers,
+    collect() {
+      this.set(pool?.stats().running ?? 0);
+    },
+  });
+  // Registered only where batching exists (attachPool): a CPU pool shows no empty histogram.
+  const batches = new Histogram({
+    name: 'cutout_batch_size',
+    help: 'Photos per inference batch (batch models, the GPU path).',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [],
+  });
+  const credits = new Counter({ name: 'cutout_credits_charged_total', help: 'Credits charged for successful removals.', registers });
+  const sandbox = new Counter({ name: 'cutout_sandbox_requests_total', help: 'Requests to POST /sandbox/v1.0/removebg, whatever their outcome.', registers });
+  const rejections = new Counter({
+    name: 'cutout_rejections_total',
+    help: 'Requests refused with 402, 429 or 503, by reason (the error code, or sandbox_rate / sandbox_share).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  const buildInfo = new Gauge({
+    name: 'cutout_build_info',
+    help: 'Always 1: the version, model and inference device this process serves with.',
+    labelNames: ['version', 'model', 'device'] as const,
+    registers,
+  });
+
+  return {
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    attachPool(p) {
+      pool = p;
+      buildInfo.reset();
+      buildInfo.set({ version, model: p.info?.model ?? 'unknown', device: p.info?.device.label ?? 'unknown' }, 1);
+      if (p.info?.batching && !registry.getSingleMetric('cutout_batch_size')) registry.registerMetric(batches);
+    },
+    observeBatch(size) {
+      batches.observe(size);
+    },
+    onRequestEnd(info: RequestInfo) {
+      const route = info.route ?? 'unmatched';
+      requests.inc({ route, status: String(info.status) });
+      duration.observe({ route }, info.durationMs / 1000);
+      if (route === SANDBOX_PATH) sandbox.inc();
+      if (REFUSALS.has(info.status)) rejections.inc({ reason: info.notes.rejection ?? info.errorCode ?? String(info.status) });
+      if (info.status !== 200) return;
+      const charged = info.notes.creditsCharged ?? 0;
+      if (charged > 0) credits.inc(charged);
+      const ms = stageMs(info.notes.timings);
+      for (const stage in ms) stages.observe({ stage }, ms[stage as keyof typeof ms]! / 1000);
+    },
+  };
+}
