@@ -2,7 +2,8 @@
 // real model: a photo from eval/dev picked through the file input, the cut-out's pixels read back from
 // the page's canvas (transparent where the ground truth is surely background, opaque where it is surely
 // the subject), the download (the PNG the server sent, at the photo's size; then with a colour painted
-// in), an API error shown from errors[], the size and timing headers, phone width, keyboard and labels.
+// in), the sandbox without a key (preview size, nothing charged), an API error shown from errors[],
+// the size and timing headers, phone width, keyboard and labels.
 // Screenshots: test/.artifacts/demo-*.png (git-ignored). A browser that cannot start fails the test.
 
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -180,6 +181,41 @@ t.test('a photo with a key: the cut-out, its pixels, headers, download, backgrou
 
   t.same(foreign, [], 'no request left this server');
   t.same(errors, [], 'no script or console errors');
+});
+
+t.test('without a key: the sandbox, at preview size, free', async (t) => {
+  const { url, ledger } = await startTestServer(t, { pool: pool as never });
+  const context = await launchBrowser(t);
+  context.setDefaultTimeout(300_000);
+  const page = await context.newPage();
+  const foreign = watchRequests(page, url);
+  const errors = watchErrors(page);
+  await page.goto(`${url}/`);
+  const answered = page.waitForResponse((r) => r.request().method() === 'POST');
+  await page.setInputFiles('#file-input', photoPath);
+  const response = await answered;
+  t.equal(response.url(), `${url}/sandbox/v1.0/removebg`, 'the sandbox endpoint');
+  t.equal(response.request().headers()['x-api-key'], undefined, 'no key sent');
+  t.equal(response.status(), 200);
+  await page.waitForSelector('#result:not([hidden])');
+  const [w, h] = await page.evaluate(() => {
+    const c = document.getElementById('result-canvas') as HTMLCanvasElement;
+    return [c.width, c.height];
+  });
+  t.ok(w * h <= 250_000 && w < photoMeta.width!, `preview size: ${w} × ${h}`);
+  t.equal(Math.round((w / h) * 100), Math.round((photoMeta.width! / photoMeta.height!) * 100), 'the aspect kept');
+  t.equal(await page.textContent('#facts dd[data-header="X-Credits-Charged"]'), '0', 'X-Credits-Charged: 0 shown');
+  t.equal(await page.textContent('#facts dd:first-of-type'), 'POST /sandbox/v1.0/removebg');
+  // The cut-out holds at preview scale too: the sure points, scaled, are clear and solid.
+  const scale = (pts: number[][]) => pts.map(([x, y]) => [Math.floor((x! * w) / photoMeta.width!), Math.floor((y! * h) / photoMeta.height!)]);
+  const bg = (await canvasPixels(page, scale(truth.background))).map((p) => p[3]!);
+  const fg = (await canvasPixels(page, scale(truth.subject))).map((p) => p[3]!);
+  t.ok(share(bg, (a) => a <= 16) >= 0.98, 'the background is transparent');
+  t.ok(share(fg, (a) => a >= 240) >= 0.98, 'the subject is opaque');
+  const account = ledger.authenticate(KEY)!;
+  t.equal(ledger.balances(account.id).total, 100, 'no key, no credit moved');
+  t.same(foreign, []);
+  t.same(errors, []);
 });
 
 t.test('errors: the API errors[] message is shown', async (t) => {
