@@ -30,6 +30,8 @@ export interface ApiDeps {
   fetchOptions?: Partial<FetchImageOptions>;
   /** What GET /metrics serves; no such route without it. */
   metrics?: MetricsSource;
+  /** Wall clock of the sandbox's per-client window (tests: a fixed minute). */
+  clock?: () => number;
 }
 
 export interface Api {
@@ -51,7 +53,7 @@ export function createApi(deps: ApiDeps, accepting: () => boolean): Api {
   const removeDeps = { ...imageDeps, ledger, pool, log };
   const routes: Routes = {
     '/v1.0/removebg': { POST: (ctx) => handleRemoveBg(ctx, removeDeps) },
-    ...(config.sandbox && { [SANDBOX_PATH]: { POST: sandboxHandler(removeDeps, { ratePerMinute: config.sandboxRatePerMinute }) } }),
+    ...(config.sandbox && { [SANDBOX_PATH]: { POST: sandboxHandler(removeDeps, { ratePerMinute: config.sandboxRatePerMinute }, deps.clock) } }),
     '/v1.0/account': { GET: (ctx) => handleAccount(ctx, ledger) },
     '/v1.0/improve': {
       POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve'), improveQuotaBytes: config.improveQuotaBytes }),

@@ -9,7 +9,7 @@ import type { RequestContext } from '../http/context.js';
 import { addressGroup } from '../http/client-address.js';
 import { backlogSeconds } from '../pool/pool-api.js';
 import { rateHeaders } from './auth.js';
-import { ClientWindow } from './client-window.js';
+import { ClientWindow, MAX_CLIENTS_PER_WINDOW } from './client-window.js';
 import { rateLimitExceeded, withHeaders } from './errors.js';
 import { runRemoval, type Charge, type RemoveBgDeps, type RemovalTerms } from './removebg.js';
 
@@ -25,8 +25,8 @@ export interface SandboxLimits {
 const FREE: Charge = Object.freeze({ size: 'preview', credits: 0, settle: async () => {}, refund: async () => {} });
 
 /** The sandbox's handler, with its per-client window (one per server). */
-export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits): (ctx: RequestContext) => Promise<void> {
-  const window = new ClientWindow(limits.ratePerMinute);
+export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, clock: () => number = Date.now): (ctx: RequestContext) => Promise<void> {
+  const window = new ClientWindow(limits.ratePerMinute, MAX_CLIENTS_PER_WINDOW, clock);
   return async (ctx) => {
     ctx.checkBodyLength(); // 413 before the client's minute is counted
     const rate = window.take(addressGroup(ctx.clientAddress));

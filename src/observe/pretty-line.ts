@@ -22,7 +22,7 @@ export function prettyLine(json: string): string {
   const parts = [
     time,
     String(r.method),
-    String(r.route ?? r.path),
+    String(r.route ?? 'unmatched'),
     String(r.status) + (r.code ? ` ${String(r.code)}` : ''),
     r.output ? String(r.output) : '',
     `${String(r.total_ms)} ms${ms ? ` (${ms})` : ''}`,

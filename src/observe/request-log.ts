@@ -21,9 +21,6 @@ export interface RequestLogOptions {
   pretty?: boolean;
 }
 
-/** An unknown path is logged as sent, but never at any length. */
-const MAX_LOGGED_PATH = 200;
-
 export function createRequestLog(opts: RequestLogOptions = {}): RequestLog {
   const pretty = opts.pretty ?? process.stdout.isTTY === true;
   const boom = opts.destination ? undefined : pino.destination({ dest: 1, sync: false });
@@ -45,8 +42,8 @@ export function createRequestLog(opts: RequestLogOptions = {}): RequestLog {
       const record = {
         req_id: info.requestId,
         method: info.method,
+        // The route, never the path: a client can put anything in a path, a key included.
         route: info.route,
-        ...(info.route === null && { path: info.path.slice(0, MAX_LOGGED_PATH) }),
         status: info.status,
         ...(info.errorCode !== undefined && { code: info.errorCode }),
         ...(n.rejection !== undefined && { rejection: n.rejection }),

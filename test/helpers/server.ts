@@ -5,7 +5,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { FetchImageOptions } from '../../src/fetch/image-url.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import type { RemovalPool } from '../../src/pool/pool-api.js';
-import { createServer, type CutoutServer, type Logger, type RequestInfo, type ServerHooks } from '../../src/http/server.js';
+import { createServer, type CutoutServer, type Logger, type RequestInfo, type RequestObserver, type ServerHooks } from '../../src/http/server.js';
+import type { MetricsSource } from '../../src/api/metrics-endpoint.js';
 import { FakeLedger } from './fake-ledger.js';
 import { FakePool } from './fake-pool.js';
 import { documentedOrigins } from './documented-origins.js';
@@ -61,6 +62,12 @@ export interface TestServerOptions<P, L> {
   config?: Partial<Config>;
   fetchOptions?: Partial<FetchImageOptions>;
   log?: Logger;
+  /** What GET /metrics serves (observe/metrics.ts); no /metrics route without it. */
+  metrics?: MetricsSource;
+  /** Told of every finished request (metrics, the request log). */
+  observers?: RequestObserver[];
+  /** Wall clock of the sandbox's per-client window. */
+  clock?: () => number;
 }
 
 export async function startTestServer<P extends RemovalPool = FakePool, L extends Ledger = FakeLedger>(
@@ -83,7 +90,17 @@ export async function startTestServer<P extends RemovalPool = FakePool, L extend
     dataDir: opts.config?.dataDir ?? t.testdir(),
   });
   const events = new ServerEvents();
-  const server = createServer({ config, pool, ledger, hooks: events, log: opts.log ?? quietLogger, ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }) });
+  const server = createServer({
+    config,
+    pool,
+    ledger,
+    hooks: events,
+    log: opts.log ?? quietLogger,
+    ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
+    ...(opts.metrics && { metrics: opts.metrics }),
+    ...(opts.observers && { observers: opts.observers }),
+    ...(opts.clock && { clock: opts.clock }),
+  });
   await server.listen();
   documentedOrigins.add(new URL(server.url).origin); // every response it gives must match /openapi.json
   t.teardown(() => server.close());
