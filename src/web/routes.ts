@@ -3,7 +3,7 @@
 // is read or imported until its route is asked for (idle memory stays where it was).
 
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Handler, Routes } from '../http/context.js';
 import { staticFile } from './static-file.js';
@@ -11,7 +11,7 @@ import { staticFile } from './static-file.js';
 /** src/web/static/ from this file's place in dist/src/web/ or src/web/ (the assets are not compiled). */
 export function staticDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  return here.includes(`${join('dist', 'src')}`) ? join(here, '..', '..', '..', 'src', 'web', 'static') : join(here, 'static');
+  return here.includes(`${sep}dist${sep}`) ? join(here, '..', '..', '..', 'src', 'web', 'static') : join(here, 'static');
 }
 
 /** swagger-ui-dist's folder: resolved on the first docs request. */
