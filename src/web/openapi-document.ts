@@ -223,6 +223,8 @@ function removeBgResponses(sandbox: boolean): JsonObject {
   if (!sandbox) {
     responses['402'] = errorResponse('The account cannot pay for the size tier.', ['insufficient_credits']);
     responses['403'] = FORBIDDEN;
+  } else {
+    responses['404'] = errorResponse('The sandbox is off (`--sandbox off`): the path is not routed.', ['not_found']);
   }
   return responses;
 }
@@ -335,6 +337,7 @@ export function openApiDocument(): JsonObject {
             'WWW-Authenticate': { required: true, schema: { type: 'string', pattern: '^Bearer ' } },
           }),
           '403': errorResponse('No token is configured and the server binds to a non-loopback address.', ['metrics_disabled']),
+          '404': errorResponse('The server has no metrics registry (`createServer` without `metrics`, as in library use): the path is not routed.', ['not_found']),
         },
       },
       options: preflight(),
