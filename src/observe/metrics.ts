@@ -4,7 +4,7 @@
 // a request; the pool's gauges are read at scrape time. Names are a contract with the deployment
 // files: change none without them (docs/http.md, "Metrics").
 
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from './prom.js';
 import type { MetricsSource } from '../api/metrics-endpoint.js';
 import { SANDBOX_PATH } from '../api/sandbox.js';
 import type { RequestInfo, RequestObserver } from '../http/server.js';

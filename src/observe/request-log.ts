@@ -3,8 +3,12 @@
 // terminal, the same record as one readable line (pretty-line.ts), formatted in this thread.
 // No pino transport: it would start a worker thread (+10 MB RSS); lines go to a sonic-boom
 // destination (pino.destination), asynchronous, flushed on shutdown.
+// pino (29 modules, ~1 MB of RSS) is loaded when the first request ends, once, synchronously: an
+// idle server never needs it, and the idle RSS budget of issue #16 has no megabyte to spare.
 
-import pino, { type DestinationStream, type Logger as PinoLogger } from 'pino';
+import { createRequire } from 'node:module';
+import type { DestinationStream, Logger as PinoLogger } from 'pino';
+import type pinoModule from 'pino';
 import type { RequestInfo, RequestObserver } from '../http/server.js';
 import { prettyLine } from './pretty-line.js';
 import { stageMs } from './stages.js';
@@ -21,22 +25,31 @@ export interface RequestLogOptions {
   pretty?: boolean;
 }
 
+const require = createRequire(import.meta.url);
+
 export function createRequestLog(opts: RequestLogOptions = {}): RequestLog {
   const pretty = opts.pretty ?? process.stdout.isTTY === true;
-  const boom = opts.destination ? undefined : pino.destination({ dest: 1, sync: false });
-  const out: DestinationStream = opts.destination ?? boom!;
-  const stream: DestinationStream = pretty ? { write: (line: string) => out.write(prettyLine(line)) } : out;
-  const logger: PinoLogger = pino(
-    {
-      base: { pid: process.pid },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-    },
-    stream,
-  );
+  let boom: ReturnType<typeof pinoModule.destination> | undefined;
+  let logger: PinoLogger | undefined;
+
+  function start(): PinoLogger {
+    const pino = require('pino') as typeof pinoModule;
+    boom = opts.destination ? undefined : pino.destination({ dest: 1, sync: false });
+    const out: DestinationStream = opts.destination ?? boom!;
+    const stream: DestinationStream = pretty ? { write: (line: string) => out.write(prettyLine(line)) } : out;
+    return pino(
+      {
+        base: { pid: process.pid },
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label) => ({ level: label }) },
+      },
+      stream,
+    );
+  }
 
   return {
     onRequestEnd(info: RequestInfo) {
+      logger ??= start();
       const n = info.notes;
       const ms = stageMs(n.timings);
       const record = {
