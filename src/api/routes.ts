@@ -14,6 +14,7 @@ import { handleImprove } from './improve.js';
 import { metricsHandler, type MetricsSource } from './metrics-endpoint.js';
 import { handleRemoveBg } from './removebg.js';
 import { SANDBOX_PATH, sandboxHandler } from './sandbox.js';
+import { webRoutes } from '../web/routes.js';
 
 export interface ApiLogger {
   info(msg: string): void;
@@ -60,6 +61,8 @@ export function createApi(deps: ApiDeps, accepting: () => boolean): Api {
     '/healthz': { GET: (ctx) => handleHealth(ctx, pool) },
     '/readyz': { GET: (ctx) => handleReady(ctx, pool, ledger, accepting()) },
     ...(deps.metrics && { '/metrics': { GET: metricsHandler(deps.metrics, { token: config.metricsToken, host: config.host }) } }),
+    // The demo page, the API docs and /openapi.json (read from disk on request, nothing loaded at start).
+    ...webRoutes(),
   };
   return { routes, retryAfterSeconds: () => backlogSeconds(pool.stats()) };
 }

@@ -273,19 +273,32 @@ export class RequestContext {
 
   /** Write one complete response (corked). Returns false when the client is gone or it was sent already. */
   send(status: number, headers: Record<string, string>, body: string | Uint8Array, closeConnection = false): boolean {
+    const bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    return this.write(status, headers, bytes, () => this.res.end(body, closeConnection));
+  }
+
+  /**
+   * A response that has no body and no Content-Length (a 304: RFC 9110 §8.6 allows only the length
+   * the 200 would have had, and uWS's end('') writes `Content-Length: 0`).
+   */
+  sendWithoutBody(status: number, headers: Record<string, string>): boolean {
+    return this.write(status, headers, 0, () => this.res.endWithoutBody());
+  }
+
+  private write(status: number, headers: Record<string, string>, bodyBytes: number, end: () => void): boolean {
     if (this.done) return false;
     this.responded = true;
     this.clearDeadline();
     this.releaseBody?.();
     this.phase = 'responding';
     this.status = status;
-    this.bytesOut = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    this.bytesOut = bodyBytes;
     this.res.cork(() => {
       this.res.writeStatus(STATUS_TEXT[status] ?? String(status));
       for (const [k, v] of Object.entries(COMMON_HEADERS)) this.res.writeHeader(k, v);
       this.res.writeHeader('X-Request-Id', this.requestId);
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
-      this.res.end(body, closeConnection);
+      end();
     });
     return true;
   }

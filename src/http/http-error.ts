@@ -32,6 +32,7 @@ export class HttpError extends Error {
 export const STATUS_TEXT: Readonly<Record<number, string>> = Object.freeze({
   200: '200 OK',
   204: '204 No Content',
+  304: '304 Not Modified',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   402: '402 Payment Required',

@@ -1,8 +1,10 @@
 // A small HTTP(S) client for tests: one fresh connection per request, raw bytes in and out, and it
 // still returns the response when the server answers before the upload finished (early 413s).
+// Every response from a server that startTestServer started is checked against /openapi.json.
 
 import http from 'node:http';
 import https from 'node:https';
+import { documentedOrigins } from './documented-origins.js';
 
 export interface TestResponse {
   status: number;
@@ -35,13 +37,21 @@ export function request(url: string, opts: RequestOptions = {}): Promise<TestRes
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const body = Buffer.concat(chunks);
-        resolve({
+        const response: TestResponse = {
           status: res.statusCode ?? 0,
           headers: res.headers,
           body,
           text: () => body.toString('utf8'),
           json: () => JSON.parse(body.toString('utf8')),
-        });
+        };
+        if (!documentedOrigins.has(u.origin)) {
+          resolve(response);
+          return;
+        }
+        // A test server's answer must be one the OpenAPI document describes (a test that gets another fails here).
+        import('./openapi-check.js')
+          .then((check) => check.assertDocumented({ method: opts.method ?? 'GET', path: u.pathname, status: response.status, headers: res.headers, body }))
+          .then(() => resolve(response), reject);
       });
       res.on('error', reject);
     });

@@ -9,6 +9,7 @@ import { createServer, type CutoutServer, type Logger, type RequestInfo, type Re
 import type { MetricsSource } from '../../src/api/metrics-endpoint.js';
 import { FakeLedger } from './fake-ledger.js';
 import { FakePool } from './fake-pool.js';
+import { documentedOrigins } from './documented-origins.js';
 
 export const KEY = 'test-key-0123456789';
 
@@ -101,6 +102,7 @@ export async function startTestServer<P extends RemovalPool = FakePool, L extend
     ...(opts.clock && { clock: opts.clock }),
   });
   await server.listen();
+  documentedOrigins.add(new URL(server.url).origin); // every response it gives must match /openapi.json
   t.teardown(() => server.close());
   return { events, server, url: server.url, pool, ledger, config };
 }

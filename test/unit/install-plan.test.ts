@@ -26,9 +26,10 @@ t.test('package.json runs it as the install script', async (t) => {
   t.equal(pkg.scripts.install, 'node src/install/install.mjs');
 });
 
-t.test('the build list is the devDependencies other than the test-only ones (the runner, the metrics parser)', async (t) => {
+t.test('the build list is the devDependencies other than the test tools', async (t) => {
   const build = Object.keys(mod.BUILD_DEPENDENCIES).sort();
-  const testOnly = ['tap', 'parse-prometheus-text-format'];
+  // The runner, the browser driver, the OpenAPI and JSON Schema validators, the Prometheus text parser.
+  const testOnly = ['tap', 'playwright-core', '@seriousme/openapi-schema-validator', 'ajv', 'ajv-formats', 'parse-prometheus-text-format'];
   t.same(build, Object.keys(pkg.devDependencies).filter((d) => !testOnly.includes(d)).sort());
 });
 

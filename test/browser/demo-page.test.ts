@@ -1,0 +1,288 @@
+// The demo page at / in headless Chromium (Debian's, via playwright-core) against a server with the
+// real model: a photo from eval/dev picked through the file input, the cut-out's pixels read back from
+// the page's canvas (transparent where the ground truth is surely background, opaque where it is surely
+// the subject), the download (the PNG the server sent, at the photo's size; then with a colour painted
+// in), the sandbox without a key (preview size, nothing charged), an API error shown from errors[],
+// the size and timing headers, phone width, keyboard and labels.
+// Screenshots: test/.artifacts/demo-*.png (git-ignored). A browser that cannot start fails the test.
+
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { evalDir } from '../../src/quality/eval-dir.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { tryRealPool } from '../helpers/real.js';
+import { KEY, startTestServer } from '../helpers/server.js';
+
+// Code in page.evaluate() runs in the browser; the project compiles without the DOM lib, so its
+// globals are declared here, untyped, for this file only.
+declare const document: any;
+declare const window: any;
+declare function getComputedStyle(el: unknown): any;
+type HTMLElement = any;
+type HTMLInputElement = any;
+type HTMLCanvasElement = any;
+
+const ARTIFACTS = new URL('../../../test/.artifacts/', import.meta.url).pathname;
+mkdirSync(ARTIFACTS, { recursive: true });
+
+// A DAVIS frame: its ground truth is a binary mask, so "surely background" is well defined. A car on
+// a road: the model agrees with the mask away from the edges (in a parkour frame it keeps the railing).
+const PHOTO_ID = 'davis_car-shadow_00015';
+const photoPath = join(evalDir(), 'images', `${PHOTO_ID}.jpg`);
+const gtPath = join(evalDir(), 'gt', `${PHOTO_ID}.png`);
+
+/**
+ * Grid points whose whole (2r+1)² neighbourhood in the ground truth is background (0), or subject
+ * (255): far enough from every edge that any sound cut-out must agree there.
+ */
+async function surePoints(path: string, radius = 12, step = 7): Promise<{ width: number; height: number; background: number[][]; subject: number[][] }> {
+  const { data, info } = await sharp(path).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
+  const at = (x: number, y: number) => data[y * info.width + x]!;
+  const background: number[][] = [];
+  const subject: number[][] = [];
+  for (let y = radius; y < info.height - radius; y += step) {
+    for (let x = radius; x < info.width - radius; x += step) {
+      let min = 255;
+      let max = 0;
+      for (let dy = -radius; dy <= radius; dy++) {
+        for (let dx = -radius; dx <= radius; dx++) {
+          const v = at(x + dx, y + dy);
+          if (v < min) min = v;
+          if (v > max) max = v;
+        }
+      }
+      if (max === 0) background.push([x, y]);
+      else if (min === 255) subject.push([x, y]);
+    }
+  }
+  return { width: info.width, height: info.height, background, subject };
+}
+
+/** Alpha (or all four channels) of the page's result canvas at the given points. */
+function canvasPixels(page: Page, points: number[][]): Promise<number[][]> {
+  return page.evaluate((pts) => {
+    const canvas = document.getElementById('result-canvas') as HTMLCanvasElement;
+    const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+    return pts.map(([x, y]) => Array.from(data.subarray((y! * canvas.width + x!) * 4, (y! * canvas.width + x!) * 4 + 4)));
+  }, points);
+}
+
+const share = (values: number[], pass: (v: number) => boolean) => values.filter(pass).length / values.length;
+
+/** Every request the page makes, to prove it stays on this server (blob: and data: are the page's own). */
+function watchRequests(page: Page, origin: string): string[] {
+  const foreign: string[] = [];
+  page.on('request', (r) => {
+    const u = r.url();
+    if (!u.startsWith(`${origin}/`) && !u.startsWith('blob:') && !u.startsWith('data:')) foreign.push(u);
+  });
+  return foreign;
+}
+
+/** Script errors and console errors, less the browser's own line for a 4xx we asked for. */
+function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) errors.push(`console: ${m.text()}`);
+  });
+  return errors;
+}
+
+const real = await tryRealPool({ workers: 1 });
+if ('skip' in real) throw new Error(`the demo page test needs the real pool: ${real.skip}`);
+const pool = real.pool;
+t.teardown(() => pool.close());
+
+const truth = await surePoints(gtPath);
+const photoMeta = await sharp(photoPath).metadata();
+
+t.test('a photo with a key: the cut-out, its pixels, headers, download, background colour', async (t) => {
+  t.equal(photoMeta.width, truth.width, 'the ground truth has the photo size');
+  t.ok(truth.background.length > 100 && truth.subject.length > 30, `sure points: ${truth.background.length} background, ${truth.subject.length} subject`);
+
+  const { url, ledger } = await startTestServer(t, { pool: pool as never });
+  const context = await launchBrowser(t);
+  context.setDefaultTimeout(300_000); // a hang guard on a loaded machine, not an assertion
+  const page = await context.newPage();
+  const foreign = watchRequests(page, url);
+  const errors = watchErrors(page);
+
+  await page.goto(`${url}/`);
+  await page.fill('#key-input', KEY);
+  const answered = page.waitForResponse((r) => r.url() === `${url}/v1.0/removebg` && r.request().method() === 'POST');
+  await page.setInputFiles('#file-input', photoPath);
+  const response = await answered;
+  t.equal(response.status(), 200, 'the keyed endpoint answered 200');
+  t.equal(response.request().headers()['x-api-key'], KEY, 'with the key in X-Api-Key');
+  const served = await response.body();
+  await page.waitForSelector('#result:not([hidden])');
+
+  // The canvas holds the server's PNG at full size: transparent background, opaque subject.
+  const size = await page.evaluate(() => {
+    const c = document.getElementById('result-canvas') as HTMLCanvasElement;
+    return [c.width, c.height];
+  });
+  t.same(size, [photoMeta.width, photoMeta.height], 'size=full: the photo size (0.41 MP; preview would give at most 0.25 MP)');
+  const bg = (await canvasPixels(page, truth.background)).map((p) => p[3]!);
+  const fg = (await canvasPixels(page, truth.subject)).map((p) => p[3]!);
+  const bgClear = share(bg, (a) => a <= 16);
+  const fgSolid = share(fg, (a) => a >= 240);
+  t.comment(`background points with alpha ≤ 16: ${(bgClear * 100).toFixed(1)}%; subject points with alpha ≥ 240: ${(fgSolid * 100).toFixed(1)}%`);
+  t.ok(bgClear >= 0.98, 'the background is transparent');
+  t.ok(fgSolid >= 0.98, 'the subject is opaque');
+
+  // The size and timing headers, as the page shows them.
+  const fact = (name: string) => page.textContent(`#facts dd[data-header="${name}"]`);
+  t.match(await fact('X-Width'), new RegExp(`^${photoMeta.width} × ${photoMeta.height} px, \\d+\\.\\d+ (KB|MB)$`), 'X-Width × X-Height and the PNG size');
+  t.equal(await fact('X-Processing-Time-Ms'), `${response.headers()['x-processing-time-ms']} ms`);
+  t.equal(await fact('X-Credits-Charged'), response.headers()['x-credits-charged']);
+  t.match(await fact('Server-Timing'), /infer \d+ ms/, 'the stages from Server-Timing');
+  t.match(await page.textContent('#status'), new RegExp(`^Done: ${photoMeta.width} × ${photoMeta.height} px in \\d+ ms\\.$`));
+  const account = ledger.authenticate(KEY)!;
+  t.equal(ledger.balances(account.id).total, 99, 'one credit charged to the key');
+
+  await page.screenshot({ path: join(ARTIFACTS, 'demo-desktop.png'), fullPage: true });
+
+  // Download, transparent: the bytes the server sent.
+  const [plain] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  t.equal(plain.suggestedFilename(), `${PHOTO_ID}-cutout.png`);
+  const plainFile = join(ARTIFACTS, 'download-transparent.png');
+  await plain.saveAs(plainFile);
+  const plainBytes = readFileSync(plainFile);
+  t.ok(plainBytes.equals(served), 'the download is the PNG the server sent');
+  const plainMeta = await sharp(plainBytes).metadata();
+  t.same([plainMeta.format, plainMeta.width, plainMeta.height, plainMeta.hasAlpha], ['png', photoMeta.width, photoMeta.height, true]);
+
+  // A background colour: painted behind the cut-out in the page, then into the downloaded pixels.
+  await page.fill('#bg-color', '#ff0000');
+  t.equal(await page.isChecked('input[name="bg"][value="color"]'), true, 'picking a colour selects it');
+  t.equal(await page.$eval('#after', (el) => getComputedStyle(el).backgroundColor), 'rgb(255, 0, 0)', 'shown behind the cut-out');
+  const [colored] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  const coloredFile = join(ARTIFACTS, 'download-red.png');
+  await colored.saveAs(coloredFile);
+  const { data, info } = await sharp(coloredFile).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  t.same([info.width, info.height], [photoMeta.width, photoMeta.height], 'the coloured PNG has the photo size');
+  const px = ([x, y]: number[]) => Array.from(data.subarray((y! * info.width + x!) * 4, (y! * info.width + x!) * 4 + 4));
+  t.ok(share(truth.background.map((p) => (px(p).join() === '255,0,0,255' ? 1 : 0)), (v) => v === 1) >= 0.98, 'the background is opaque red');
+  t.ok(share(truth.subject.map((p) => px(p)[3]!), (a) => a === 255) === 1, 'the subject is opaque');
+  await page.check('input[name="bg"][value="transparent"]');
+  t.equal(await page.$eval('#after', (el) => el.classList.contains('checkerboard')), true, 'back to the checkerboard');
+
+  // The slider moves the split, by keyboard.
+  await page.focus('#slider');
+  await page.keyboard.press('Home');
+  t.equal(await page.$eval('#compare', (el) => (el as HTMLElement).style.getPropertyValue('--split')), '0%', 'Home: all original');
+  await page.keyboard.press('ArrowRight');
+  t.equal(await page.$eval('#slider', (el) => (el as HTMLInputElement).value), '1', 'an arrow key moves it');
+
+  t.same(foreign, [], 'no request left this server');
+  t.same(errors, [], 'no script or console errors');
+});
+
+t.test('without a key: the sandbox, at preview size, free', async (t) => {
+  const { url, ledger } = await startTestServer(t, { pool: pool as never });
+  const context = await launchBrowser(t);
+  context.setDefaultTimeout(300_000);
+  const page = await context.newPage();
+  const foreign = watchRequests(page, url);
+  const errors = watchErrors(page);
+  await page.goto(`${url}/`);
+  const answered = page.waitForResponse((r) => r.request().method() === 'POST');
+  await page.setInputFiles('#file-input', photoPath);
+  const response = await answered;
+  t.equal(response.url(), `${url}/sandbox/v1.0/removebg`, 'the sandbox endpoint');
+  t.equal(response.request().headers()['x-api-key'], undefined, 'no key sent');
+  t.equal(response.status(), 200);
+  await page.waitForSelector('#result:not([hidden])');
+  const [w, h] = await page.evaluate(() => {
+    const c = document.getElementById('result-canvas') as HTMLCanvasElement;
+    return [c.width, c.height];
+  });
+  t.ok(w * h <= 250_000 && w < photoMeta.width!, `preview size: ${w} × ${h}`);
+  t.equal(Math.round((w / h) * 100), Math.round((photoMeta.width! / photoMeta.height!) * 100), 'the aspect kept');
+  t.equal(await page.textContent('#facts dd[data-header="X-Credits-Charged"]'), '0', 'X-Credits-Charged: 0 shown');
+  t.equal(await page.textContent('#facts dd:first-of-type'), 'POST /sandbox/v1.0/removebg');
+  // The cut-out holds at preview scale too: the sure points, scaled, are clear and solid.
+  const scale = (pts: number[][]) => pts.map(([x, y]) => [Math.floor((x! * w) / photoMeta.width!), Math.floor((y! * h) / photoMeta.height!)]);
+  const bg = (await canvasPixels(page, scale(truth.background))).map((p) => p[3]!);
+  const fg = (await canvasPixels(page, scale(truth.subject))).map((p) => p[3]!);
+  t.ok(share(bg, (a) => a <= 16) >= 0.98, 'the background is transparent');
+  t.ok(share(fg, (a) => a >= 240) >= 0.98, 'the subject is opaque');
+  const account = ledger.authenticate(KEY)!;
+  t.equal(ledger.balances(account.id).total, 100, 'no key, no credit moved');
+  t.same(foreign, []);
+  t.same(errors, []);
+});
+
+t.test('errors: the API errors[] message is shown', async (t) => {
+  const { url } = await startTestServer(t, { pool: pool as never });
+  const context = await launchBrowser(t);
+  context.setDefaultTimeout(300_000);
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${url}/`);
+
+  await page.fill('#key-input', 'not-a-key');
+  await page.setInputFiles('#file-input', photoPath);
+  await page.waitForSelector('#error:not([hidden])');
+  t.equal(await page.textContent('#error-title'), 'API Key invalid', "errors[0].title");
+  t.equal(await page.textContent('#error-detail'), 'The API key given in the X-Api-Key header is not valid. (auth_failed, HTTP 403)', 'detail and code');
+  t.equal(await page.isHidden('#result'), true, 'no result');
+  t.equal(await page.textContent('#status'), 'Failed.');
+
+  await page.fill('#key-input', KEY);
+  const answered = page.waitForResponse((r) => r.url() === `${url}/v1.0/removebg`);
+  await page.setInputFiles('#file-input', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a photo\n') });
+  t.equal((await answered).status(), 400);
+  await page.waitForFunction(() => document.getElementById('error-title')!.textContent === 'Invalid file type');
+  t.match(await page.textContent('#error-detail'), /^Expected jpg\/png\/webp, received .+ \(invalid_file_type, HTTP 400\)$/);
+  await page.screenshot({ path: join(ARTIFACTS, 'demo-error.png'), fullPage: true });
+
+  await page.fill('#url-input', 'ftp://example.com/a.jpg');
+  await page.click('#url-submit');
+  t.equal(await page.textContent('#error-title'), 'Not an image URL', 'checked before sending');
+  t.same(errors, []);
+});
+
+t.test('phone width: no sideways scrolling, every control labelled, reachable by Tab', async (t) => {
+  const { url } = await startTestServer(t, { pool: pool as never });
+  const context = await launchBrowser(t, { viewport: { width: 390, height: 844 } });
+  context.setDefaultTimeout(300_000);
+  const page = await context.newPage();
+  await page.goto(`${url}/`);
+  await page.fill('#key-input', KEY);
+  await page.setInputFiles('#file-input', photoPath);
+  await page.waitForSelector('#result:not([hidden])');
+  t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'fits 390 px');
+  await page.screenshot({ path: join(ARTIFACTS, 'demo-phone.png'), fullPage: true });
+
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll('input, button, select, textarea')]
+      .filter((el) => {
+        const labels = (el as HTMLInputElement).labels;
+        const labelText = labels ? [...labels].map((l) => l.textContent!.trim()).join('') : '';
+        return !labelText && !el.getAttribute('aria-label') && !(el.tagName === 'BUTTON' && el.textContent!.trim());
+      })
+      .map((el) => el.id || el.outerHTML.slice(0, 60)),
+  );
+  t.same(unlabelled, [], 'every control has a label');
+
+  // Tab from the top reaches every control of the page, in order.
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  const reached: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    await page.keyboard.press('Tab');
+    const id = await page.evaluate(() => {
+      const el = document.activeElement as HTMLInputElement | null;
+      return el ? el.id || (el.name ? `${el.name}=${el.value}` : el.tagName) : '';
+    });
+    if (!reached.includes(id)) reached.push(id);
+  }
+  for (const id of ['file-input', 'url-input', 'url-submit', 'key-input', 'slider', 'bg=transparent', 'bg-color', 'download']) {
+    t.ok(reached.includes(id), `Tab reaches ${id}`);
+  }
+});
