@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openLedger } from '../src/ledger/lmdb-ledger.js';
+import { openLmdbLedger } from '../src/ledger/lmdb-ledger.js';
 import type { Durability } from '../src/ledger/db.js';
 
 const N = Number(process.env.LEDGER_BENCH_N ?? 5000);
@@ -36,7 +36,7 @@ async function time(n: number, fn: () => unknown): Promise<number[]> {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'cutout-ledger-bench-'));
-const ledger = openLedger(dir, { durability });
+const ledger = openLmdbLedger(dir, { durability });
 try {
   const n = N + WARMUP;
   const { account, apiKey } = ledger.createAccount({ label: 'bench', subscription: 4 * n, freeCallsPerMonth: 0, concurrency: 4, ratePerMinute: 1e9 });

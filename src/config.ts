@@ -1,9 +1,10 @@
-// Environment + command-line flags → one frozen, validated Config. Imports only the device and durability parsers
-// and the domain's image size limit.
+// Environment + command-line flags → one frozen, validated Config. Imports only the device, durability and
+// ledger URL parsers and the domain's image size limit.
 // Flags win over env vars; env vars win over defaults.
 
 import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
 import { DEFAULT_DURABILITY, parseDurability, type Durability } from './ledger/durability.js';
+import { parseLedgerUrl } from './ledger/ledger-url.js';
 import { MAX_INPUT_BYTES } from './domain/removal.js';
 
 export interface Config {
@@ -46,6 +47,10 @@ export interface Config {
   readonly demoKey: boolean;
   /** How ledger commits reach the disk: `periodic` (flush every second) or `fsync` (every commit). */
   readonly durability: Durability;
+  /** PostgreSQL ledger shared by many nodes (`postgres://…`); undefined = LMDB in `dataDir`. */
+  readonly ledgerUrl: string | undefined;
+  /** PostgreSQL ledger: how long a node's concurrency slots and holds outlive its last renewal. */
+  readonly ledgerLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -72,6 +77,8 @@ export const DEFAULTS = Object.freeze({
   requestTimeoutMs: 120_000,
   // Thirty seconds: a removal in progress finishes (a few seconds each), a slow upload does not hold the stop.
   drainTimeoutMs: 30_000,
+  // Thirty seconds: a dead node's slots and holds come back within it; renewed every third of it.
+  ledgerLeaseMs: 30_000,
 });
 
 /** Flag name → env var. Every flag takes a value (`--port 8080` or `--port=8080`). */
@@ -95,6 +102,8 @@ const FLAGS: Readonly<Record<string, string>> = {
   'request-timeout': 'CUTOUT_REQUEST_TIMEOUT',
   durability: 'CUTOUT_DURABILITY',
   'drain-timeout': 'CUTOUT_DRAIN_TIMEOUT',
+  ledger: 'CUTOUT_LEDGER_URL',
+  'ledger-lease': 'CUTOUT_LEDGER_LEASE',
 };
 const BOOLEAN_FLAGS: Readonly<Record<string, string>> = { 'no-demo-key': 'CUTOUT_NO_DEMO_KEY' };
 
@@ -154,6 +163,14 @@ function durability(text: string | undefined): Durability {
   }
 }
 
+function ledgerUrl(text: string | undefined): string | undefined {
+  try {
+    return parseLedgerUrl(text);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
 function bool(name: string, text: string | undefined): boolean {
   if (text === undefined || text === '') return false;
   if (/^(1|true|yes)$/i.test(text)) return true;
@@ -208,6 +225,9 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),
     demoKey: !bool('no-demo-key', get('no-demo-key')),
     durability: durability(get('durability')),
+    ledgerUrl: ledgerUrl(get('ledger')),
+    // At least 0.3 s: renewals every third of it must still fit a round trip.
+    ledgerLeaseMs: seconds('ledger-lease', get('ledger-lease'), 300, 3_600_000) ?? DEFAULTS.ledgerLeaseMs,
   };
   return Object.freeze(config);
 }

@@ -25,11 +25,11 @@ export const rateUnits = (width: number, height: number): number => Math.max(1, 
 
 export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): Promise<void> {
   const { ledger, pool } = deps;
-  const account = authenticate(ctx, ledger);
+  const account = await authenticate(ctx, ledger);
   ctx.checkBodyLength(); // 413 before a slot is held
 
   // A slot and one rate unit up front (the input size is unknown yet); the rest once the worker has decoded it.
-  const { slot, rate } = admit(ledger, account);
+  const { slot, rate } = await admit(ledger, account);
   try {
     let rateState: RateState = rate;
 
@@ -72,18 +72,18 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
       }
 
       const extra = rateUnits(result.inputWidth, result.inputHeight) - 1;
-      if (extra > 0) rateState = ledger.takeRate(account, extra); // charged after the fact; may go over
+      if (extra > 0) rateState = await ledger.takeRate(account, extra); // charged after the fact; may go over
       await ledger.settle(reservation, { outputPixels: result.width * result.height, status: 200 });
       settled = true;
       // Free the slot before the client can see the 200: its next request (maybe on another
-      // process) must not meet a cap still counting this one. release() is idempotent.
-      slot.release();
+      // process or node) must not meet a cap still counting this one. release() is idempotent.
+      await slot.release();
       respond(ctx, result, reservation.credits, rateState, wantsJson(ctx.header('accept')));
     } finally {
       if (!settled) await ledger.refund(reservation);
     }
   } finally {
-    slot.release();
+    await slot.release();
   }
 }
 

@@ -1,5 +1,6 @@
-// `cutout serve [--host H] [--port P] [--data DIR] [--workers N] [--tls-cert F --tls-key F]`
-// Start order: TLS files checked → ledger (reconcile dead owners, demo key) → pool → listen.
+// `cutout serve [--host H] [--port P] [--data DIR] [--ledger postgres://…] [--workers N] [--tls-cert F --tls-key F]`
+// Start order: TLS files checked → ledger (LMDB in --data, or PostgreSQL: migrations; then reconcile
+// dead owners or lapsed leases, demo key) → pool → listen.
 // SIGTERM/SIGINT close in reverse: stop accepting, drain in-flight requests (at most
 // --drain-timeout, then their connections are closed), close pool, close ledger. A second signal
 // exits at once (the next start refunds what was held).
@@ -7,8 +8,9 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import type { Ledger } from '../ledger/ledger.js';
-import { ensureDemoKey, openLedger, reconcileDeadOwners, type ReconcileReport } from '../ledger/lmdb-ledger.js';
+import type { LedgerBackend, ReconcileReport } from '../ledger/ledger.js';
+import { openLedger } from '../ledger/open-ledger.js';
+import { redactUrl } from '../ledger/ledger-url.js';
 import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';
 import { createRemovalPool } from '../pool/pool.js';
 import { estimateMemory, formatMemoryEstimate } from '../pool/memory-estimate.js';
@@ -46,16 +48,20 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --body-memory-bytes N  request-body bytes held in memory at once before 503 (CUTOUT_BODY_MEMORY_BYTES, default 256 MB)
   --improve-quota-bytes N  /v1.0/improve storage per account (CUTOUT_IMPROVE_QUOTA_BYTES, default 100 MB)
   --durability D       periodic | fsync: ledger commits flushed every second, or each one (CUTOUT_DURABILITY, default periodic)
+  --ledger URL         postgres://user:password@host:port/database: keys, credits, slots and rate windows in
+                       PostgreSQL, shared by every node (CUTOUT_LEDGER_URL; default: LMDB in --data)
+  --ledger-lease S     PostgreSQL ledger: a dead node's slots and holds come back within S seconds; renewed
+                       every S/3 (CUTOUT_LEDGER_LEASE, default 30)
   --no-demo-key        do not create a demo key on first start
 `;
 
 export interface RunningService {
   server: CutoutServer;
   pool: RemovalPool;
-  ledger: Ledger;
+  ledger: LedgerBackend;
   demoKey: string | null;
-  /** Refund holds and free slots of dead processes (a supervisor asks after a crash). */
-  reconcile(): ReconcileReport;
+  /** Refund holds and free slots of dead processes or lapsed leases (a supervisor asks after a crash). */
+  reconcile(): Promise<ReconcileReport>;
   /** Graceful stop; idempotent. */
   shutdown(): Promise<void>;
 }
@@ -67,19 +73,27 @@ export async function startService(config: Config, log: Logger = consoleLogger):
   const dataDir = resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
 
-  const ledger = openLedger(dataDir, { durability: config.durability });
+  const logReconciled = (report: ReconcileReport, whose: string) => {
+    if (report.holds > 0 || report.slots > 0) log.info(`ledger: refunded ${report.holds} hold(s) and freed ${report.slots} slot(s) of ${whose}`);
+  };
+  const ledger = await openLedger({
+    url: config.ledgerUrl,
+    dataDir,
+    durability: config.durability,
+    leaseMs: config.ledgerLeaseMs,
+    onReconcile: (report) => logReconciled(report, 'lapsed leases'),
+    onError: (err) => log.error(`ledger: ${err.message}`),
+  });
   let pool: RemovalPool | undefined;
   try {
-    // Refund holds and free slots left by processes that died mid-request.
-    const reconcile = () => {
-      const report = reconcileDeadOwners(ledger);
-      if (report.holds > 0 || report.slots > 0) {
-        log.info(`ledger: refunded ${report.holds} hold(s) and freed ${report.slots} slot(s) of dead processes`);
-      }
+    // Refund holds and free slots left by processes (LMDB) or nodes (PostgreSQL) that died mid-request.
+    const reconcile = async () => {
+      const report = await ledger.reconcile();
+      logReconciled(report, ledger.kind === 'lmdb' ? 'dead processes' : 'lapsed leases');
       return report;
     };
-    reconcile();
-    const demoKey = config.demoKey ? await ensureDemoKey(ledger) : null;
+    await reconcile();
+    const demoKey = config.demoKey ? await ledger.ensureDemoKey() : null;
 
     // ONNX Runtime 1.29's own telemetry (a device id and event database under ~/.cache, an empty
     // /tmp/mat-debug-<pid>.log per process: docs/native.md) stays off unless the operator set the
@@ -168,7 +182,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
 
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
   process.stdout.write(`${describePool(service.pool)}\n`);
-  process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)})\n`);
+  const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
+  process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)}${ledgerAt})\n`);
   process.stdout.write(`${formatMemoryEstimate(estimateMemory(config.model, service.pool.stats().workers))}\n`);
 
   // A process of `--processes N` leaves the second signal to its supervisor: Ctrl-C and systemd
@@ -212,11 +227,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     // what the dead one held (credits, slots) without waiting for its replacement to start.
     const onMessage = (m: unknown) => {
       if ((m as { type?: unknown })?.type !== RECONCILE_MESSAGE.type || signals > 0) return;
-      try {
-        service.reconcile();
-      } catch (err) {
-        process.stderr.write(`cutout serve: reconciling the ledger failed: ${(err as Error).message}\n`);
-      }
+      service.reconcile().catch((err: Error) => process.stderr.write(`cutout serve: reconciling the ledger failed: ${err.message}\n`));
     };
     if (supervised) {
       process.once('disconnect', orphaned);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
-import { openLedger, type LmdbLedger } from '../../src/ledger/lmdb-ledger.js';
+import { openLmdbLedger, type LmdbLedger } from '../../src/ledger/lmdb-ledger.js';
 import { multipart, type TestResponse } from './http-client.js';
 
 export const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -197,9 +197,8 @@ export interface LedgerProbe {
 }
 
 export function openProbe(t: Test, dataDir: string): LedgerProbe {
-  const ledger = openLedger(dataDir);
+  const ledger = openLmdbLedger(dataDir);
   t.teardown(() => ledger.close());
-  const db = ledger.db;
   return {
     ledger,
     create(spec) {
@@ -207,24 +206,12 @@ export function openProbe(t: Test, dataDir: string): LedgerProbe {
       return { id: account.id, apiKey };
     },
     total: (id) => ledger.balances(id).total,
-    holds(id) {
-      db.root.resetReadTxn();
-      let n = 0;
-      for (const { value } of db.holds.getRange({})) if (value.accountId === id) n++;
-      return n;
-    },
+    holds: (id) => ledger.inFlight(id).holds,
     slots(id) {
-      db.root.resetReadTxn();
-      const pids: number[] = [];
-      for (const { value } of db.slots.getRange({ start: [id], end: [id, '\uffff'] })) pids.push(value.owner.pid);
-      return { count: pids.length, pids };
+      const owners = ledger.inFlight(id).slotOwners;
+      return { count: owners.length, pids: owners.map(Number) };
     },
-    usage(id) {
-      db.root.resetReadTxn();
-      let n = 0;
-      for (const { value } of db.usage.getRange({})) if (value.accountId === id) n++;
-      return n;
-    },
+    usage: (id) => ledger.summarizeUsage(0).find((s) => s.accountId === id)?.requests ?? 0,
   };
 }
 
