@@ -89,6 +89,8 @@ export interface ServeOptions {
   workers?: number;
   /** How long to wait for every process to print "listening on". Default 120 s. */
   startTimeoutMs?: number;
+  /** More `serve` flags (`--ledger postgres://…`, `--ledger-lease 3`). */
+  extraArgs?: string[];
 }
 
 export interface Served {
@@ -110,6 +112,7 @@ export async function serve(t: Test, opts: ServeOptions): Promise<Served> {
   const port = opts.port ?? (await freePort());
   const args = [MAIN, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', opts.dataDir, '--workers', String(opts.workers ?? 1), '--no-demo-key'];
   if (processes > 1) args.push('--processes', String(processes));
+  args.push(...(opts.extraArgs ?? []));
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } });
   const pid = child.pid!;
   liveGroups.add(pid);
@@ -155,9 +158,9 @@ export async function serve(t: Test, opts: ServeOptions): Promise<Served> {
 }
 
 /** Run `cutout <args…>` to completion (keys/usage admin commands), with a timeout. */
-export function cli(args: string[], timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function cli(args: string[], timeoutMs = 30_000, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
