@@ -53,7 +53,8 @@ let dbCounter = 0;
 export async function startPostgres(t: Test, settings: Record<string, string> = {}): Promise<TestPostgres> {
   const bin = binDir();
   const user = unprivileged();
-  const dir = mkdtempSync(join(tmpdir(), 'cutout-pg-'));
+  // As root the folder must be reachable by `nobody`: /tmp, not a TMPDIR that may sit under /root.
+  const dir = mkdtempSync(join(user ? '/tmp' : tmpdir(), 'cutout-pg-'));
   const data = join(dir, 'data');
   if (user) chownSync(dir, user.uid, user.gid);
   chmodSync(dir, 0o700);
