@@ -16,6 +16,7 @@ export interface PausableBody {
 export class EarlyBody implements BodySource {
   private held: ArrayBuffer[] = [];
   private last = false;
+  private paused = true;
   private sink: ((chunk: ArrayBuffer, isLast: boolean) => void) | null = null;
 
   constructor(private readonly res: PausableBody) {
@@ -33,7 +34,7 @@ export class EarlyBody implements BodySource {
     const held = this.held;
     this.held = [];
     held.forEach((chunk, i) => handler(chunk, this.last && i === held.length - 1));
-    if (!this.last) this.res.resume();
+    this.unpause();
   }
 
   /** Answered without the body: drop what is held and what still comes. Call before the response ends. */
@@ -41,6 +42,13 @@ export class EarlyBody implements BodySource {
     if (this.sink) return;
     this.sink = () => {};
     this.held = [];
-    if (!this.last) this.res.resume();
+    this.unpause();
+  }
+
+  /** Always, even when the whole body is in: the socket stays paused otherwise, and keep-alive with it. */
+  private unpause(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.res.resume();
   }
 }
