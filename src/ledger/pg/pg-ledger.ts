@@ -180,7 +180,8 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
 
     async acquireSlot(account) {
       const id = nextId();
-      // Tracked before the insert answers: a slot whose answer is lost is still renewed, then released.
+      // Tracked from the start, so a renewal during a slow call covers it; when the call fails (the answer
+      // may be lost after the insert) it leaves the set, and an insert that did land lapses and is swept.
       leases.slots.add(id);
       let ok = false;
       try {
