@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createServer } from '../src/http/server.js';
-import { openLedger } from '../src/ledger/lmdb-ledger.js';
+import { openLmdbBackend } from '../src/ledger/lmdb-backend.js';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { createRemovalPool } from '../src/pool/pool.js';
 import { multipartBody } from './multipart.js';
@@ -65,8 +65,8 @@ async function main(): Promise<void> {
   const bodies = images.map((img) => multipartBody(img.bytes, { size: SIZE }));
 
   const ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-bench-http-'));
-  const ledger = openLedger(path.join(ledgerDir, 'ledger'));
-  const KEY = ledger.createAccount({ label: 'bench', subscription: 1_000_000, concurrency: 1_000, ratePerMinute: 1_000_000_000 }).apiKey;
+  const ledger = openLmdbBackend(path.join(ledgerDir, 'ledger'));
+  const KEY = (await ledger.createAccount({ label: 'bench', subscription: 1_000_000, concurrency: 1_000, ratePerMinute: 1_000_000_000 })).apiKey;
 
   const started = performance.now();
   const pool = await createRemovalPool({ maxQueue: 64 });

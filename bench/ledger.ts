@@ -1,16 +1,27 @@
-// Ledger micro-benchmark: reserve+settle pairs, authenticate, balances and one full request's ledger path
-// (rate + slot + reserve + settle + release). Prints median/p90/p99 in µs and writes bench/results/ledger.json.
+// Ledger micro-benchmark, LMDB and PostgreSQL side by side in one run:
+//   npm run bench:ledger [-- --ledger postgres://user:password@host:port/database]
+// Both through the async Ledger the server uses: reserve+settle pairs, authenticate, balances, and one
+// request's full ledger path (authenticate, slot, rate, reserve, settle, release). Prints median/p90/p99
+// in µs with the CPU (lscpu) and writes bench/results/ledger.json. Without --ledger (or
+// CUTOUT_LEDGER_URL) only LMDB runs. The PostgreSQL run adds one 'ledger-bench' account to that database.
+// LEDGER_BENCH_N samples per op (default 5000), LEDGER_BENCH_DURABILITY periodic|fsync (default periodic).
 
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openLedger } from '../src/ledger/lmdb-ledger.js';
-import type { Durability } from '../src/ledger/db.js';
+import type { LedgerBackend } from '../src/ledger/ledger.js';
+import { openLedger } from '../src/ledger/open-ledger.js';
+import { parseDurability } from '../src/ledger/durability.js';
+import { parseLedgerUrl, redactUrl } from '../src/ledger/ledger-url.js';
 
 const N = Number(process.env.LEDGER_BENCH_N ?? 5000);
 const WARMUP = Math.min(1000, N);
-const durability = (process.env.LEDGER_BENCH_DURABILITY ?? 'relaxed') as Durability;
+const durability = parseDurability(process.env.LEDGER_BENCH_DURABILITY) ?? 'periodic';
+const argv = process.argv.slice(2);
+const flag = argv.indexOf('--ledger');
+const url = parseLedgerUrl(flag >= 0 ? argv[flag + 1] : process.env.CUTOUT_LEDGER_URL);
 
 interface Stats {
   n: number;
@@ -25,7 +36,7 @@ function stats(samples: number[]): Stats {
   return { n: s.length, medianUs: at(0.5), p90Us: at(0.9), p99Us: at(0.99) };
 }
 
-async function time(n: number, fn: () => unknown): Promise<number[]> {
+async function time(n: number, fn: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = process.hrtime.bigint();
@@ -35,23 +46,21 @@ async function time(n: number, fn: () => unknown): Promise<number[]> {
   return out;
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'cutout-ledger-bench-'));
-const ledger = openLedger(dir, { durability });
-try {
+async function run(ledger: LedgerBackend): Promise<Record<string, Stats>> {
   const n = N + WARMUP;
-  const { account, apiKey } = ledger.createAccount({ label: 'bench', subscription: 4 * n, freeCallsPerMonth: 0, concurrency: 4, ratePerMinute: 1e9 });
+  const { account, apiKey } = await ledger.createAccount({ label: 'ledger-bench', subscription: 4 * n, freeCallsPerMonth: 0, concurrency: 4, ratePerMinute: 1e9 });
   const usage = { outputPixels: 1_000_000, status: 200 };
   const pair = async (): Promise<void> => ledger.settle(await ledger.reserve(account, 'full'), usage);
   const request = async (): Promise<void> => {
-    ledger.takeRate(account, 1);
-    const slot = ledger.acquireSlot(account);
+    const acct = (await ledger.authenticate(apiKey))!;
+    const slot = await ledger.acquireSlot(acct);
     try {
-      await ledger.settle(await ledger.reserve(account, 'full'), usage);
+      await ledger.takeRate(acct, 1);
+      await ledger.settle(await ledger.reserve(acct, 'full'), usage);
     } finally {
-      slot?.release();
+      await slot?.release();
     }
   };
-
   const results: Record<string, Stats> = {};
   for (const [name, fn] of [
     ['reserveSettle', pair],
@@ -62,18 +71,62 @@ try {
     await time(WARMUP, fn);
     results[name] = stats(await time(N, fn));
   }
+  return results;
+}
 
-  console.log(`ledger bench (${durability}), ${N} samples after ${WARMUP} warm-up`);
-  console.log('op'.padEnd(18), 'median µs'.padStart(10), 'p90 µs'.padStart(10), 'p99 µs'.padStart(10));
-  for (const [name, s] of Object.entries(results)) {
-    console.log(name.padEnd(18), String(s.medianUs).padStart(10), String(s.p90Us).padStart(10), String(s.p99Us).padStart(10));
+function cpu(): { model: string; flags: string } {
+  try {
+    const text = execFileSync('lscpu', { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
+    const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(text)?.[1]?.trim() ?? '';
+    return { model: field('Model name'), flags: field('Flags') };
+  } catch {
+    return { model: 'unknown (no lscpu)', flags: '' };
   }
+}
 
-  const outDir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
-  mkdirSync(outDir, { recursive: true });
-  const out = { bench: 'ledger', date: new Date().toISOString(), node: process.version, durability, samples: N, warmup: WARMUP, results };
-  writeFileSync(join(outDir, 'ledger.json'), JSON.stringify(out, null, 2) + '\n');
+const backends: Record<string, Record<string, Stats>> = {};
+const dir = mkdtempSync(join(tmpdir(), 'cutout-ledger-bench-'));
+try {
+  const lmdb = await openLedger({ dataDir: dir, durability });
+  try {
+    backends.lmdb = await run(lmdb);
+  } finally {
+    await lmdb.close();
+  }
 } finally {
-  await ledger.close();
   rmSync(dir, { recursive: true, force: true });
 }
+if (url) {
+  const postgres = await openLedger({ url, dataDir: dir, durability });
+  try {
+    backends.postgres = await run(postgres);
+  } finally {
+    await postgres.close();
+  }
+}
+
+const { model, flags } = cpu();
+console.log(`ledger bench (${durability}), ${N} samples after ${WARMUP} warm-up; CPU: ${model}`);
+const names = Object.keys(backends);
+console.log(['op'.padEnd(16), ...names.map((b) => `${b} median / p90 / p99 µs`.padStart(36))].join(''));
+for (const op of Object.keys(backends.lmdb!)) {
+  console.log([op.padEnd(16), ...names.map((b) => {
+    const s = backends[b]![op]!;
+    return `${s.medianUs} / ${s.p90Us} / ${s.p99Us}`.padStart(36);
+  })].join(''));
+}
+
+const outDir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+mkdirSync(outDir, { recursive: true });
+const out = {
+  bench: 'ledger',
+  date: new Date().toISOString(),
+  node: process.version,
+  cpu: { model, flags },
+  durability,
+  samples: N,
+  warmup: WARMUP,
+  ...(url && { postgres: redactUrl(url) }),
+  results: backends,
+};
+writeFileSync(join(outDir, 'ledger.json'), JSON.stringify(out, null, 2) + '\n');

@@ -13,7 +13,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openLedger } from '../src/ledger/lmdb-ledger.js';
+import { openLmdbLedger } from '../src/ledger/lmdb-ledger.js';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { benchPhotos } from './photos.js';
 import { markdownTable, median } from './stats.js';
@@ -90,7 +90,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function serveSoak(photos: Array<{ name: string; file: string }>) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-bench-memory-'));
-  const ledger = openLedger(dataDir);
+  const ledger = openLmdbLedger(dataDir);
   const key = ledger.createAccount({ label: 'bench', subscription: 10_000_000, concurrency: 1_000, ratePerMinute: 1_000_000_000 }).apiKey;
   await ledger.close();
 

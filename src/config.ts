@@ -1,9 +1,10 @@
-// Environment + command-line flags → one frozen, validated Config. Imports only the device and durability parsers
-// and the domain's image size limit.
+// Environment + command-line flags → one frozen, validated Config. Imports only the device, durability and
+// ledger URL parsers and the domain's image size limit.
 // Flags win over env vars; env vars win over defaults.
 
 import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
 import { DEFAULT_DURABILITY, parseDurability, type Durability } from './ledger/durability.js';
+import { parseLedgerUrl } from './ledger/ledger-url.js';
 import { MAX_INPUT_BYTES } from './domain/removal.js';
 
 export interface Config {
@@ -56,6 +57,10 @@ export interface Config {
   readonly trustProxy: boolean;
   /** Bearer token GET /metrics asks for; without one it is served only on a loopback bind. */
   readonly metricsToken: string | undefined;
+  /** PostgreSQL ledger shared by many nodes (`postgres://…`); undefined = LMDB in `dataDir`. */
+  readonly ledgerUrl: string | undefined;
+  /** PostgreSQL ledger: how long a node's concurrency slots and holds outlive its last renewal. */
+  readonly ledgerLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -86,6 +91,8 @@ export const DEFAULTS = Object.freeze({
   sandboxRatePerMinute: 10,
   // One running and one waiting on the default single worker: keyed work waits at most for one sandbox photo.
   sandboxShare: 2,
+  // Thirty seconds: a dead node's slots and holds come back within it; renewed every third of it.
+  ledgerLeaseMs: 30_000,
 });
 
 /** A metrics token shorter than this is refused at start-up (it would be guessable). */
@@ -116,6 +123,8 @@ const FLAGS: Readonly<Record<string, string>> = {
   'sandbox-rate-per-minute': 'CUTOUT_SANDBOX_RATE_PER_MINUTE',
   'sandbox-share': 'CUTOUT_SANDBOX_SHARE',
   'metrics-token': 'CUTOUT_METRICS_TOKEN',
+  ledger: 'CUTOUT_LEDGER_URL',
+  'ledger-lease': 'CUTOUT_LEDGER_LEASE',
 };
 const BOOLEAN_FLAGS: Readonly<Record<string, string>> = { 'no-demo-key': 'CUTOUT_NO_DEMO_KEY', 'trust-proxy': 'CUTOUT_TRUST_PROXY' };
 
@@ -170,6 +179,14 @@ function device(text: string | undefined): DeviceRequest {
 function durability(text: string | undefined): Durability {
   try {
     return parseDurability(text) ?? DEFAULT_DURABILITY;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+function ledgerUrl(text: string | undefined): string | undefined {
+  try {
+    return parseLedgerUrl(text);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
@@ -250,6 +267,9 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     sandboxShare: integer('sandbox-share', get('sandbox-share'), 1, 1_000_000) ?? DEFAULTS.sandboxShare,
     trustProxy: bool('trust-proxy', get('trust-proxy')),
     metricsToken: metricsToken(get('metrics-token')),
+    ledgerUrl: ledgerUrl(get('ledger')),
+    // At least 0.3 s: renewals every third of it must still fit a round trip.
+    ledgerLeaseMs: seconds('ledger-lease', get('ledger-lease'), 300, 3_600_000) ?? DEFAULTS.ledgerLeaseMs,
   };
   return Object.freeze(config);
 }

@@ -4,9 +4,9 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { RequestContext } from '../http/context.js';
 import { authenticate, rateHeaders } from './auth.js';
 
-export function handleAccount(ctx: RequestContext, ledger: Ledger): void {
-  const account = authenticate(ctx, ledger);
-  const b = ledger.balances(account.id);
+export async function handleAccount(ctx: RequestContext, ledger: Ledger): Promise<void> {
+  const account = await authenticate(ctx, ledger);
+  const [b, rate] = await Promise.all([ledger.balances(account.id), ledger.peekRate(account)]);
   ctx.sendJson(
     200,
     {
@@ -17,6 +17,6 @@ export function handleAccount(ctx: RequestContext, ledger: Ledger): void {
         },
       },
     },
-    rateHeaders(ledger.peekRate(account)),
+    rateHeaders(rate),
   );
 }

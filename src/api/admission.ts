@@ -12,15 +12,15 @@ export interface Admission {
   rate: RateState;
 }
 
-export function admit(ledger: Ledger, account: AccountView): Admission {
-  const slot = ledger.acquireSlot(account);
+export async function admit(ledger: Ledger, account: AccountView): Promise<Admission> {
+  const slot = await ledger.acquireSlot(account);
   if (!slot) throw concurrencyLimitExceeded();
   try {
-    const rate = ledger.takeRate(account, 1);
+    const rate = await ledger.takeRate(account, 1);
     if (!rate.ok) throw withHeaders(rateLimitExceeded(rate.retryAfter), rateHeaders(rate));
     return { slot, rate };
   } catch (err) {
-    slot.release();
+    await slot.release();
     throw err;
   }
 }

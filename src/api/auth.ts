@@ -7,7 +7,7 @@ export interface HeaderSource {
   header(name: string): string | undefined;
 }
 
-export function authenticate(req: HeaderSource, ledger: Ledger): AccountView {
+export async function authenticate(req: HeaderSource, ledger: Ledger): Promise<AccountView> {
   let key = req.header('x-api-key');
   if (key === undefined) {
     const auth = req.header('authorization');
@@ -15,7 +15,7 @@ export function authenticate(req: HeaderSource, ledger: Ledger): AccountView {
   }
   key = key?.trim();
   if (!key) throw missingApiKey();
-  const account = ledger.authenticate(key);
+  const account = await ledger.authenticate(key);
   if (!account) throw authFailed();
   return account;
 }

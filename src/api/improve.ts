@@ -24,11 +24,11 @@ export interface ImproveDeps extends ImageInputDeps {
 
 export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Promise<void> {
   const { ledger } = deps;
-  const account = authenticate(ctx, ledger);
+  const account = await authenticate(ctx, ledger);
   ctx.checkBodyLength(); // 413 before a slot is held
 
   // The /removebg rules: a slot, one rate unit (nothing is decoded here, so no megapixel units follow).
-  const { slot, rate } = admit(ledger, account);
+  const { slot, rate } = await admit(ledger, account);
   try {
     const request = parseImproveRequest(await ctx.readFields());
     const image = await loadImage(request.source, deps, ctx.signal);
@@ -48,7 +48,7 @@ export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Pro
       2,
     );
     const bytes = image.bytes.byteLength + Buffer.byteLength(meta);
-    const quota = ledger.reserveStorage(account, bytes, deps.improveQuotaBytes);
+    const quota = await ledger.reserveStorage(account, bytes, deps.improveQuotaBytes);
     if (!quota.ok) throw withHeaders(storageQuotaExceeded(quota.usedBytes, deps.improveQuotaBytes, bytes), rateHeaders(rate));
 
     const imagePath = join(deps.improveDir, `${id}.${image.type}`);
@@ -61,13 +61,13 @@ export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Pro
       stored = true;
     } finally {
       if (!stored) {
-        quota.release();
+        await quota.release();
         await rm(imagePath, { force: true }).catch(() => undefined);
       }
     }
-    slot.release(); // before the client can see the 200 (as /removebg does)
+    await slot.release(); // before the client can see the 200 (as /removebg does)
     ctx.sendJson(200, { id }, rateHeaders(rate));
   } finally {
-    slot.release();
+    await slot.release();
   }
 }

@@ -43,27 +43,27 @@ export interface RemovalTerms {
   /** Hold what the removal costs at `size` (402 when the account cannot pay). */
   reserve(size: RequestedSize): Promise<Charge>;
   /** The rate headers of the 200, once the input's size is known (a keyed request pays its further units here). */
-  rateAfter(result: RemoveSuccess): RateState;
+  rateAfter(result: RemoveSuccess): RateState | Promise<RateState>;
   /** Where the task queues: the sandbox's wait behind every keyed one. */
   priority: RunPriority;
   /** The pool refused a low-priority task: its share is full. */
   shareFull?(): ApiError;
   /** Called once the charge is settled, just before the 200 (frees the key's slot). */
-  beforeRespond?(): void;
+  beforeRespond?(): void | Promise<void>;
 }
 
 export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): Promise<void> {
   const { ledger } = deps;
-  const account = authenticate(ctx, ledger);
+  const account = await authenticate(ctx, ledger);
   ctx.notes.accountId = account.id;
   ctx.checkBodyLength(); // 413 before a slot is held
 
   // A slot and one rate unit up front (the input size is unknown yet); the rest once the worker has decoded it.
-  const { slot, rate } = admit(ledger, account);
+  const { slot, rate } = await admit(ledger, account);
   try {
     await runRemoval(ctx, deps, keyedTerms(ledger, account, slot, rate));
   } finally {
-    slot.release();
+    await slot.release();
   }
 }
 
@@ -87,12 +87,12 @@ function keyedTerms(ledger: Ledger, account: AccountView, slot: Slot, rate: Rate
         refund: () => ledger.refund(reservation),
       };
     },
-    rateAfter(result) {
+    async rateAfter(result) {
       const extra = rateUnits(result.inputWidth, result.inputHeight) - 1;
-      return extra > 0 ? ledger.takeRate(account, extra) : rate; // charged after the fact; may go over
+      return extra > 0 ? await ledger.takeRate(account, extra) : rate; // charged after the fact; may go over
     },
     // Free the slot before the client can see the 200: its next request (maybe on another
-    // process) must not meet a cap still counting this one. release() is idempotent.
+    // process or node) must not meet a cap still counting this one. release() is idempotent.
     beforeRespond: () => slot.release(),
   };
 }
@@ -130,10 +130,10 @@ export async function runRemoval(ctx: RequestContext, deps: RemoveBgDeps, terms:
       throw err;
     }
 
-    const rateState = terms.rateAfter(result);
+    const rateState = await terms.rateAfter(result);
     await charge.settle(result.width * result.height);
     settled = true;
-    terms.beforeRespond?.();
+    await terms.beforeRespond?.();
     Object.assign(ctx.notes, { width: result.width, height: result.height, timings: result.timings, creditsCharged: charge.credits });
     respond(ctx, result, charge.credits, rateState, wantsJson(ctx.header('accept')));
   } finally {

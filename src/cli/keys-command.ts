@@ -1,19 +1,13 @@
-// `cutout keys create|list|revoke|credit`: API key admin on the data folder's ledger. Safe while a server
-// has the same folder open (LMDB is multi-process); keys are printed once, at creation, and never again.
+// `cutout keys create|list|revoke|credit`: API key admin on the ledger: the data folder's LMDB, or the
+// PostgreSQL database given by --ledger / CUTOUT_LEDGER_URL. Safe while servers use the same ledger;
+// keys are printed once, at creation, and never again.
 
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs, type ParsedArgs } from './args.js';
-import { openLedger, type LmdbLedger } from '../ledger/lmdb-ledger.js';
-import { BalanceLimitError, LedgerInputError, type AccountSummary } from '../ledger/accounts.js';
+import { openAdminLedger, LedgerCliError, type CommandIo } from './ledger-cli.js';
+import { BalanceLimitError, LedgerInputError, type AccountSummary, type BalanceName, type LedgerBackend } from '../ledger/ledger.js';
 import { parseDurability, type Durability } from '../ledger/durability.js';
-import type { BalanceName } from '../ledger/prices.js';
 
-export interface CommandIo {
-  stdout: (s: string) => void;
-  stderr: (s: string) => void;
-  dataDir: string;
-}
+export type { CommandIo } from './ledger-cli.js';
 
 const HELP = `Usage:
   cutout keys create [--credits N] [--payg N] [--enterprise N] [--free-calls N] [--concurrency N] [--rate N] [--label TEXT] [--json]
@@ -25,6 +19,7 @@ const HELP = `Usage:
   cutout keys credit <key|account-id> --add N [--payg | --enterprise]
       Add N credits to the subscription balance (or payg / enterprise).
 Options: --data DIR (ledger folder; default $CUTOUT_DATA_DIR or ./data)
+         --ledger URL (a postgres:// ledger instead; default $CUTOUT_LEDGER_URL)
          --durability periodic|fsync (how commits reach the disk; default $CUTOUT_DURABILITY or periodic)
 Exit codes: 0 done, 1 no such key, account or ledger, 2 usage error, 3 refused (a balance would pass
 2^53-1 credits; nothing changed).`;
@@ -36,10 +31,6 @@ function intFlag(args: ParsedArgs, name: string): number | undefined {
   if (v === undefined) return undefined;
   if (v === true || !/^\d+$/.test(v)) throw new UsageError(`Expected a non-negative integer for --${name} but received ${String(v)}`);
   return Number(v);
-}
-
-function ledgerExists(dir: string): boolean {
-  return existsSync(join(dir, 'data.mdb'));
 }
 
 function formatTable(rows: string[][]): string {
@@ -56,12 +47,12 @@ function listText(accounts: AccountSummary[]): string {
   return formatTable(rows);
 }
 
-async function run(sub: string, args: ParsedArgs, ledger: LmdbLedger, io: CommandIo): Promise<number> {
+async function run(sub: string, args: ParsedArgs, ledger: LedgerBackend, io: CommandIo): Promise<number> {
   const json = args.flags.get('json') === true;
   switch (sub) {
     case 'create': {
       const label = args.flags.get('label');
-      const { account, apiKey } = ledger.createAccount({
+      const { account, apiKey } = await ledger.createAccount({
         label: typeof label === 'string' ? label : '',
         subscription: intFlag(args, 'credits'),
         payg: intFlag(args, 'payg'),
@@ -70,23 +61,23 @@ async function run(sub: string, args: ParsedArgs, ledger: LmdbLedger, io: Comman
         concurrency: intFlag(args, 'concurrency'),
         ratePerMinute: intFlag(args, 'rate'),
       });
-      io.stdout(json ? JSON.stringify({ key: apiKey, account, balances: ledger.balances(account.id) }) + '\n' : apiKey + '\n');
+      io.stdout(json ? JSON.stringify({ key: apiKey, account, balances: await ledger.balances(account.id) }) + '\n' : apiKey + '\n');
       return 0;
     }
     case 'list': {
-      const accounts = ledger.listAccounts();
+      const accounts = await ledger.listAccounts();
       io.stdout(json ? JSON.stringify(accounts) + '\n' : listText(accounts));
       return 0;
     }
     case 'revoke': {
       const target = args.positionals[1];
       if (!target) throw new UsageError('Expected a key or account id for revoke');
-      const accountId = ledger.resolveAccount(target);
+      const accountId = await ledger.resolveAccount(target);
       if (!accountId) {
         io.stderr(`cutout keys: no such key or account\n`);
         return 1;
       }
-      const changed = ledger.revoke(target);
+      const changed = await ledger.revoke(target);
       io.stdout(json ? JSON.stringify({ accountId, revoked: changed }) + '\n' : `revoked ${changed} key(s) of ${accountId}\n`);
       return 0;
     }
@@ -96,8 +87,8 @@ async function run(sub: string, args: ParsedArgs, ledger: LmdbLedger, io: Comman
       const amount = intFlag(args, 'add');
       if (amount === undefined || amount <= 0) throw new UsageError('Expected --add N with N > 0 for credit');
       const to: BalanceName = args.flags.get('payg') === true ? 'payg' : args.flags.get('enterprise') === true ? 'enterprise' : 'subscription';
-      const accountId = ledger.resolveAccount(target);
-      const balances = accountId ? ledger.addCredits(accountId, amount, to) : null;
+      const accountId = await ledger.resolveAccount(target);
+      const balances = accountId ? await ledger.addCredits(accountId, amount, to) : null;
       if (!accountId || !balances) {
         io.stderr(`cutout keys: no such key or account\n`);
         return 1;
@@ -130,10 +121,6 @@ export async function runKeysCommand(argv: string[], io: CommandIo): Promise<num
   }
   // `--payg N` is a number for create but a switch for credit.
   const parsed = sub === 'create' ? parseArgs(argv, new Set(['json', 'help'])) : args;
-  if (sub !== 'create' && !ledgerExists(io.dataDir)) {
-    io.stderr(`cutout keys: no ledger in ${io.dataDir}\n`);
-    return 1;
-  }
   let durability: Durability | undefined;
   try {
     durability = durabilityOf(parsed);
@@ -141,7 +128,14 @@ export async function runKeysCommand(argv: string[], io: CommandIo): Promise<num
     io.stderr(`cutout keys: ${(err as Error).message}\n${HELP}\n`);
     return 2;
   }
-  const ledger = openLedger(io.dataDir, durability && { durability });
+  let ledger: LedgerBackend;
+  try {
+    ledger = await openAdminLedger(parsed, io, { durability, create: sub === 'create' });
+  } catch (err) {
+    if (!(err instanceof LedgerCliError)) throw err;
+    io.stderr(`cutout keys: ${err.message}\n${err.exitCode === 2 ? HELP + '\n' : ''}`);
+    return err.exitCode;
+  }
   try {
     return await run(sub, parsed, ledger, io);
   } catch (err) {

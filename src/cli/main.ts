@@ -10,8 +10,8 @@ const USAGE = `cutout: self-hosted background removal with the remove.bg v1.0 AP
 Usage:
   cutout serve [--host H] [--port P] [--data DIR] [--workers N] [--model NAME] [--processes N] [--tls-cert F --tls-key F]
   cutout remove <file|dir>... [-o OUT] [--size SIZE] [--format FMT] [--bg-color HEX] [--model NAME]
-  cutout keys create|list|revoke|credit ...   (manage API keys in the data folder)
-  cutout usage [--since DATE|DAYS] [--json]
+  cutout keys create|list|revoke|credit ...   (manage API keys: the data folder's ledger, or --ledger postgres://…)
+  cutout usage [--since DATE|DAYS] [--json] [--ledger postgres://…]
   cutout --version
 
 Run 'cutout <command> --help' for a command's options.`;
@@ -26,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
     case 'keys':
     case 'usage': {
       const dataDir = process.env.CUTOUT_DATA_DIR ?? path.resolve('data');
-      const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s), dataDir };
+      const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s), dataDir, ledgerUrl: process.env.CUTOUT_LEDGER_URL };
       const dataFlag = rest.indexOf('--data');
       if (dataFlag >= 0 && rest[dataFlag + 1]) {
         io.dataDir = path.resolve(rest[dataFlag + 1]!);

@@ -1,5 +1,6 @@
-// `cutout serve [--host H] [--port P] [--data DIR] [--workers N] [--tls-cert F --tls-key F]`
-// Start order: TLS files checked → ledger (reconcile dead owners, demo key) → pool → listen.
+// `cutout serve [--host H] [--port P] [--data DIR] [--ledger postgres://…] [--workers N] [--tls-cert F --tls-key F]`
+// Start order: TLS files checked → ledger (LMDB in --data, or PostgreSQL: migrations; then reconcile
+// dead owners or lapsed leases, demo key) → pool → listen.
 // SIGTERM/SIGINT close in reverse: stop accepting, drain in-flight requests (at most
 // --drain-timeout, then their connections are closed), close pool, close ledger. A second signal
 // exits at once (the next start refunds what was held).
@@ -8,8 +9,9 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import type { Ledger } from '../ledger/ledger.js';
-import { ensureDemoKey, openLedger, reconcileDeadOwners, type ReconcileReport } from '../ledger/lmdb-ledger.js';
+import type { LedgerBackend, ReconcileReport } from '../ledger/ledger.js';
+import { openLedger } from '../ledger/open-ledger.js';
+import { redactUrl } from '../ledger/ledger-url.js';
 import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';
 import { createRemovalPool } from '../pool/pool.js';
 import { estimateMemory, formatMemoryEstimate } from '../pool/memory-estimate.js';
@@ -62,6 +64,10 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --metrics-token T    GET /metrics asks for Authorization: Bearer T (16+ characters; CUTOUT_METRICS_TOKEN,
                        better than the flag: ps shows flags). Without one, /metrics is served only on a
                        loopback --host
+  --ledger URL         postgres://user:password@host:port/database: keys, credits, slots and rate windows in
+                       PostgreSQL, shared by every node (CUTOUT_LEDGER_URL; default: LMDB in --data)
+  --ledger-lease S     PostgreSQL ledger: a dead node's slots and holds come back within S seconds; renewed
+                       every S/3 (CUTOUT_LEDGER_LEASE, default 30)
   --no-demo-key        do not create a demo key on first start
 `;
 
@@ -69,10 +75,10 @@ export interface RunningService {
   server: CutoutServer;
   metrics: Metrics;
   pool: RemovalPool;
-  ledger: Ledger;
+  ledger: LedgerBackend;
   demoKey: string | null;
-  /** Refund holds and free slots of dead processes (a supervisor asks after a crash). */
-  reconcile(): ReconcileReport;
+  /** Refund holds and free slots of dead processes or lapsed leases (a supervisor asks after a crash). */
+  reconcile(): Promise<ReconcileReport>;
   /** Graceful stop; idempotent. */
   shutdown(): Promise<void>;
 }
@@ -105,19 +111,27 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
   const dataDir = resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
 
-  const ledger = openLedger(dataDir, { durability: config.durability });
+  const logReconciled = (report: ReconcileReport, whose: string) => {
+    if (report.holds > 0 || report.slots > 0) log.info(`ledger: refunded ${report.holds} hold(s) and freed ${report.slots} slot(s) of ${whose}`);
+  };
+  const ledger = await openLedger({
+    url: config.ledgerUrl,
+    dataDir,
+    durability: config.durability,
+    leaseMs: config.ledgerLeaseMs,
+    onReconcile: (report) => logReconciled(report, 'lapsed leases'),
+    onError: (err) => log.error(`ledger: ${err.message}`),
+  });
   let pool: RemovalPool | undefined;
   try {
-    // Refund holds and free slots left by processes that died mid-request.
-    const reconcile = () => {
-      const report = reconcileDeadOwners(ledger);
-      if (report.holds > 0 || report.slots > 0) {
-        log.info(`ledger: refunded ${report.holds} hold(s) and freed ${report.slots} slot(s) of dead processes`);
-      }
+    // Refund holds and free slots left by processes (LMDB) or nodes (PostgreSQL) that died mid-request.
+    const reconcile = async () => {
+      const report = await ledger.reconcile();
+      logReconciled(report, ledger.kind === 'lmdb' ? 'dead processes' : 'lapsed leases');
       return report;
     };
-    reconcile();
-    const demoKey = config.demoKey ? await ensureDemoKey(ledger) : null;
+    await reconcile();
+    const demoKey = config.demoKey ? await ledger.ensureDemoKey() : null;
 
     // ONNX Runtime 1.29's own telemetry (a device id and event database under ~/.cache, an empty
     // /tmp/mat-debug-<pid>.log per process: docs/native.md) stays off unless the operator set the
@@ -213,7 +227,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
 
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
   process.stdout.write(`${describePool(service.pool)}\n`);
-  process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)})\n`);
+  const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
+  process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)}${ledgerAt})\n`);
   process.stdout.write(`${formatMemoryEstimate(estimateMemory(config.model, service.pool.stats().workers))}\n`);
   process.stdout.write(`${describeSandbox(config)}\n`);
   process.stdout.write(`${describeMetricsAccess({ token: config.metricsToken, host: config.host })}\n`);
@@ -259,11 +274,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     // what the dead one held (credits, slots) without waiting for its replacement to start.
     const onMessage = (m: unknown) => {
       if ((m as { type?: unknown })?.type !== RECONCILE_MESSAGE.type || signals > 0) return;
-      try {
-        service.reconcile();
-      } catch (err) {
-        process.stderr.write(`cutout serve: reconciling the ledger failed: ${(err as Error).message}\n`);
-      }
+      service.reconcile().catch((err: Error) => process.stderr.write(`cutout serve: reconciling the ledger failed: ${err.message}\n`));
     };
     if (supervised) {
       process.once('disconnect', orphaned);

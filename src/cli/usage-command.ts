@@ -1,16 +1,15 @@
 // `cutout usage`: per-account summary of the usage log (requests, credits, free calls, output MP, statuses).
 
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from './args.js';
-import { openLedger } from '../ledger/lmdb-ledger.js';
-import type { CommandIo } from './keys-command.js';
+import { openAdminLedger, LedgerCliError, type CommandIo } from './ledger-cli.js';
+import type { LedgerBackend } from '../ledger/ledger.js';
 
 const HELP = `Usage:
   cutout usage [--since DATE|DAYS] [--json]
       Summarise settled requests per account. --since takes an ISO date (2025-07-01) or a number of
       days back (7); default: everything logged.
-Options: --data DIR (ledger folder; default $CUTOUT_DATA_DIR or ./data)`;
+Options: --data DIR (ledger folder; default $CUTOUT_DATA_DIR or ./data)
+         --ledger URL (a postgres:// ledger instead; default $CUTOUT_LEDGER_URL)`;
 
 /** Unix ms for `--since`, or null when it is neither a day count nor a date. */
 export function parseSince(value: string, nowMs: number): number | null {
@@ -32,13 +31,16 @@ export async function runUsageCommand(argv: string[], io: CommandIo): Promise<nu
     io.stderr(`cutout usage: Expected an ISO date or a day count for --since but received ${String(sinceFlag)}\n${HELP}\n`);
     return 2;
   }
-  if (!existsSync(join(io.dataDir, 'data.mdb'))) {
-    io.stderr(`cutout usage: no ledger in ${io.dataDir}\n`);
-    return 1;
-  }
-  const ledger = openLedger(io.dataDir);
+  let ledger: LedgerBackend;
   try {
-    const rows = ledger.summarizeUsage(since);
+    ledger = await openAdminLedger(args, io, { create: false });
+  } catch (err) {
+    if (!(err instanceof LedgerCliError)) throw err;
+    io.stderr(`cutout usage: ${err.message}\n${err.exitCode === 2 ? HELP + '\n' : ''}`);
+    return err.exitCode;
+  }
+  try {
+    const rows = await ledger.summarizeUsage(since);
     if (args.flags.get('json') === true) {
       io.stdout(JSON.stringify({ since: new Date(since).toISOString(), accounts: rows }) + '\n');
       return 0;

@@ -9,6 +9,7 @@
 
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { abortError, declaredLengthError, parseContentLength, readBody, type BodyBudget } from './body.js';
+import { EarlyBody } from './early-body.js';
 import type { RawFields } from './fields.js';
 import { parseForm } from './forms.js';
 import { bodiesBusy, deadlineExceeded, invalidBody, requestTimeout, STATUS_TEXT, type HttpError } from './http-error.js';
@@ -128,6 +129,8 @@ export class RequestContext {
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   /** Gives this request's body bytes back to the budget; called once the request is done. */
   private releaseBody: (() => void) | undefined;
+  /** Body chunks that arrive before the handler reads the body (it may await the ledger first). */
+  private early: EarlyBody | undefined;
   /** The error sent for a passed deadline; undefined while the deadline holds. */
   expiredWith: HttpError | undefined;
   phase: RequestPhase = 'headers';
@@ -162,6 +165,7 @@ export class RequestContext {
     this.clientAddress = clientAddress(this.remoteAddress, headers['x-forwarded-for'], opts.trustProxy === true);
     this.declaredLength = parseContentLength(headers['content-length']);
     if (this.refuseFraming(framingProblem(list))) return;
+    if ((this.declaredLength !== null && this.declaredLength > 0) || headers['transfer-encoding'] !== undefined) this.early = new EarlyBody(res);
     if (opts.timeoutMs !== undefined) {
       this.deadlineTimer = setTimeout(() => this.expire(opts.timeoutMs!), opts.timeoutMs);
     }
@@ -263,7 +267,7 @@ export class RequestContext {
     }
     this.phase = 'body';
     try {
-      const body = await readBody(this.res, { declaredLength: this.declaredLength, limit, signal: this.signal });
+      const body = await readBody(this.early ?? this.res, { declaredLength: this.declaredLength, limit, signal: this.signal });
       this.bytesIn = body.length;
       return body;
     } finally {
@@ -293,6 +297,7 @@ export class RequestContext {
     this.phase = 'responding';
     this.status = status;
     this.bytesOut = bodyBytes;
+    this.early?.discard(); // answered without reading the body (or after): uWS skips the rest
     this.res.cork(() => {
       this.res.writeStatus(STATUS_TEXT[status] ?? String(status));
       for (const [k, v] of Object.entries(COMMON_HEADERS)) this.res.writeHeader(k, v);

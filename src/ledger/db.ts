@@ -4,12 +4,7 @@
 
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { AccountRecord, KeyRecord } from './accounts.js';
-import type { HoldRecord } from './credits.js';
-import type { SlotRecord } from './slots.js';
-import type { RateRecord } from './rate.js';
-import type { UsageEntry } from './usage.js';
-import type { StorageRecord } from './storage.js';
+import type { AccountRecord, HoldRecord, KeyRecord, RateRecord, SlotRecord, StorageRecord, UsageEntry } from './records.js';
 import { DEFAULT_DURABILITY, type Durability } from './durability.js';
 
 /**

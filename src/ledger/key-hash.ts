@@ -1,29 +1,17 @@
-// API keys and ids: random base62 strings. Only sha256(key) is ever stored; keys carry ~190 bits of
-// entropy, so a fast unsalted hash is enough (nothing to brute-force) and keeps authenticate cheap.
+// API keys: `ck_` + random base62. Only sha256(key) is ever stored; keys carry ~190 bits of entropy, so a
+// fast unsalted hash is enough (nothing to brute-force) and keeps authenticate cheap.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { randomBase62 } from './ids.js';
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const API_KEY_PREFIX = 'ck_';
 const API_KEY_BODY_LENGTH = 32;
-
-/** Uniform base62 string via rejection sampling (bytes ≥ 248 would bias the modulo). */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += BASE62[byte % 62];
-      if (out.length === length) break;
-    }
-  }
-  return out;
-}
 
 export function generateApiKey(): string {
   return API_KEY_PREFIX + randomBase62(API_KEY_BODY_LENGTH);
 }
 
-/** Lookup key for the keys sub-db: hex sha256 of the key as sent. */
+/** What the ledger stores and looks keys up by: hex sha256 of the key as sent. */
 export function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey).digest('hex');
 }

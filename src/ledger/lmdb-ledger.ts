@@ -1,43 +1,37 @@
-// The Ledger on LMDB: composes the per-concern modules over one root env. Every write is a short
-// transactionSync (one LMDB write lock shared by all processes); reads reset the snapshot first so
-// another process's commit (a revocation, a debit) is seen on the very next call.
+// The ledger on LMDB, synchronous: composes the per-concern modules over one root env. Every write is a
+// short transactionSync (one LMDB write lock shared by all processes); reads reset the snapshot first so
+// another process's commit (a revocation, a debit) is seen on the very next call. The async Ledger the
+// service uses wraps this (lmdb-backend.ts); the tests and benches may use it directly.
 
 import type {
+  AccountSummary,
   AccountView,
   Balances,
-  Ledger,
+  BalanceName,
+  InFlight,
+  NewAccount,
   RateDecision,
   RateState,
+  ReconcileReport,
   Reservation,
-  Slot,
-  StorageDecision,
   StorageUse,
   UsageRecord,
+  UsageSummary,
 } from './ledger.js';
 import type { RequestedSize } from '../domain/removal.js';
-import { openLedgerDb, type Durability, type LedgerDb } from './db.js';
-import {
-  addCredits,
-  balancesOf,
-  createAccount,
-  listAccounts,
-  monthOf,
-  resolveAccountId,
-  revoke,
-  viewOf,
-  type AccountRecord,
-  type AccountSummary,
-  type NewAccount,
-} from './accounts.js';
+import { openLedgerDb, type Durability } from './db.js';
+import { addCredits, createAccount, listAccounts, resolveAccountId, revoke } from './accounts.js';
+import { balancesOf, monthOf, viewOf } from './account-rules.js';
 import { hashApiKey } from './key-hash.js';
 import { refundHold, reserveCredits, settleHold } from './credits.js';
-import { acquireSlot } from './slots.js';
+import { acquireSlot, type HeldSlot } from './slots.js';
 import { peekRate, takeRate } from './rate.js';
-import { summarizeUsage, type UsageSummary } from './usage.js';
-import { reserveStorage, storageUsed } from './storage.js';
-import type { BalanceName } from './prices.js';
+import { summarizeUsage } from './usage.js';
+import { reserveStorage, storageUsed, type HeldStorage } from './storage.js';
+import { reconcileDeadOwners } from './reconcile.js';
+import { ensureDemoKey } from './demo-key.js';
 
-export interface LedgerOptions {
+export interface LmdbLedgerOptions {
   /** Clock in unix ms (tests inject one). Default Date.now. */
   now?: () => number;
   /**
@@ -50,30 +44,44 @@ export interface LedgerOptions {
   flushIntervalMs?: number;
 }
 
-/** The Ledger plus the admin operations the CLI and the server's startup use. */
-export interface LmdbLedger extends Ledger {
+/** Every ledger operation, synchronous, plus close/flush (which wait on LMDB's threads). */
+export interface LmdbLedger {
   readonly dir: string;
-  /** Internal handle for reconcile/demo-key/bench; not for the HTTP layer. */
-  readonly db: LedgerDb;
-  now(): number;
+  /** What this process asked for when it opened the folder. */
+  readonly durability: Durability;
+  authenticate(apiKey: string): AccountView | null;
+  balances(accountId: string): Balances;
+  acquireSlot(account: AccountView): HeldSlot | null;
+  takeRate(account: AccountView, units: number): RateDecision;
+  peekRate(account: AccountView): RateState;
+  /** Throws InsufficientCreditsError when short. */
+  reserve(account: AccountView, size: RequestedSize): Reservation;
+  settle(reservation: Reservation, usage: UsageRecord): void;
+  refund(reservation: Reservation): void;
+  reserveStorage(account: AccountView, bytes: number, quotaBytes: number): HeldStorage;
+  storageUsed(accountId: string): StorageUse;
   createAccount(spec: NewAccount): { account: AccountView; apiKey: string };
-  /** Key or account id → account id, or null. */
   resolveAccount(keyOrId: string): string | null;
-  /** Revoke a key, or all keys of an account id; returns how many keys changed. */
   revoke(keyOrId: string): number;
   addCredits(accountId: string, amount: number, to?: BalanceName): Balances | null;
   listAccounts(): AccountSummary[];
   summarizeUsage(sinceMs: number): UsageSummary[];
+  inFlight(accountId: string): InFlight;
+  /** Refunds every hold and frees every slot whose owner process is dead (one transaction). */
+  reconcile(): ReconcileReport;
+  ensureDemoKey(): string | null;
+  isOpen(): boolean;
   /** fsync everything committed so far. */
   flush(): Promise<void>;
+  close(): Promise<void>;
 }
 
-export function openLedger(dir: string, opts: LedgerOptions = {}): LmdbLedger {
+export function openLmdbLedger(dir: string, opts: LmdbLedgerOptions = {}): LmdbLedger {
   const db = openLedgerDb(dir, { durability: opts.durability, flushIntervalMs: opts.flushIntervalMs });
   const now = opts.now ?? Date.now;
   let open = true;
 
-  const accountOf = (accountId: string): AccountRecord => {
+  const accountOf = (accountId: string) => {
     db.root.resetReadTxn();
     const account = db.accounts.get(accountId);
     if (!account) throw new Error(`Unknown account ${accountId}`);
@@ -82,10 +90,9 @@ export function openLedger(dir: string, opts: LedgerOptions = {}): LmdbLedger {
 
   return {
     dir,
-    db,
-    now,
+    durability: db.durability,
 
-    authenticate(apiKey: string): AccountView | null {
+    authenticate(apiKey) {
       // Fresh snapshot: a revocation committed by another process applies to this very call.
       db.root.resetReadTxn();
       const key = db.keys.get(hashApiKey(apiKey));
@@ -93,54 +100,26 @@ export function openLedger(dir: string, opts: LedgerOptions = {}): LmdbLedger {
       const account = db.accounts.get(key.accountId);
       return account ? viewOf(account) : null;
     },
-
-    balances(accountId: string): Balances {
-      return balancesOf(accountOf(accountId), monthOf(now()));
-    },
-
-    acquireSlot(account: AccountView): Slot | null {
+    balances: (accountId) => balancesOf(accountOf(accountId), monthOf(now())),
+    acquireSlot(account) {
       const slot = acquireSlot(db, account, now());
       if (!slot) return null;
       // After close the slot dies with this process's token; a restart's reconcile frees it.
       return { release: () => open && slot.release() };
     },
-
-    takeRate(account: AccountView, units: number): RateDecision {
-      return takeRate(db, account, units, now());
-    },
-
-    peekRate(account: AccountView): RateState {
-      return peekRate(db, account, now());
-    },
-
-    async reserve(account: AccountView, size: RequestedSize): Promise<Reservation> {
-      return reserveCredits(db, account.id, size, now());
-    },
-
-    async settle(reservation: Reservation, usage: UsageRecord): Promise<void> {
+    takeRate: (account, units) => takeRate(db, account, units, now()),
+    peekRate: (account) => peekRate(db, account, now()),
+    reserve: (account, size) => reserveCredits(db, account.id, size, now()),
+    settle(reservation, usage) {
       settleHold(db, reservation, usage, now());
     },
-
-    async refund(reservation: Reservation): Promise<void> {
+    refund(reservation) {
       refundHold(db, reservation.id);
     },
+    reserveStorage: (account, bytes, quotaBytes) => reserveStorage(db, account, bytes, quotaBytes),
+    storageUsed: (accountId) => storageUsed(db, accountId),
 
-    reserveStorage(account: AccountView, bytes: number, quotaBytes: number): StorageDecision {
-      return reserveStorage(db, account, bytes, quotaBytes);
-    },
-
-    storageUsed(accountId: string): StorageUse {
-      return storageUsed(db, accountId);
-    },
-
-    isOpen: () => open,
-
-    async close(): Promise<void> {
-      open = false;
-      await db.close();
-    },
-
-    createAccount(spec: NewAccount) {
+    createAccount(spec) {
       const { account, apiKey } = createAccount(db, spec, now());
       return { account: viewOf(account), apiKey };
     },
@@ -149,9 +128,22 @@ export function openLedger(dir: string, opts: LedgerOptions = {}): LmdbLedger {
     addCredits: (accountId, amount, to = 'subscription') => addCredits(db, accountId, amount, to, now()),
     listAccounts: () => listAccounts(db, now()),
     summarizeUsage: (sinceMs) => summarizeUsage(db, sinceMs),
+    inFlight(accountId) {
+      db.root.resetReadTxn();
+      let holds = 0;
+      for (const { value } of db.holds.getRange({})) if (value.accountId === accountId) holds++;
+      const slotOwners: string[] = [];
+      for (const { value } of db.slots.getRange({ start: [accountId], end: [accountId, '\uffff'] })) slotOwners.push(String(value.owner.pid));
+      return { holds, slotOwners };
+    },
+    reconcile: () => reconcileDeadOwners(db),
+    ensureDemoKey: () => ensureDemoKey(db, now()),
+
+    isOpen: () => open,
     flush: () => db.flush(),
+    async close() {
+      open = false;
+      await db.close();
+    },
   };
 }
-
-export { reconcileDeadOwners, type ReconcileReport } from './reconcile.js';
-export { ensureDemoKey } from './demo-key.js';

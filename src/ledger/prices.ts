@@ -29,6 +29,7 @@ export const DEFAULT_CONCURRENCY = 4;
 export const DEFAULT_RATE_PER_MINUTE = 500;
 export const RATE_WINDOW_SECONDS = 60;
 
-/** Demo account made on first start with an empty folder. */
+/** Demo account made on first start with an empty ledger. */
 export const DEMO_CREDITS = 10;
 export const DEMO_FREE_CALLS = 50;
+export const DEMO_ACCOUNT = Object.freeze({ label: 'demo', subscription: DEMO_CREDITS, freeCallsPerMonth: DEMO_FREE_CALLS });

@@ -1,23 +1,12 @@
 // Refunds holds and frees slots whose owner process is gone (kill -9, OOM, crash). Run at every server start
 // and from a supervisor when a child dies. Safe to run any time from any process: live owners are untouched.
 
+import type { ReconcileReport } from './ledger.js';
 import type { LedgerDb } from './db.js';
-import type { LmdbLedger } from './lmdb-ledger.js';
 import { undoHold } from './credits.js';
 import { isOwnerAlive, type Owner } from './owner.js';
 
-export interface ReconcileReport {
-  /** Holds refunded. */
-  holds: number;
-  /** Credits put back, all balances together. */
-  credits: number;
-  /** Refunded holds that had used a free call. */
-  freeCalls: number;
-  /** Concurrency slots freed. */
-  slots: number;
-}
-
-export function reconcileDb(db: LedgerDb): ReconcileReport {
+export function reconcileDeadOwners(db: LedgerDb): ReconcileReport {
   const report: ReconcileReport = { holds: 0, credits: 0, freeCalls: 0, slots: 0 };
   // One check per distinct owner: each is a /proc read.
   const alive = new Map<string, boolean>();
@@ -44,9 +33,4 @@ export function reconcileDb(db: LedgerDb): ReconcileReport {
     }
   });
   return report;
-}
-
-/** Refund every hold and free every slot whose owner process is dead. */
-export function reconcileDeadOwners(ledger: LmdbLedger): ReconcileReport {
-  return reconcileDb(ledger.db);
 }

@@ -1,18 +1,15 @@
 // Per-account concurrency slots, stored in LMDB so the cap holds across server processes. Each slot records
 // its owner; slots of dead owners are freed by reconcileDeadOwners and, lazily, when an account hits its cap.
 
-import type { AccountView, Slot } from './ledger.js';
+import type { AccountView } from './ledger.js';
 import type { LedgerDb } from './db.js';
-import { SELF, isOwnerAlive, isSelf, type Owner } from './owner.js';
-import { randomBase62 } from './key-hash.js';
+import { SELF, isOwnerAlive, isSelf } from './owner.js';
+import { nextId } from './ids.js';
 
-export interface SlotRecord {
-  owner: Owner;
-  createdAt: number;
+/** A slot held in this process; `release()` is synchronous (one LMDB delete) and idempotent. */
+export interface HeldSlot {
+  release(): void;
 }
-
-const idPrefix = randomBase62(8) + '.';
-let idCounter = 0;
 
 function rangeOf(accountId: string): { start: [string]; end: [string, string] } {
   // '\uffff' sorts after every generated slot id.
@@ -30,14 +27,14 @@ function reclaimDead(db: LedgerDb, accountId: string): number {
   return freed;
 }
 
-export function acquireSlot(db: LedgerDb, account: AccountView, now: number): Slot | null {
+export function acquireSlot(db: LedgerDb, account: AccountView, now: number): HeldSlot | null {
   const key = db.root.transactionSync((): [string, string] | null => {
     const range = rangeOf(account.id);
     let held = db.slots.getKeysCount(range);
     // Only at the cap is it worth checking /proc for dead holders.
     if (held >= account.concurrency) held -= reclaimDead(db, account.id);
     if (held >= account.concurrency) return null;
-    const k: [string, string] = [account.id, idPrefix + (idCounter++).toString(36)];
+    const k: [string, string] = [account.id, nextId()];
     db.slots.putSync(k, { owner: SELF, createdAt: now });
     return k;
   });

@@ -2,17 +2,19 @@
 // Taking and giving back are short write transactions: the check against the quota and the new total
 // commit together, so two processes cannot both take the last megabytes.
 
-import type { AccountView, StorageDecision, StorageUse } from './ledger.js';
+import type { AccountView, StorageUse } from './ledger.js';
 import type { LedgerDb } from './db.js';
+import type { StorageRecord } from './records.js';
 
-export type StorageRecord = StorageUse;
+/** Taken (a synchronous, idempotent `release()`) or refused. */
+export type HeldStorage = { ok: true; release(): void } | { ok: false; usedBytes: number };
 
 const NONE: StorageRecord = { bytes: 0, files: 0 };
 
 /** Count one file of `bytes` against `quotaBytes`; refused (nothing written) when it would pass it. */
-export function reserveStorage(db: LedgerDb, account: AccountView, bytes: number, quotaBytes: number): StorageDecision {
+export function reserveStorage(db: LedgerDb, account: AccountView, bytes: number, quotaBytes: number): HeldStorage {
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`Expected a byte count for bytes but received ${String(bytes)}`);
-  const taken = db.root.transactionSync((): StorageDecision => {
+  const taken = db.root.transactionSync((): HeldStorage => {
     const used = db.storage.get(account.id) ?? NONE;
     if (used.bytes + bytes > quotaBytes) return { ok: false, usedBytes: used.bytes };
     db.storage.putSync(account.id, { bytes: used.bytes + bytes, files: used.files + 1 });

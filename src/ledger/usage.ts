@@ -1,29 +1,8 @@
-// The append-only usage log (one entry per settled request) and its per-account summary.
+// The append-only usage log on LMDB (one entry per settled request) and its per-account summary.
 
-import type { SizeTier } from '../domain/removal.js';
+import type { UsageSummary } from './ledger.js';
 import type { LedgerDb } from './db.js';
-
-export interface UsageEntry {
-  /** Unix ms at settle. */
-  t: number;
-  accountId: string;
-  size: SizeTier;
-  credits: number;
-  freeCall: boolean;
-  outputPixels: number;
-  status: number;
-}
-
-export interface UsageSummary {
-  accountId: string;
-  label: string;
-  requests: number;
-  credits: number;
-  freeCalls: number;
-  outputMegapixels: number;
-  /** HTTP status → count. */
-  statuses: Record<string, number>;
-}
+import type { UsageEntry } from './records.js';
 
 /** Must run inside a write transaction. Keyed by time + reservation id: ordered and never colliding. */
 export function appendUsage(db: LedgerDb, reservationId: string, entry: UsageEntry): void {

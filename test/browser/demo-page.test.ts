@@ -142,8 +142,8 @@ t.test('a photo with a key: the cut-out, its pixels, headers, download, backgrou
   t.equal(await fact('X-Credits-Charged'), response.headers()['x-credits-charged']);
   t.match(await fact('Server-Timing'), /infer \d+ ms/, 'the stages from Server-Timing');
   t.match(await page.textContent('#status'), new RegExp(`^Done: ${photoMeta.width} × ${photoMeta.height} px in \\d+ ms\\.$`));
-  const account = ledger.authenticate(KEY)!;
-  t.equal(ledger.balances(account.id).total, 99, 'one credit charged to the key');
+  const account = ledger.accountOf(KEY)!;
+  t.equal(ledger.balancesNow(account.id).total, 99, 'one credit charged to the key');
 
   await page.screenshot({ path: join(ARTIFACTS, 'demo-desktop.png'), fullPage: true });
 
@@ -212,8 +212,8 @@ t.test('without a key: the sandbox, at preview size, free', async (t) => {
   const fg = (await canvasPixels(page, scale(truth.subject))).map((p) => p[3]!);
   t.ok(share(bg, (a) => a <= 16) >= 0.98, 'the background is transparent');
   t.ok(share(fg, (a) => a >= 240) >= 0.98, 'the subject is opaque');
-  const account = ledger.authenticate(KEY)!;
-  t.equal(ledger.balances(account.id).total, 100, 'no key, no credit moved');
+  const account = ledger.accountOf(KEY)!;
+  t.equal(ledger.balancesNow(account.id).total, 100, 'no key, no credit moved');
   t.same(foreign, []);
   t.same(errors, []);
 });

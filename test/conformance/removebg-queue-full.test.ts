@@ -7,13 +7,13 @@ import { KEY, startTestServer } from '../helpers/server.js';
 
 t.test('queue_full', async (t) => {
   const { url, pool, ledger } = await startTestServer(t);
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
   pool.rejectNextWith = 'queue_full';
   const res = await postImage(url, await makeImage('png'));
   t.equal(res.status, 503);
   t.ok(Number(res.headers['retry-after']) >= 1);
   t.equal(firstError(res).code, 'service_busy');
-  t.equal(ledger.balances(acct.id).total, before, 'refunded');
+  t.equal(ledger.balancesNow(acct.id).total, before, 'refunded');
   t.equal(ledger.counts.refund, 1);
 });

@@ -7,8 +7,8 @@ import type { RemoveErrorCode } from '../../src/pool/task.js';
 
 t.test('typed failures', async (t) => {
   const { url, pool, ledger } = await startTestServer(t);
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
   for (const code of ['failed_to_read_image', 'invalid_file_type', 'resolution_too_high', 'roi_exceeds_bounds'] as RemoveErrorCode[]) {
     pool.respond = () => ({ ok: false, code, message: `worker says ${code}` });
     const res = await postImage(url, await makeImage('png'));
@@ -16,7 +16,7 @@ t.test('typed failures', async (t) => {
     t.equal(firstError(res).code, code);
     t.equal(firstError(res).detail, `worker says ${code}`);
   }
-  t.equal(ledger.balances(acct.id).total, before, 'every failure refunded');
+  t.equal(ledger.balancesNow(acct.id).total, before, 'every failure refunded');
 });
 
 t.test('an internal failure is a 500 without internals', async (t) => {

@@ -10,7 +10,7 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 
 t.test('no key: multipart, JSON and urlencoded bodies each get the PNG and its headers; nothing is charged', async (t) => {
   const { url, ledger, pool } = await startTestServer(t);
-  const before = ledger.balances(ledger.authenticate(KEY)!.id);
+  const before = ledger.balancesNow(ledger.accountOf(KEY)!.id);
   const img = await makeImage('png', 64, 48);
   const b64 = img.toString('base64');
 
@@ -35,7 +35,7 @@ t.test('no key: multipart, JSON and urlencoded bodies each get the PNG and its h
   t.same(pool.tasks.map((task) => task.options.size), ['preview', 'preview', 'preview'], 'full and auto are capped at preview');
   t.same(pool.priorities, ['low', 'low', 'low'], 'sandbox work queues behind keyed work');
   t.same(ledger.counts, { reserve: 0, settle: 0, refund: 0 }, 'the ledger was never asked');
-  t.same(ledger.balances(ledger.authenticate(KEY)!.id), before, 'balances unchanged');
+  t.same(ledger.balancesNow(ledger.accountOf(KEY)!.id), before, 'balances unchanged');
 });
 
 t.test('a key sent to the sandbox is ignored: still free, the account untouched', async (t) => {
@@ -44,7 +44,7 @@ t.test('a key sent to the sandbox is ignored: still free, the account untouched'
   t.equal(res.status, 200);
   t.equal(res.headers['x-credits-charged'], '0');
   t.equal(ledger.counts.reserve, 0);
-  t.equal(ledger.balances(ledger.authenticate(KEY)!.id).total, 100);
+  t.equal(ledger.balancesNow(ledger.accountOf(KEY)!.id).total, 100);
 });
 
 t.test('errors are remove.bg envelopes; a bad request costs nothing but counts against the window', async (t) => {

@@ -62,6 +62,17 @@ export class FakeLedger implements Ledger {
     return a;
   }
 
+  /** Synchronous balance read for assertions. */
+  balancesNow(accountId: string): Balances {
+    const a = this.get(accountId);
+    return { subscription: a.credits, payg: 0, enterprise: 0, total: a.credits, freeCalls: a.freeCalls };
+  }
+
+  /** Synchronous key lookup for assertions. */
+  accountOf(apiKey: string): AccountView | null {
+    return this.byKey.get(apiKey)?.view ?? null;
+  }
+
   slotsInUse(id: string): number {
     return this.get(id).slotsInUse;
   }
@@ -71,22 +82,21 @@ export class FakeLedger implements Ledger {
     return [...this.open.values()].filter((r) => r.done === null).length;
   }
 
-  authenticate(apiKey: string): AccountView | null {
-    return this.byKey.get(apiKey)?.view ?? null;
+  async authenticate(apiKey: string): Promise<AccountView | null> {
+    return this.accountOf(apiKey);
   }
 
-  balances(accountId: string): Balances {
-    const a = this.get(accountId);
-    return { subscription: a.credits, payg: 0, enterprise: 0, total: a.credits, freeCalls: a.freeCalls };
+  async balances(accountId: string): Promise<Balances> {
+    return this.balancesNow(accountId);
   }
 
-  acquireSlot(account: AccountView): Slot | null {
+  async acquireSlot(account: AccountView): Promise<Slot | null> {
     const a = this.get(account.id);
     if (a.slotsInUse >= account.concurrency) return null;
     a.slotsInUse++;
     let released = false;
     return {
-      release: () => {
+      release: async () => {
         if (released) return;
         released = true;
         a.slotsInUse--;
@@ -98,14 +108,14 @@ export class FakeLedger implements Ledger {
     return { limit: a.view.ratePerMinute, remaining: Math.max(0, a.view.ratePerMinute - a.rateUsed), reset: this.windowReset };
   }
 
-  takeRate(account: AccountView, units: number): RateDecision {
+  async takeRate(account: AccountView, units: number): Promise<RateDecision> {
     const a = this.get(account.id);
     if (a.rateUsed + units > account.ratePerMinute) return { ok: false, retryAfter: 42, ...this.state(a) };
     a.rateUsed += units;
     return { ok: true, ...this.state(a) };
   }
 
-  peekRate(account: AccountView): RateState {
+  async peekRate(account: AccountView): Promise<RateState> {
     return this.state(this.get(account.id));
   }
 
@@ -148,7 +158,7 @@ export class FakeLedger implements Ledger {
     else a.credits += reservation.credits;
   }
 
-  reserveStorage(account: AccountView, bytes: number, quotaBytes: number): StorageDecision {
+  async reserveStorage(account: AccountView, bytes: number, quotaBytes: number): Promise<StorageDecision> {
     const s = this.get(account.id).storage;
     if (s.bytes + bytes > quotaBytes) return { ok: false, usedBytes: s.bytes };
     s.bytes += bytes;
@@ -156,7 +166,7 @@ export class FakeLedger implements Ledger {
     let released = false;
     return {
       ok: true,
-      release: () => {
+      release: async () => {
         if (released) return;
         released = true;
         s.bytes -= bytes;
@@ -165,7 +175,12 @@ export class FakeLedger implements Ledger {
     };
   }
 
-  storageUsed(accountId: string): StorageUse {
+  async storageUsed(accountId: string): Promise<StorageUse> {
+    return this.storageNow(accountId);
+  }
+
+  /** Synchronous storage read for assertions. */
+  storageNow(accountId: string): StorageUse {
     return { ...this.get(accountId).storage };
   }
 

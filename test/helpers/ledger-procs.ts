@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
-import { openLedger, type LmdbLedger } from '../../src/ledger/lmdb-ledger.js';
+import { openLmdbLedger, type LmdbLedger } from '../../src/ledger/lmdb-ledger.js';
 import { multipart, type TestResponse } from './http-client.js';
 
 export const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -89,6 +89,8 @@ export interface ServeOptions {
   workers?: number;
   /** How long to wait for every process to print "listening on". Default 120 s. */
   startTimeoutMs?: number;
+  /** More `serve` flags (`--ledger postgres://…`, `--ledger-lease 3`). */
+  extraArgs?: string[];
 }
 
 export interface Served {
@@ -110,6 +112,7 @@ export async function serve(t: Test, opts: ServeOptions): Promise<Served> {
   const port = opts.port ?? (await freePort());
   const args = [MAIN, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', opts.dataDir, '--workers', String(opts.workers ?? 1), '--no-demo-key'];
   if (processes > 1) args.push('--processes', String(processes));
+  args.push(...(opts.extraArgs ?? []));
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } });
   const pid = child.pid!;
   liveGroups.add(pid);
@@ -155,9 +158,9 @@ export async function serve(t: Test, opts: ServeOptions): Promise<Served> {
 }
 
 /** Run `cutout <args…>` to completion (keys/usage admin commands), with a timeout. */
-export function cli(args: string[], timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function cli(args: string[], timeoutMs = 30_000, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -197,9 +200,8 @@ export interface LedgerProbe {
 }
 
 export function openProbe(t: Test, dataDir: string): LedgerProbe {
-  const ledger = openLedger(dataDir);
+  const ledger = openLmdbLedger(dataDir);
   t.teardown(() => ledger.close());
-  const db = ledger.db;
   return {
     ledger,
     create(spec) {
@@ -207,24 +209,12 @@ export function openProbe(t: Test, dataDir: string): LedgerProbe {
       return { id: account.id, apiKey };
     },
     total: (id) => ledger.balances(id).total,
-    holds(id) {
-      db.root.resetReadTxn();
-      let n = 0;
-      for (const { value } of db.holds.getRange({})) if (value.accountId === id) n++;
-      return n;
-    },
+    holds: (id) => ledger.inFlight(id).holds,
     slots(id) {
-      db.root.resetReadTxn();
-      const pids: number[] = [];
-      for (const { value } of db.slots.getRange({ start: [id], end: [id, '\uffff'] })) pids.push(value.owner.pid);
-      return { count: pids.length, pids };
+      const owners = ledger.inFlight(id).slotOwners;
+      return { count: owners.length, pids: owners.map(Number) };
     },
-    usage(id) {
-      db.root.resetReadTxn();
-      let n = 0;
-      for (const { value } of db.usage.getRange({})) if (value.accountId === id) n++;
-      return n;
-    },
+    usage: (id) => ledger.summarizeUsage(0).find((s) => s.accountId === id)?.requests ?? 0,
   };
 }
 

@@ -9,7 +9,7 @@ import { KEY, startTestServer } from '../helpers/server.js';
 
 t.test('abort mid-upload', async (t) => {
   const { url, ledger, events, server } = await startTestServer(t);
-  const acct = ledger.authenticate(KEY)!;
+  const acct = ledger.accountOf(KEY)!;
   const { port } = new URL(url);
   const aborted = events.nextAbort('/v1.0/removebg');
   const ended = events.nextEnd('/v1.0/removebg');
@@ -36,15 +36,15 @@ t.test('abort mid-upload', async (t) => {
 
 t.test('abort mid-inference', async (t) => {
   const { url, ledger, pool, events, server } = await startTestServer(t);
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
   const gate = pool.hold();
   const { body, contentType } = multipart([{ name: 'image_file', value: await makeImage('png'), filename: 'image_file' }]);
   const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } });
   req.on('error', () => {}); // we are about to destroy it
   req.end(body);
   await gate.started;
-  t.equal(ledger.balances(acct.id).total, before - 1, 'credit held while running');
+  t.equal(ledger.balancesNow(acct.id).total, before - 1, 'credit held while running');
   t.equal(ledger.slotsInUse(acct.id), 1);
   const aborted = events.nextAbort('/v1.0/removebg');
   const ended = events.nextEnd('/v1.0/removebg');
@@ -53,7 +53,7 @@ t.test('abort mid-inference', async (t) => {
   gate.release(); // the "worker" finishes after the client left: result dropped
   const info = await ended;
   t.equal(info.status, 0, 'nothing was written');
-  t.equal(ledger.balances(acct.id).total, before, 'credit refunded');
+  t.equal(ledger.balancesNow(acct.id).total, before, 'credit refunded');
   t.equal(ledger.counts.refund, 1);
   t.equal(ledger.counts.settle, 0);
   t.equal(ledger.outstanding(), 0);
@@ -64,7 +64,7 @@ t.test('abort mid-inference', async (t) => {
 
 t.test('abort while waiting for an image_url download', async (t) => {
   const { url, ledger, events } = await startTestServer(t, { fetchOptions: { allowLoopback: true } });
-  const acct = ledger.authenticate(KEY)!;
+  const acct = ledger.accountOf(KEY)!;
   // A remote that never answers.
   const sockets = new Set<net.Socket>();
   const hang = net.createServer((s) => void sockets.add(s));

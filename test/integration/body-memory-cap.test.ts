@@ -21,8 +21,8 @@ t.test('a body that would pass the cap waits for nothing: 503, nothing charged, 
     reached();
     void released.then(() => res.writeHead(200, { 'Content-Type': 'image/png' }).end(png));
   });
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
 
   // 40 KB of JSON (whitespace pads it) held in memory while its image_url download waits.
   const padded = (value: object, size: number) => {
@@ -42,7 +42,7 @@ t.test('a body that would pass the cap waits for nothing: 503, nothing charged, 
     t.equal(res.headers['retry-after'], '1');
   }
   t.equal(ledger.counts.reserve, 0, 'nothing reserved');
-  t.equal(ledger.balances(acct.id).total, before, 'nothing charged');
+  t.equal(ledger.balancesNow(acct.id).total, before, 'nothing charged');
   // A small body still fits beside the held one.
   t.equal((await postJson(url, { image_file_b64: b64 })).status, 200, 'small body fits');
 

@@ -24,8 +24,8 @@ async function deadlineServer(t: Test) {
 
 t.test('a stalled worker: 503 with Retry-After at the deadline, credit refunded, slot freed, late result dropped', async (t) => {
   const { url, pool, ledger, log, events } = await deadlineServer(t);
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
   const gate = pool.hold(); // the "worker" never finishes until we say so
   const ended = events.nextEnd('/v1.0/removebg');
   const res = await postImage(url, await makeImage('png'));
@@ -36,7 +36,7 @@ t.test('a stalled worker: 503 with Retry-After at the deadline, credit refunded,
   t.match(res.headers['content-type'], /application\/json/);
   const info = await ended;
   t.equal(info.timedOut, true);
-  t.equal(ledger.balances(acct.id).total, before, 'credit refunded');
+  t.equal(ledger.balancesNow(acct.id).total, before, 'credit refunded');
   t.equal(ledger.counts.refund, 1);
   t.equal(ledger.counts.settle, 0);
   t.equal(ledger.slotsInUse(acct.id), 0, 'slot freed while the worker still runs');
@@ -52,8 +52,8 @@ t.test('a stalled worker: 503 with Retry-After at the deadline, credit refunded,
 
 t.test('a task waiting in the queue past its deadline is dropped and never runs', async (t) => {
   const { url, pool, ledger, log } = await deadlineServer(t);
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
   const gate = pool.hold();
   const first = postImage(url, await makeImage('png', 40, 30));
   await gate.started;
@@ -65,14 +65,14 @@ t.test('a task waiting in the queue past its deadline is dropped and never runs'
   gate.release();
   await pool.whenIdle();
   t.equal(pool.tasks.length, 1, 'only the first task ever reached a worker');
-  t.equal(ledger.balances(acct.id).total, before, 'both refunded');
+  t.equal(ledger.balancesNow(acct.id).total, before, 'both refunded');
   t.equal(ledger.slotsInUse(acct.id), 0);
   t.ok(log.lines.some((l) => / while queued; answered 503/.test(l)), 'the queued one is named as queued');
 });
 
 t.test('a stalled upload: 408, connection closed, slot freed, nothing reserved', async (t) => {
   const { url, ledger, log, events, server } = await deadlineServer(t);
-  const acct = ledger.authenticate(KEY)!;
+  const acct = ledger.accountOf(KEY)!;
   const { port } = new URL(url);
   const ended = events.nextEnd('/v1.0/removebg');
   const sock = net.connect(Number(port), '127.0.0.1');

@@ -51,8 +51,8 @@ t.test('a slow upload is cut at the drain deadline', { timeout: 30_000 }, async 
 
 t.test('a removal still running at the deadline is refunded and never charged', { timeout: 30_000 }, async (t) => {
   const { url, server, ledger, pool, events } = await startTestServer(t, { config: NO_REQUEST_DEADLINE });
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
   const gate = pool.hold();
   const { body, contentType } = multipart([{ name: 'image_file', value: await makeImage('png'), filename: 'image_file' }]);
   const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } });
@@ -62,7 +62,7 @@ t.test('a removal still running at the deadline is refunded and never charged', 
   });
   req.end(body);
   await gate.started;
-  t.equal(ledger.balances(acct.id).total, before - 1, 'credit held while running');
+  t.equal(ledger.balancesNow(acct.id).total, before - 1, 'credit held while running');
   const ended = events.nextEnd('/v1.0/removebg');
 
   await server.close();
@@ -70,7 +70,7 @@ t.test('a removal still running at the deadline is refunded and never charged', 
   t.equal((await ended).aborted, true);
   gate.release(); // the "worker" finishes after the stop: its result is thrown away
   await pool.whenIdle();
-  t.equal(ledger.balances(acct.id).total, before, 'credit refunded');
+  t.equal(ledger.balancesNow(acct.id).total, before, 'credit refunded');
   t.same(ledger.counts, { reserve: 1, settle: 0, refund: 1 });
   t.equal(ledger.outstanding(), 0);
   t.equal(ledger.slotsInUse(acct.id), 0, 'slot freed');

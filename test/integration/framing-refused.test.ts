@@ -21,8 +21,8 @@ const statusLines = (raw: string) => raw.match(/HTTP\/1\.1 \d{3}[^\r]*/g) ?? [];
 
 t.test('two Content-Length values: 400, closed, and the smuggled request behind it never runs', async (t) => {
   const { url, ledger, pool } = await startTestServer(t);
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id);
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id);
   const smuggledBody = JSON.stringify({ image_file_b64: (await makeImage('png')).toString('base64') });
   const smuggled =
     `POST /v1.0/removebg HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${KEY}\r\nContent-Type: application/json\r\n` +
@@ -40,7 +40,7 @@ t.test('two Content-Length values: 400, closed, and the smuggled request behind 
   t.same(body, { errors: [{ title: 'Invalid request body', code: 'invalid_request_body', detail: `Conflicting Content-Length headers (0, ${smuggled.length}).` }] });
   t.equal(pool.tasks.length, 0, 'the smuggled removal never reached the pool');
   t.equal(ledger.counts.reserve, 0);
-  t.same(ledger.balances(acct.id), before, 'balance unchanged');
+  t.same(ledger.balancesNow(acct.id), before, 'balance unchanged');
   t.equal((await request(`${url}/v1.0/account`, { headers: { 'X-Api-Key': KEY } })).status, 200, 'the next connection is served');
 });
 

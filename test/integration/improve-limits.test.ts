@@ -48,15 +48,15 @@ t.test('concurrency cap: a second upload while the first is in flight gets 429; 
 t.test('storage quota: an upload that would pass it is 413 storage_quota_exceeded and nothing is stored', async (t) => {
   const quota = 4000;
   const { url, ledger, config } = await startTestServer(t, { config: { improveQuotaBytes: quota } });
-  const acct = ledger.authenticate(KEY)!;
+  const acct = ledger.accountOf(KEY)!;
   const b64 = (await makeImage('png')).toString('base64');
   const upload = () => postJson(url, { image_file_b64: b64, tag: 'x' }, {}, IMPROVE);
   t.equal((await upload()).status, 200);
-  const each = ledger.storageUsed(acct.id).bytes; // image + metadata file; every upload here is the same size
+  const each = ledger.storageNow(acct.id).bytes; // image + metadata file; every upload here is the same size
   const fits = Math.min(20, Math.floor(quota / Math.max(1, each))); // bounded even if nothing were counted
   if (!t.ok(fits >= 2 && fits < 20, `${fits} uploads of ${each} bytes fit`)) return;
   for (let i = 1; i < fits; i++) t.equal((await upload()).status, 200);
-  t.same(ledger.storageUsed(acct.id), { bytes: fits * each, files: fits });
+  t.same(ledger.storageNow(acct.id), { bytes: fits * each, files: fits });
 
   const res = await upload();
   t.equal(res.status, 413);
@@ -67,7 +67,7 @@ t.test('storage quota: an upload that would pass it is 413 storage_quota_exceede
       detail: `Improve uploads of this account use ${Number((fits * each / 1024).toFixed(1))}KB of its ${Number((quota / 1024).toFixed(1))}KB quota; this one needs ${each} bytes.`,
     }],
   });
-  t.same(ledger.storageUsed(acct.id), { bytes: fits * each, files: fits }, 'nothing counted');
+  t.same(ledger.storageNow(acct.id), { bytes: fits * each, files: fits }, 'nothing counted');
   t.equal(readdirSync(join(config.dataDir, 'improve')).length, 2 * fits, 'the stored images and their metadata, nothing more');
   // The quota is per account: another key still has room.
   ledger.addAccount('other');

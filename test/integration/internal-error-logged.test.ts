@@ -9,8 +9,8 @@ t.test('a worker result with code internal_error is logged with its message', as
   const lines: string[] = [];
   const log: Logger = { info() {}, error: (msg, err) => void lines.push(`${msg} ${err instanceof Error ? err.message : err ?? ''}`) };
   const { url, pool, ledger } = await startTestServer(t, { log });
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
   const secret = 'ERR_CUTOUT_ARG: Expected an integer between 1 and 65536 for width but received 70000';
   pool.respond = () => ({ ok: false, code: 'internal_error', message: secret });
   const res = await postImage(url, await makeImage('png'));
@@ -20,5 +20,5 @@ t.test('a worker result with code internal_error is logged with its message', as
   t.equal(lines.length, 1, 'one log line');
   t.match(lines[0], /internal_error on request #\d+ POST \/v1\.0\/removebg/);
   t.match(lines[0], secret);
-  t.equal(ledger.balances(acct.id).total, before, 'refunded');
+  t.equal(ledger.balancesNow(acct.id).total, before, 'refunded');
 });

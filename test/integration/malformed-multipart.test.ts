@@ -15,8 +15,8 @@ const field = (name: string, value: string) => part([`Content-Disposition: form-
 t.test('each malformed body: 400 invalid_request_body, nothing charged, nothing run', async (t) => {
   const { url, ledger, pool } = await startTestServer(t);
   const png = await makeImage('png');
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id);
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id);
   const bodies: Record<string, [Buffer, RegExp]> = {
     'no closing boundary': [Buffer.concat([image(png)]), /closing boundary is missing/],
     'last part cut off before its boundary': [Buffer.concat([image(png), Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="size"\r\n\r\nful`)]), /closing boundary is missing/],
@@ -40,11 +40,11 @@ t.test('each malformed body: 400 invalid_request_body, nothing charged, nothing 
   t.match(firstError(urlencoded), { code: 'invalid_request_body', detail: /'size' is given more than once/ });
   t.equal(pool.tasks.length, 0, 'no removal ran');
   t.equal(ledger.counts.reserve, 0, 'nothing reserved');
-  t.same(ledger.balances(acct.id), before, 'balance unchanged');
+  t.same(ledger.balancesNow(acct.id), before, 'balance unchanged');
 
   // The same fields, well framed, go through and are charged once.
   const { body, contentType } = multipart([{ name: 'image_file', value: png, filename: 'image_file' }, { name: 'size', value: 'full' }]);
   const ok = await request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': contentType }, body });
   t.equal(ok.status, 200);
-  t.equal(ledger.balances(acct.id).total, before.total - 1);
+  t.equal(ledger.balancesNow(acct.id).total, before.total - 1);
 });

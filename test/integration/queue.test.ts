@@ -10,8 +10,8 @@ import { KEY, startTestServer } from '../helpers/server.js';
 
 t.test('a full queue: 503 service_busy with Retry-After, nothing charged', async (t) => {
   const { url, pool, ledger } = await startTestServer(t, { pool: new FakePool({ workers: 1, maxQueue: 1 }) });
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
   const gate = pool.hold();
   const running = postImage(url, await makeImage('png'));
   await gate.started;
@@ -25,14 +25,14 @@ t.test('a full queue: 503 service_busy with Retry-After, nothing charged', async
   gate.release();
   t.equal((await running).status, 200);
   t.equal((await queued).status, 200);
-  t.equal(ledger.balances(acct.id).total, before - 2, 'only the two served were charged');
+  t.equal(ledger.balancesNow(acct.id).total, before - 2, 'only the two served were charged');
   t.equal(ledger.slotsInUse(acct.id), 0);
 });
 
 t.test('a queued request whose client leaves: never runs, refunded, slot freed', async (t) => {
   const { url, pool, ledger, events } = await startTestServer(t, { pool: new FakePool({ workers: 1 }) });
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
   const gate = pool.hold();
   const running = postImage(url, await makeImage('png'));
   await gate.started;
@@ -54,6 +54,6 @@ t.test('a queued request whose client leaves: never runs, refunded, slot freed',
   t.equal((await running).status, 200);
   await pool.whenIdle();
   t.equal(pool.tasks.length, 1, 'the abandoned task never reached a worker');
-  t.equal(ledger.balances(acct.id).total, before - 1, 'only the served one was charged');
+  t.equal(ledger.balancesNow(acct.id).total, before - 1, 'only the served one was charged');
   t.equal(ledger.outstanding(), 0);
 });

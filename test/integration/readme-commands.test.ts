@@ -62,6 +62,23 @@ const RULES: Rule[] = [
   },
   { match: /^npm test$/, skip: 'the suite this test is part of', check: hasScript('test') },
   { match: /^npm run gpu$/, skip: "needs a GPU box, and downloads ONNX Runtime's CUDA provider (~180 MB)", check: hasScript('gpu') },
+  ...[/^export CUTOUT_LEDGER_URL=postgres:\/\/\S+$/, /^cutout serve --no-demo-key$/, /^cutout keys create --credits \d+$/, /^cutout usage --since \d+$/].map(
+    (match): Rule => ({
+      match,
+      skip: 'the Deployment section: needs a PostgreSQL at db.internal; test/integration/three-nodes.test.ts runs serve, keys and usage against a database it starts',
+      check: (t) => t.ok(fs.existsSync(path.join(ROOT, 'test', 'integration', 'three-nodes.test.ts')), 'three-nodes.test.ts exists'),
+    }),
+  ),
+  {
+    match: /^docker build -f deploy\/Dockerfile --target (cpu|cuda) -t cutout:(cpu|cuda) \.$/,
+    skip: 'no docker daemon here; test/unit/deploy-files.test.ts parses deploy/Dockerfile and checks its stages',
+    check: (t) => t.match(fs.readFileSync(path.join(ROOT, 'deploy', 'Dockerfile'), 'utf8'), /^FROM \S+ AS cpu$[^]*^FROM \S+ AS cuda$/m, 'the Dockerfile has both targets'),
+  },
+  {
+    match: /^kubectl (create secret generic cutout-ledger|apply -f deploy\/kubernetes\/)/,
+    skip: 'no cluster here; test/unit/deploy-files.test.ts validates the manifests against the Kubernetes schemas',
+    check: (t) => t.ok(fs.existsSync(path.join(ROOT, 'deploy', 'kubernetes', 'secret.yaml')), 'deploy/kubernetes/ has the manifests'),
+  },
   {
     match: /^npm prune --omit=dev$/,
     skip: "drops the devDependencies this suite needs; tried by hand in a fresh clone (the README's figures); the refusal of --omit=dev is test/unit/install-plan.test.ts",

@@ -38,7 +38,7 @@ if ('skip' in real) {
 
   t.test('a real removal: RGBA PNG with real transparency', async (t) => {
     const { url, ledger } = await startTestServer(t, { pool: observed as never });
-    const acct = ledger.authenticate(KEY)!;
+    const acct = ledger.accountOf(KEY)!;
     const res = await postImage(url, input, { size: 'preview' });
     t.equal(res.status, 200, res.status === 200 ? 'ok' : res.text());
     t.equal(res.headers['content-type'], 'image/png');
@@ -62,8 +62,8 @@ if ('skip' in real) {
 
   t.test('hostile images through the real worker', async (t) => {
     const { url, ledger } = await startTestServer(t, { pool: observed as never });
-    const acct = ledger.authenticate(KEY)!;
-    const before = ledger.balances(acct.id).total;
+    const acct = ledger.accountOf(KEY)!;
+    const before = ledger.balancesNow(acct.id).total;
     const truncated = input.subarray(0, Math.floor(input.length / 3));
     const r1 = await postImage(url, truncated);
     t.equal(r1.status, 400, 'truncated JPEG');
@@ -75,14 +75,14 @@ if ('skip' in real) {
     const r3 = await postImage(url, Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), Buffer.alloc(500, 7)]));
     t.equal(r3.status, 400, 'JPEG magic then garbage');
     t.equal(firstError(r3).code, 'failed_to_read_image');
-    t.equal(ledger.balances(acct.id).total, before, 'all refunded');
+    t.equal(ledger.balancesNow(acct.id).total, before, 'all refunded');
     t.equal(ledger.counts.refund, 3);
   });
 
   t.test('client disconnect mid-inference on the real pool', async (t) => {
     const { url, ledger, events, server } = await startTestServer(t, { pool: observed as never });
-    const acct = ledger.authenticate(KEY)!;
-    const before = ledger.balances(acct.id).total;
+    const acct = ledger.accountOf(KEY)!;
+    const before = ledger.balancesNow(acct.id).total;
     const { body, contentType } = multipart([{ name: 'image_file', value: input, filename: 'image_file' }]);
     const started = new Promise<void>((r) => (onRun = r));
     const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } });
@@ -96,7 +96,7 @@ if ('skip' in real) {
     await aborted;
     const info = await ended; // the running task finishes; its result is dropped
     t.equal(info.status, 0);
-    t.equal(ledger.balances(acct.id).total, before, 'credit refunded');
+    t.equal(ledger.balancesNow(acct.id).total, before, 'credit refunded');
     t.equal(ledger.slotsInUse(acct.id), 0, 'slot freed');
     t.equal(server.inflight, 0);
     t.ok(pool.ready, 'worker survived');

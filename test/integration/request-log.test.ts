@@ -23,7 +23,7 @@ t.test('one JSON line per request with its fields; no key anywhere', async (t) =
   const log = createRequestLog({ destination, pretty: false });
   const wrongKey = 'wrong-key-that-must-not-be-logged-7f3a';
   const { url, ledger, events, pool } = await startTestServer(t, { observers: [log] });
-  const account = ledger.authenticate(KEY)!;
+  const account = ledger.accountOf(KEY)!;
   pool.respond = (task) => ({
     ok: true,
     data: task.input,

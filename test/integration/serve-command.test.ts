@@ -8,7 +8,7 @@ import t from 'tap';
 import { postImage } from '../helpers/api.js';
 import { request } from '../helpers/http-client.js';
 import { makeImage } from '../helpers/images.js';
-import { tryRealLedger } from '../helpers/real.js';
+import { realLedger } from '../helpers/real.js';
 
 const ENTRY = fileURLToPath(new URL('../helpers/serve-entry.js', import.meta.url));
 
@@ -72,13 +72,7 @@ t.test('--device: a bad value is a usage error; cuda without its provider stops 
 t.test('start, serve, drain on SIGTERM', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'cutout-serve-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const probe = await tryRealLedger(join(dataDir, 'probe'));
-  if ('skip' in probe) {
-    t.comment(probe.skip);
-    t.pass('skipped: needs the real ledger');
-    return;
-  }
-  await probe.ledger.close();
+  await realLedger(join(dataDir, 'probe')).close();
   const { child, out, exit } = run(['--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--workers', '1']);
   t.teardown(() => void child.kill('SIGKILL'));
   const demo = waitForLine(child, /Demo API key \(shown once\): (\S+)/).catch(() => null);

@@ -18,8 +18,8 @@ t.test('a DNS look-up that never answers: 400 failed_image_download after the lo
     config: { requestTimeoutMs: 20_000 },
     fetchOptions: { connectTimeoutMs: 200, resolve: () => hung, gate },
   });
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id);
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id);
   const res = await postJson(url, { image_url: 'http://blackholed.example/a.png' });
   t.equal(res.status, 400);
   t.equal(firstError(res).code, 'failed_image_download');
@@ -31,7 +31,7 @@ t.test('a DNS look-up that never answers: 400 failed_image_download after the lo
   t.equal(busy.status, 503);
   t.equal(firstError(busy).code, 'service_busy');
   t.equal(busy.headers['retry-after'], '1');
-  t.same(ledger.balances(acct.id), before, 'nothing charged');
+  t.same(ledger.balancesNow(acct.id), before, 'nothing charged');
   t.equal(ledger.counts.reserve, 0);
   answer([{ address: '10.0.0.1', family: 4 }]);
   await hung;
@@ -55,8 +55,8 @@ t.test('downloads past the per-process cap: 503 service_busy + Retry-After, no c
     void released.then(() => res.end(png.subarray(8)));
   });
   host.set('/fast.png', png);
-  const acct = ledger.authenticate(KEY)!;
-  const before = ledger.balances(acct.id).total;
+  const acct = ledger.accountOf(KEY)!;
+  const before = ledger.balancesNow(acct.id).total;
 
   const first = postJson(url, { image_url: `${host.url}/slow.png` });
   await stalled;
@@ -66,9 +66,9 @@ t.test('downloads past the per-process cap: 503 service_busy + Retry-After, no c
   t.match(firstError(second).detail, /Too many image downloads in progress/);
   t.equal(second.headers['retry-after'], '1');
   t.notOk(host.hits.includes('/fast.png'), 'the refused download never started');
-  t.equal(ledger.balances(acct.id).total, before, 'nothing charged for the refusal');
+  t.equal(ledger.balancesNow(acct.id).total, before, 'nothing charged for the refusal');
   release();
   t.equal((await first).status, 200);
   t.equal((await postJson(url, { image_url: `${host.url}/fast.png` })).status, 200, 'a place again once the first is done');
-  t.equal(ledger.balances(acct.id).total, before - 2);
+  t.equal(ledger.balancesNow(acct.id).total, before - 2);
 });

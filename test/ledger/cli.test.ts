@@ -4,7 +4,7 @@
 import t from 'tap';
 import { runKeysCommand } from '../../src/cli/keys-command.js';
 import { parseSince, runUsageCommand } from '../../src/cli/usage-command.js';
-import { ensureDemoKey, openLedger } from '../../src/ledger/lmdb-ledger.js';
+import { openLmdbLedger } from '../../src/ledger/lmdb-ledger.js';
 
 function capture(dataDir: string) {
   const out = { stdout: '', stderr: '' };
@@ -14,7 +14,7 @@ function capture(dataDir: string) {
 
 t.test('keys create / list / credit / revoke while a server holds the folder open', async (t) => {
   const dir = t.testdir();
-  const server = openLedger(dir);
+  const server = openLmdbLedger(dir);
   t.teardown(() => server.close());
   const { out, io, reset } = capture(dir);
 
@@ -76,7 +76,7 @@ t.test('keys: errors and exit codes', async (t) => {
 
 t.test('usage summarises the log per account', async (t) => {
   const dir = t.testdir();
-  const ledger = openLedger(dir);
+  const ledger = openLmdbLedger(dir);
   t.teardown(() => ledger.close());
   const { account } = ledger.createAccount({ label: 'u', subscription: 5, freeCallsPerMonth: 1 });
   await ledger.settle(await ledger.reserve(account, 'preview'), { outputPixels: 250_000, status: 200 });
@@ -105,18 +105,20 @@ t.test('usage summarises the log per account', async (t) => {
 
 t.test('ensureDemoKey: once, on an empty folder only', async (t) => {
   const dir = t.testdir();
-  const key = await ensureDemoKey(dir);
+  const first = openLmdbLedger(dir);
+  const key = first.ensureDemoKey();
   t.match(key, /^ck_[0-9A-Za-z]{32}$/);
-  t.equal(await ensureDemoKey(dir), null, 'second start: nothing');
-  const ledger = openLedger(dir);
+  t.equal(first.ensureDemoKey(), null, 'second call: nothing');
+  await first.close();
+  const ledger = openLmdbLedger(dir);
   t.teardown(() => ledger.close());
+  t.equal(ledger.ensureDemoKey(), null, 'second start: nothing');
   const account = ledger.authenticate(key!);
   t.match(account, { label: 'demo' });
   t.match(ledger.balances(account!.id), { total: 10, freeCalls: 50 });
-  t.equal(await ensureDemoKey(ledger), null, 'also with an open ledger');
 
-  const other = openLedger(t.testdir());
+  const other = openLmdbLedger(t.testdir());
   other.createAccount({ label: 'real' });
-  t.equal(await ensureDemoKey(other), null, 'a folder with accounts gets no demo key');
+  t.equal(other.ensureDemoKey(), null, 'a folder with accounts gets no demo key');
   await other.close();
 });

@@ -1,7 +1,7 @@
 // keys credit --add refuses a balance past Number.MAX_SAFE_INTEGER (exit 3, nothing written) instead of rounding it.
 import t from 'tap';
 import { runKeysCommand } from '../../src/cli/keys-command.js';
-import { openLedger } from '../../src/ledger/lmdb-ledger.js';
+import { openLmdbLedger } from '../../src/ledger/lmdb-ledger.js';
 
 function capture(dataDir: string) {
   const out = { stdout: '', stderr: '' };
@@ -13,7 +13,7 @@ const MAX = String(Number.MAX_SAFE_INTEGER); // 9007199254740991
 
 t.test('two --add 9007199254740991: the second is refused with exit 3 and the balance is exact', async (t) => {
   const dir = t.testdir();
-  const ledger = openLedger(dir);
+  const ledger = openLmdbLedger(dir);
   t.teardown(() => ledger.close());
   const { account } = ledger.createAccount({});
   const { out, io } = capture(dir);
@@ -28,7 +28,7 @@ t.test('two --add 9007199254740991: the second is refused with exit 3 and the ba
 });
 
 t.test('the ledger refuses it too (one check for credit and create)', async (t) => {
-  const ledger = openLedger(t.testdir());
+  const ledger = openLmdbLedger(t.testdir());
   t.teardown(() => ledger.close());
   const { account } = ledger.createAccount({ subscription: Number.MAX_SAFE_INTEGER - 1 });
   t.same(ledger.addCredits(account.id, 1, 'enterprise')?.total, Number.MAX_SAFE_INTEGER, 'up to the limit is fine');

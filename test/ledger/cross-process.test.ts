@@ -4,11 +4,11 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { forkLedgerChild, CHILD_SCRIPT } from './child-process.js';
-import { openLedger, reconcileDeadOwners } from '../../src/ledger/lmdb-ledger.js';
+import { openLmdbLedger } from '../../src/ledger/lmdb-ledger.js';
 
 t.test('two processes race for k credits: exactly k reserves succeed', async (t) => {
   const dir = t.testdir();
-  const ledger = openLedger(dir);
+  const ledger = openLmdbLedger(dir);
   t.teardown(() => ledger.close());
   const k = 300;
   const { account, apiKey } = ledger.createAccount({ subscription: k, freeCallsPerMonth: 0 });
@@ -26,7 +26,7 @@ t.test('two processes race for k credits: exactly k reserves succeed', async (t)
 
 t.test('kill -9 with a hold and a slot: reconcile refunds and frees', async (t) => {
   const dir = t.testdir();
-  const ledger = openLedger(dir);
+  const ledger = openLmdbLedger(dir);
   t.teardown(() => ledger.close());
   const { account, apiKey } = ledger.createAccount({ subscription: 5, payg: 2, freeCallsPerMonth: 0, concurrency: 1 });
   const live = ledger.acquireSlot(account);
@@ -36,21 +36,21 @@ t.test('kill -9 with a hold and a slot: reconcile refunds and frees', async (t) 
   const held = await child.ask({ op: 'hold', key: apiKey });
   t.equal(held.slot, true);
   t.match(ledger.balances(account.id), { subscription: 4, total: 6 });
-  t.same(reconcileDeadOwners(ledger), { holds: 0, credits: 0, freeCalls: 0, slots: 0 }, 'live owners untouched');
+  t.same(ledger.reconcile(), { holds: 0, credits: 0, freeCalls: 0, slots: 0 }, 'live owners untouched');
 
   child.proc.kill('SIGKILL');
   await child.exited;
-  t.same(reconcileDeadOwners(ledger), { holds: 1, credits: 1, freeCalls: 0, slots: 1 });
+  t.same(ledger.reconcile(), { holds: 1, credits: 1, freeCalls: 0, slots: 1 });
   t.match(ledger.balances(account.id), { subscription: 5, payg: 2, total: 7 }, 'nothing lost, nothing invented');
   const slot = ledger.acquireSlot(account);
   t.ok(slot, 'slot free again');
   slot!.release();
-  t.same(reconcileDeadOwners(ledger), { holds: 0, credits: 0, freeCalls: 0, slots: 0 }, 'second run is a no-op');
+  t.same(ledger.reconcile(), { holds: 0, credits: 0, freeCalls: 0, slots: 0 }, 'second run is a no-op');
 });
 
 t.test('an account at its cap reclaims slots of dead processes by itself', async (t) => {
   const dir = t.testdir();
-  const ledger = openLedger(dir);
+  const ledger = openLmdbLedger(dir);
   t.teardown(() => ledger.close());
   const { account, apiKey } = ledger.createAccount({ subscription: 1, concurrency: 1 });
   const child = await forkLedgerChild(dir);
@@ -65,7 +65,7 @@ t.test('an account at its cap reclaims slots of dead processes by itself', async
 
 t.test('the concurrency cap holds across processes', async (t) => {
   const dir = t.testdir();
-  const ledger = openLedger(dir);
+  const ledger = openLmdbLedger(dir);
   t.teardown(() => ledger.close());
   const { account, apiKey } = ledger.createAccount({ concurrency: 2 });
   const child = await forkLedgerChild(dir);
@@ -84,7 +84,7 @@ t.test('the concurrency cap holds across processes', async (t) => {
 
 t.test('a revocation by another process applies to the next call, even in the same event turn', async (t) => {
   const dir = t.testdir();
-  const ledger = openLedger(dir);
+  const ledger = openLmdbLedger(dir);
   t.teardown(() => ledger.close());
   const { apiKey } = ledger.createAccount({ label: 'soon revoked' });
   const child = await forkLedgerChild(dir);

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { runKeysCommand } from '../../src/cli/keys-command.js';
-import { openLedger } from '../../src/ledger/lmdb-ledger.js';
+import { openLmdbLedger } from '../../src/ledger/lmdb-ledger.js';
 
 function capture(dataDir: string) {
   const out = { stdout: '', stderr: '' };
@@ -20,8 +20,8 @@ t.test('serve: --durability and CUTOUT_DURABILITY (flag wins), default periodic'
 
 t.test('openLedger records what it opened with; relaxed is the old name of periodic', async (t) => {
   for (const [asked, got] of [[undefined, 'periodic'], ['periodic', 'periodic'], ['relaxed', 'periodic'], ['fsync', 'fsync']] as const) {
-    const ledger = openLedger(t.testdir(), asked ? { durability: asked } : {});
-    t.equal(ledger.db.durability, got, String(asked));
+    const ledger = openLmdbLedger(t.testdir(), asked ? { durability: asked } : {});
+    t.equal(ledger.durability, got, String(asked));
     await ledger.close();
   }
 });
@@ -30,7 +30,7 @@ t.test('keys: --durability reaches the ledger it opens', async (t) => {
   const dir = t.testdir();
   // lmdb-js shares one env per folder in a process and refuses noSync on one opened durable: a keys
   // command opening it 'periodic' in this process shows the flag got through.
-  const server = openLedger(dir, { durability: 'fsync' });
+  const server = openLmdbLedger(dir, { durability: 'fsync' });
   t.teardown(() => server.close());
   const { account } = server.createAccount({ subscription: 1 });
   const { out, io } = capture(dir);
@@ -42,7 +42,7 @@ t.test('keys: --durability reaches the ledger it opens', async (t) => {
 
 t.test('keys: a bad --durability is a usage error (exit 2) and opens nothing', async (t) => {
   const dir = t.testdir();
-  const ledger = openLedger(dir);
+  const ledger = openLmdbLedger(dir);
   const { account } = ledger.createAccount({ subscription: 1 });
   await ledger.close();
   const { out, io } = capture(dir);

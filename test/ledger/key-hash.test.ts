@@ -3,8 +3,9 @@
 import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateApiKey, hashApiKey, randomBase62 } from '../../src/ledger/key-hash.js';
-import { openLedger } from '../../src/ledger/lmdb-ledger.js';
+import { generateApiKey, hashApiKey } from '../../src/ledger/key-hash.js';
+import { randomBase62 } from '../../src/ledger/ids.js';
+import { openLmdbLedger } from '../../src/ledger/lmdb-ledger.js';
 
 t.test('key format and hash', async (t) => {
   const key = generateApiKey();
@@ -17,7 +18,7 @@ t.test('key format and hash', async (t) => {
 
 t.test('the db files hold the key hash, never the key', async (t) => {
   const dir = t.testdir();
-  const ledger = openLedger(dir);
+  const ledger = openLmdbLedger(dir);
   const keys = [ledger.createAccount({ label: 'a' }).apiKey, ledger.createAccount({ label: 'b' }).apiKey];
   ledger.revoke(keys[1]!);
   t.ok(ledger.authenticate(keys[0]!));
@@ -34,7 +35,7 @@ t.test('the db files hold the key hash, never the key', async (t) => {
 });
 
 t.test('authenticate: unknown and revoked keys are null', async (t) => {
-  const ledger = openLedger(t.testdir());
+  const ledger = openLmdbLedger(t.testdir());
   t.teardown(() => ledger.close());
   const { account, apiKey } = ledger.createAccount({ label: 'x', concurrency: 3, ratePerMinute: 7 });
   t.same(ledger.authenticate(apiKey), { id: account.id, label: 'x', concurrency: 3, ratePerMinute: 7 });

@@ -1,8 +1,8 @@
 // Child process for the cross-process tests: opens the ledger folder given as argv[2] and obeys IPC
 // messages from the parent. With a command in argv[3] it runs that once and exits (used with execFileSync).
 
-import { openLedger } from '../../src/ledger/lmdb-ledger.js';
-import type { Slot } from '../../src/ledger/ledger.js';
+import { openLmdbLedger } from '../../src/ledger/lmdb-ledger.js';
+import type { HeldSlot } from '../../src/ledger/slots.js';
 
 export type ChildRequest =
   | { op: 'race'; key: string; attempts: number }
@@ -16,13 +16,13 @@ export type ChildReply = { op: string; [k: string]: unknown };
 
 const [, , dir, command, arg] = process.argv;
 if (!dir) throw new Error('usage: ledger-child <dir> [revoke <key>]');
-const ledger = openLedger(dir);
+const ledger = openLmdbLedger(dir);
 
 if (command === 'revoke' && arg) {
   ledger.revoke(arg);
   await ledger.close();
 } else {
-  const slots: Slot[] = [];
+  const slots: HeldSlot[] = [];
   const send = (m: ChildReply): void => void process.send!(m);
   const login = (key: string) => {
     const account = ledger.authenticate(key);
