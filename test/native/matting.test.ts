@@ -147,7 +147,7 @@ t.test('matting must be a boolean when given', async (t) => {
     t.throws(() => composite(scene, mask, { matting: bad as never }), {
       name: 'TypeError',
       code: 'ERR_CUTOUT_ARG',
-      message: /^Expected a boolean for matting but received/,
+      message: /^Expected a boolean for options.matting but received/,
     }, `matting: ${JSON.stringify(bad)}`);
   }
   t.doesNotThrow(() => composite(scene, mask, { matting: undefined }), 'undefined means the default');
