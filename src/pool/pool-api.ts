@@ -2,6 +2,7 @@
 import type { CudaProbe, DeviceChoice, DeviceRequest } from '../device/device.js';
 import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './task.js';
+import type { QualityLevel } from '../domain/removal.js';
 
 export type { RunEvents } from './fifo-queue.js';
 
@@ -28,6 +29,8 @@ export interface PoolOptions {
   warmUp?: boolean;
   /** What the machine has for CUDA (default: probed from the file system; tests pass a made-up machine). */
   probe?: CudaProbe;
+  /** Quality level of removals that name none (default DEFAULT_QUALITY, 'balanced'; docs/quality.md). */
+  quality?: QualityLevel;
 }
 
 export interface PoolStats extends FifoQueueStats {
