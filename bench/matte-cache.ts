@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT, modelEntry, sessionOptionsFor } from '../src/model/manifest.js';
 import { applyTransforms } from '../src/model/assemble.js';
+import { decodeModel, encodeModel } from '../src/model/onnx-transform.js';
+import { quantizeInt8, type CalibrationTable } from '../src/model/quantize.js';
 import type { NativeBinding, NativeSession } from '../src/native/binding.js';
 import * as codec from '../src/worker/codec.js';
 
@@ -22,8 +24,30 @@ export function viewKey(v: MatteView): string {
 
 export const CACHE_DIR = path.join(PACKAGE_ROOT, 'bench', '.cache', 'mattes');
 
+/**
+ * A calibration experiment, `isnet-int8~clipF`: the fp32 model quantised with every committed
+ * activation range scaled by F (F < 1 clips harder), built once into bench/.cache/models.
+ */
+function clippedInt8(model: string): string {
+  const factor = Number(model.split('~clip')[1]);
+  if (!(factor > 0)) throw new Error(`bad calibration experiment ${model}`);
+  const out = path.join(PACKAGE_ROOT, 'bench', '.cache', 'models', `${model}.onnx`);
+  if (fs.existsSync(out)) return out;
+  const table = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'models', 'isnet-int8.calibration.json'), 'utf8')) as CalibrationTable;
+  const ranges = Object.fromEntries(Object.entries(table.ranges).map(([k, [lo, hi]]) => [k, [lo * factor, hi * factor] as [number, number]]));
+  const graph = decodeModel(fs.readFileSync(modelEntry('isnet-fp32').path));
+  quantizeInt8(graph, { ...table, ranges });
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, encodeModel(graph));
+  return out;
+}
+
 /** The model file for a view's size: the manifest's for 1024, else rewritten once into bench/.cache/models. */
 function modelFile(model: string, size: number): string {
+  if (model.includes('~clip')) {
+    if (size !== 1024) throw new Error('calibration experiments run at 1024² only');
+    return clippedInt8(model);
+  }
   const { entry, path: file } = modelEntry(model);
   if (size === entry.input.width && size === entry.input.height) return file;
   const out = path.join(PACKAGE_ROOT, 'bench', '.cache', 'models', `${model}-${size}.onnx`);
@@ -60,7 +84,7 @@ export class MatteCache {
     const key = `${view.model}@${view.size}`;
     let s = this.sessions.get(key);
     if (!s) {
-      const { entry } = modelEntry(view.model);
+      const { entry } = modelEntry(view.model.split('~')[0]);
       const options = { ...sessionOptionsFor(entry, this.threads), width: view.size, height: view.size };
       s = new this.binding.Session(modelFile(view.model, view.size), options);
       this.sessions.set(key, s);

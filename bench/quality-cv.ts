@@ -3,6 +3,7 @@
 // chosen on the other folds (coordinate descent, src/quality/cross-validation.ts) and scored on the
 // fold left out. The model's mattes come from the on-disk cache (bench/matte-cache.ts), so the
 // stages are scored without running inference again. See docs/quality.md, "Cross-validated".
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,16 +98,30 @@ function matteViews(s: Setting, model: string): MatteView[] {
 // ---------------------------------------------------------------------------------------------
 // Scoring
 
+/** Scores already computed, on disk (bench/.cache/scores/), so a crashed or extended run starts where it was. */
+const SCORES_VERSION = 2;
+
 class Scorer {
   private readonly memo = new Map<string, Map<string, ItemMetrics>>();
+  private readonly file: string;
+  private readonly stored: Record<string, ItemMetrics>;
   composites = 0;
+  private unsaved = 0;
 
   constructor(
     private readonly binding: NativeBinding,
     private readonly cache: MatteCache,
     private readonly items: readonly EvalItem[],
     private readonly model: string,
-  ) {}
+  ) {
+    this.file = path.join(PACKAGE_ROOT, 'bench', '.cache', 'scores', `v${SCORES_VERSION}-${model}.json`);
+    this.stored = existsSync(this.file) ? (JSON.parse(readFileSync(this.file, 'utf8')) as Record<string, ItemMetrics>) : {};
+  }
+
+  save(): void {
+    mkdirSync(path.dirname(this.file), { recursive: true });
+    writeFileSync(this.file, JSON.stringify(this.stored));
+  }
 
   private async matte(item: EvalItem, s: Setting): Promise<{ data: Float32Array; size: number }> {
     const views = matteViews(s, this.model);
@@ -127,7 +142,19 @@ class Scorer {
     for (const item of this.items) {
       if (subset && !subset.has(item.cv.id)) continue;
       if (m.has(item.cv.id)) continue;
-      m.set(item.cv.id, await this.scoreItem(item, s));
+      const k = `${key} ${item.cv.id}`;
+      const known = this.stored[k];
+      if (known) {
+        m.set(item.cv.id, known);
+        continue;
+      }
+      const scores = await this.scoreItem(item, s);
+      this.stored[k] = scores;
+      m.set(item.cv.id, scores);
+      if (++this.unsaved >= 43) {
+        this.save();
+        this.unsaved = 0;
+      }
     }
     return m;
   }
@@ -158,7 +185,7 @@ class Scorer {
       sadBg: sad(alpha, item.gt, item.knownBg),
       sadFg: sad(alpha, item.gt, item.knownFg),
     };
-    if (s.decontaminate === true && item.haloRef) out.halo = meanRgbError(compositeOver(rgba, item.width * item.height), item.haloRef, item.unknown);
+    if (item.haloRef) out.halo = meanRgbError(compositeOver(rgba, item.width * item.height), item.haloRef, item.unknown);
     return out;
   }
 }
@@ -228,7 +255,15 @@ function modelLevers(composite: Setting, sizes: readonly number[]): Lever[] {
   const out: Lever[] = [
     { name: 'single', description: '1024², as shipped', base: { ...composite, views: '1024' }, knobs: [] },
     { name: 'flip-tta', description: '1024² and its mirror image, averaged', base: { ...composite, views: '1024+1024f', fusion: 'mean' }, knobs: [] },
+    {
+      name: 'flip-tta-fused',
+      description: '1024² and its mirror image, fused by a rule chosen in-fold (mean, confidence, or the mirror only where the first is uncertain)',
+      base: { ...composite, views: '1024+1024f', fusion: 'mean', fusionBand: 0.1 },
+      knobs: [{ name: 'fusion', values: ['mean', 'confidence', 'edges'] }, { name: 'fusionBand', values: [0.1, 0.05, 0.2, 0.3] }],
+    },
     { name: 'fp32', description: 'the fp32 model instead of int8, 1024²', base: { ...composite, views: '1024', model: 'isnet-fp32' }, knobs: [] },
+    { name: 'int8-clip1.3', description: 'int8 re-quantised with every activation range ×1.3 (softer clipping), 1024²', base: { ...composite, views: '1024', model: 'isnet-int8~clip1.3' }, knobs: [] },
+    { name: 'int8-clip0.7', description: 'int8 re-quantised with every activation range ×0.7 (harder clipping), 1024²', base: { ...composite, views: '1024', model: 'isnet-int8~clip0.7' }, knobs: [] },
   ];
   for (const s of sizes) {
     out.push({
@@ -435,6 +470,7 @@ export async function mainCv(argv: readonly string[]): Promise<void> {
     }
   } finally {
     cache.close();
+    scorer.save();
   }
   const seconds = (performance.now() - t0) / 1000;
   const md = [

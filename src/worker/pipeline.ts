@@ -10,7 +10,7 @@ import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResul
 import * as codec from './codec.js';
 import { decodeCost, describeDecode, toMB } from './decode-budget.js';
 import { atInputResolution, cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
-import { averageMirrored, mirrorRgb, qualityPlan } from './quality-level.js';
+import { fuseMirrored, mirrorRgb, qualityPlan } from './quality-level.js';
 
 export interface ModelShape {
   width: number;
@@ -242,11 +242,11 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   const matte = session.infer(modelInput.data, 3);
   if (qualityPlan(options.quality ?? ctx.quality, options).flip) {
     // The session's output tensor is overwritten by the next run: keep this one, run the mirror image,
-    // and leave the average in the tensor for composite().
+    // and leave the fused matte in the tensor for composite().
     const first = Float32Array.from(matte);
     mirrorRgb(modelInput.data, modelInput.width, modelInput.height);
     const mirrored = session.infer(modelInput.data, 3);
-    averageMirrored(first, mirrored, ctx.model.width, ctx.model.height);
+    fuseMirrored(first, mirrored, ctx.model.width, ctx.model.height);
     mirrored.set(first);
   }
   watch.mark('infer');

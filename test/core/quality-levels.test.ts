@@ -1,12 +1,12 @@
 // Quality levels through the library: `fast` is the pipeline without edge stages, `balanced` the
-// default, `best` the composite of the photo's matte averaged with its mirror image's, byte for byte;
+// default, `best` the composite of the photo's matte fused with its mirror image's, byte for byte;
 // a level that names none is refused.
 import t from 'tap';
 import { createRemover } from '../../src/lib/remove.js';
 import { loadBinding, sessionOptionsFor } from '../../src/native/binding.js';
 import { modelEntry } from '../../src/model/manifest.js';
 import * as codec from '../../src/worker/codec.js';
-import { averageMirrored, mirrorRgb } from '../../src/worker/quality-level.js';
+import { fuseMirrored, mirrorRgb } from '../../src/worker/quality-level.js';
 import { evalImage, rgbaOf } from '../helpers/core-fixtures.js';
 
 const remover = await createRemover({ workers: 1 });
@@ -24,9 +24,9 @@ t.test('fast = no edge stages; balanced = the default', async (t) => {
   t.notOk(balanced.data.equals(fast.data), 'and not the same as fast');
 });
 
-t.test('best composites the mean of the matte and the mirrored photo\'s matte', async (t) => {
+t.test('best composites the matte fused with the mirrored photo\'s matte', async (t) => {
   const best = await png({ quality: 'best' });
-  // The same steps by hand: the model input, its mirror image, the two mattes averaged, composited.
+  // The same steps by hand: the model input, its mirror image, the two mattes fused, composited.
   const binding = loadBinding();
   const model = modelEntry();
   const opts = sessionOptionsFor(model.entry, 2);
@@ -35,11 +35,11 @@ t.test('best composites the mean of the matte and the mirrored photo\'s matte', 
   const input = await codec.decodeForModel(photo, 50_000_000, opts.width, opts.height);
   const first = Float32Array.from(session.infer(input.data, 3));
   mirrorRgb(input.data, opts.width, opts.height);
-  averageMirrored(first, session.infer(input.data, 3), opts.width, opts.height);
+  fuseMirrored(first, session.infer(input.data, 3), opts.width, opts.height);
   const raw = await codec.decodeRgba(photo, 50_000_000, best.width, best.height, true);
   const rgba = new Uint8Array(raw.data);
   binding.compositeMask(rgba, best.width, best.height, first, opts.width, opts.height, { refine: true, matting: true, decontaminate: true, threads: 2 });
-  t.ok(Buffer.from(rgba).equals(best.data), 'best: the averaged matte, composited as by default');
+  t.ok(Buffer.from(rgba).equals(best.data), 'best: the fused matte, composited as by default');
   const balanced = await png({});
   let changed = 0;
   for (let i = 3; i < best.data.length; i += 4) if (best.data[i] !== balanced.data[i]) changed++;
