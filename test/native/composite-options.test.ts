@@ -28,8 +28,8 @@ t.test('refine, matting and decontaminate: booleans, nothing coerced', async (t)
 t.test('tuning reaches the stages', async (t) => {
   const base: CompositeOptions = { refine: true, matting: true, decontaminate: true };
   const defaults = {
-    refine: { radius: 4, eps: 5e-5, bandLo: 0.02, bandHi: 0.98, bandDilate: 1 },
-    matting: { sureBg: 0.05, sureFg: 0.8, bandDilate: 3, sigma: 2, minSupport: 0.05, confidenceMin: 0.05, confidenceRange: 0.15 },
+    refine: { radius: 4, eps: 5e-5, bandLo: 0.05, bandHi: 0.98, bandDilate: 1 },
+    matting: { sureBg: 0.05, sureFg: 0.8, bandDilate: 1, sigma: 2, minSupport: 0.05, confidenceMin: 0.05, confidenceRange: 0.15 },
     foreground: { regularization: 1e-5, gradientWeight: 1, smallIterations: 10, bigIterations: 2, maxWorkingPixels: 1 << 19 },
   };
   t.equal(run({ ...base, tuning: defaults }), run(base), 'the defaults, given explicitly, change no byte');
