@@ -457,7 +457,8 @@ async function main(): Promise<void> {
   console.error(`wrote ${outDir}/quality.{md,json}${sheet ? ', quality-contact.png' : ''} in ${totalSeconds.toFixed(1)} s`);
 }
 
-main().catch((err: unknown) => {
+const cv = process.argv.includes('--cv');
+(cv ? import('./quality-cv.js').then((m) => m.mainCv(process.argv.slice(2))) : main()).catch((err: unknown) => {
   console.error(err);
   process.exitCode = 1;
 });

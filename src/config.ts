@@ -5,7 +5,7 @@
 import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
 import { DEFAULT_DURABILITY, parseDurability, type Durability } from './ledger/durability.js';
 import { parseLedgerUrl } from './ledger/ledger-url.js';
-import { MAX_INPUT_BYTES } from './domain/removal.js';
+import { DEFAULT_QUALITY, MAX_INPUT_BYTES, parseQuality, QUALITY_LEVELS, type QualityLevel } from './domain/removal.js';
 
 export interface Config {
   readonly host: string;
@@ -13,6 +13,8 @@ export interface Config {
   readonly dataDir: string;
   /** Model name from models/manifest.json; undefined = the manifest's default. */
   readonly model: string | undefined;
+  /** Quality level of every removal (`--quality`, CUTOUT_QUALITY; docs/quality.md). */
+  readonly quality: QualityLevel;
   /** Inference device asked for (`--device`, default auto). */
   readonly device: DeviceRequest;
   /** Worker threads for the removal pool; undefined = the pool's default. */
@@ -105,6 +107,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   data: 'CUTOUT_DATA_DIR',
   workers: 'CUTOUT_WORKERS',
   model: 'CUTOUT_MODEL',
+  quality: 'CUTOUT_QUALITY',
   device: 'CUTOUT_DEVICE',
   processes: 'CUTOUT_PROCESSES',
   'max-queue': 'CUTOUT_MAX_QUEUE',
@@ -130,6 +133,13 @@ const BOOLEAN_FLAGS: Readonly<Record<string, string>> = { 'no-demo-key': 'CUTOUT
 
 /** Every `serve` flag name (without `--`), for usage-text checks. */
 export const FLAG_NAMES: readonly string[] = Object.freeze([...Object.keys(FLAGS), ...Object.keys(BOOLEAN_FLAGS)]);
+
+function quality(value: string | undefined): QualityLevel {
+  if (value === undefined || value === '') return DEFAULT_QUALITY;
+  const level = parseQuality(value);
+  if (!level) throw new ConfigError(`Expected one of ${QUALITY_LEVELS.join(', ')} for --quality (CUTOUT_QUALITY) but received '${value}'`);
+  return level;
+}
 
 function parseArgv(argv: readonly string[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -243,6 +253,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     port: integer('port', get('port'), 0, 65535) ?? DEFAULTS.port,
     dataDir: get('data') || DEFAULTS.dataDir,
     model: get('model') || undefined,
+    quality: quality(get('quality')),
     device: device(get('device')),
     workers: integer('workers', get('workers'), 1, 256),
     processes: integer('processes', get('processes'), 1, 64) ?? 1,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "foreground.h"
+#include "grid.h"
 #include "matting.h"
 #include "parallel.h"
 #include "refine.h"
@@ -22,14 +23,6 @@ void ForRowBands(int w, int h, int threads, Fn&& fn) {
   const int rows = BandRows(w);
   ParallelForEach((h + rows - 1) / rows, threads,
                   [&](int, int item) { fn(item * rows, std::min(h, item * rows + rows)); });
-}
-
-// Rows [y0, y1). Hidden colour only costs PNG bytes and encode time.
-void ZeroTransparentRows(uint8_t* rgba, int w, int y0, int y1) {
-  for (size_t i = static_cast<size_t>(y0) * w; i < static_cast<size_t>(y1) * w; i++) {
-    uint8_t* p = rgba + i * 4;
-    if (p[3] == 0) p[0] = p[1] = p[2] = 0;
-  }
 }
 
 // Rows [ya, yb): alpha 0 outside [x1, x2) × [y1, y2).
@@ -123,9 +116,11 @@ Box CompositeAlpha(uint8_t* rgba, int w, int h, const float* mask, int mw, int m
   ApplyRoi(rgba, w, h, p, threads);
   times.roi = MsSince(t);
   if (p.decontaminate) {
-    EstimateForeground(rgba, w, h, ForegroundParams{}, threads);
+    EstimateForeground(rgba, w, h, p.foreground_params, threads);
   } else {
-    ForRowBands(w, h, threads, [&](int y0, int y1) { ZeroTransparentRows(rgba, w, y0, y1); });
+    ForRowBands(w, h, threads, [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) ZeroTransparentRow(rgba + static_cast<size_t>(y) * stride, w);
+    });
   }
   times.foreground = MsSince(t);
   const Box box = ForegroundBox(rgba, w, h, threads);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "foreground.h"
 #include "matting.h"
 #include "refine.h"
 
@@ -28,6 +29,7 @@ struct CompositeParams {
   bool decontaminate = true;
   RefineParams refine_params{};
   MattingParams matting_params{};
+  ForegroundParams foreground_params{};
   // Region of interest in output pixels [x1, x2) × [y1, y2); alpha outside is zeroed. Disabled when x2 <= x1.
   int roi_x1 = 0, roi_y1 = 0, roi_x2 = 0, roi_y2 = 0;
   // Threads for the full-resolution passes (native/src/parallel.h), the caller's included. Images

@@ -2,14 +2,64 @@
 #include "composite_args.h"
 
 #include <functional>
+#include <string>
 
 #include "napi_util.h"
 
 namespace cutout {
 
 namespace {
-const char* TypeName(const Napi::Value& v) {
-  return v.IsNull() ? "null" : v.IsNumber() ? "a number" : v.IsString() ? "a string" : "another type";
+
+// A finite number in [lo, hi] under `key` of `o` into *dst; absent leaves *dst as it is.
+template <typename T>
+void TuningNumber(const Napi::Object& o, const char* group, const char* key, double lo, double hi, T* dst) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return;
+  const double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : lo - 1;
+  CUTOUT_THROW_TYPE_IF(!(d >= lo && d <= hi), o.Env(), "ERR_CUTOUT_ARG", "Expected a number between ", lo, " and ", hi,
+                       " for tuning.", group, ".", key, " but received ",
+                       v.IsNumber() ? Concat(d) : std::string(TypeName(v)));
+  *dst = static_cast<T>(d);
+}
+
+// The stages' constants, for benchmarks that tune or cross-validate them (bench/quality-cv.ts):
+// { refine?: {...}, matting?: {...}, foreground?: {...} }, names as in RefineParams, MattingParams and
+// ForegroundParams (camelCase). Absent fields keep the defaults.
+void TuningArg(const Napi::Value& tuning, CompositeParams& p) {
+  if (tuning.IsUndefined()) return;
+  Napi::Env env = tuning.Env();
+  CUTOUT_THROW_TYPE_IF(!tuning.IsObject(), env, "ERR_CUTOUT_ARG", "Expected an object for tuning");
+  Napi::Object t = tuning.As<Napi::Object>();
+  auto group = [&](const char* name) -> Napi::Object {
+    Napi::Value g = t.Get(name);
+    if (g.IsUndefined()) return Napi::Object::New(env);
+    CUTOUT_THROW_TYPE_IF(!g.IsObject(), env, "ERR_CUTOUT_ARG", "Expected an object for tuning.", name);
+    return g.As<Napi::Object>();
+  };
+  Napi::Object r = group("refine");
+  RefineParams& rp = p.refine_params;
+  TuningNumber(r, "refine", "radius", 1, 64, &rp.radius);
+  TuningNumber(r, "refine", "eps", 1e-6, 1, &rp.eps);
+  TuningNumber(r, "refine", "bandLo", 0, 1, &rp.band_lo);
+  TuningNumber(r, "refine", "bandHi", 0, 1, &rp.band_hi);
+  TuningNumber(r, "refine", "bandDilate", 0, 64, &rp.band_dilate);
+  Napi::Object m = group("matting");
+  MattingParams& mp = p.matting_params;
+  TuningNumber(m, "matting", "sureBg", 0, 1, &mp.sure_bg);
+  TuningNumber(m, "matting", "sureFg", 0, 1, &mp.sure_fg);
+  TuningNumber(m, "matting", "bandDilate", 0, 64, &mp.band_dilate);
+  TuningNumber(m, "matting", "sigma", 0.5, 64, &mp.sigma);
+  TuningNumber(m, "matting", "minSupport", 0, 1, &mp.min_support);
+  TuningNumber(m, "matting", "confidenceMin", 0, 2, &mp.confidence_min);
+  TuningNumber(m, "matting", "confidenceRange", 1e-6, 2, &mp.confidence_range);
+  Napi::Object f = group("foreground");
+  ForegroundParams& fp = p.foreground_params;
+  TuningNumber(f, "foreground", "regularization", 1e-8, 1, &fp.regularization);
+  TuningNumber(f, "foreground", "gradientWeight", 0, 100, &fp.gradient_weight);
+  TuningNumber(f, "foreground", "smallIterations", 0, 100, &fp.small_iterations);
+  TuningNumber(f, "foreground", "bigIterations", 0, 100, &fp.big_iterations);
+  TuningNumber(f, "foreground", "smallSize", 1, 4096, &fp.small_size);
+  TuningNumber(f, "foreground", "maxWorkingPixels", 64, 1 << 26, &fp.max_working_pixels);
 }
 }  // namespace
 
@@ -18,13 +68,10 @@ CompositeParams CompositeOptionsArg(const Napi::Value& options, int w, int h) {
   if (!options.IsObject()) return p;
   Napi::Env env = options.Env();
   Napi::Object o = options.As<Napi::Object>();
-  p.refine = o.Get("refine").ToBoolean();
-  p.decontaminate = o.Get("decontaminate").ToBoolean();
-  // Newer than refine/decontaminate, so strict: absent means on, anything but a boolean is a broken contract.
-  Napi::Value matting = o.Get("matting");
-  CUTOUT_THROW_TYPE_IF(!matting.IsUndefined() && !matting.IsBoolean(), env, "ERR_CUTOUT_ARG",
-                       "Expected a boolean for matting but received ", TypeName(matting));
-  if (matting.IsBoolean()) p.matting = matting.As<Napi::Boolean>().Value();
+  // The three switches, strict (napi_util.h): refine and decontaminate are required, matting absent means on.
+  p.refine = RequiredBool(o, "refine");
+  p.matting = OptionalBool(o, "matting", p.matting);
+  p.decontaminate = RequiredBool(o, "decontaminate");
   // Absent means 1 (the caller's thread only); the bytes are the same for any count.
   Napi::Value threads = o.Get("threads");
   if (!threads.IsUndefined()) p.threads = IntArg(threads, "threads", 1, 64);
@@ -35,6 +82,7 @@ CompositeParams CompositeOptionsArg(const Napi::Value& options, int w, int h) {
     CUTOUT_THROW_TYPE_IF(!(eps > 0 && eps < 1), env, "ERR_CUTOUT_ARG", "Expected a number in (0, 1) for refineEps");
     p.refine_params.eps = eps;
   }
+  TuningArg(o.Get("tuning"), p);
   Napi::Value roi = o.Get("roi");
   if (roi.IsArray()) {
     Napi::Array a = roi.As<Napi::Array>();

@@ -9,9 +9,9 @@
 
 namespace cutout {
 
-// { refine, matting?, decontaminate, roi?: [x1,y1,x2,y2], threads?: 1..64, refineRadius?, refineEps? }
-// for a w×h output. Anything but an object means the defaults of CompositeParams. Throws coded
-// TypeErrors (ERR_CUTOUT_ARG).
+// { refine, matting?, decontaminate, roi?: [x1,y1,x2,y2], threads?: 1..64, refineRadius?, refineEps?,
+// tuning? } for a w×h output: refine and decontaminate booleans, matting a boolean or absent (on).
+// Anything but an object means the defaults of CompositeParams. Throws coded TypeErrors (ERR_CUTOUT_ARG).
 CompositeParams CompositeOptionsArg(const Napi::Value& options, int w, int h);
 
 // CompositeAlpha on checked buffers (rgba w*h*4 bytes, mask mw*mh floats, not overlapping: else an

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "grid.h"
 #include "parallel.h"
 
 namespace cutout {
@@ -16,7 +17,7 @@ namespace {
 
 inline bool Partial(uint8_t a) { return static_cast<uint8_t>(a - 1) < 254; }
 
-// Whole-row passes read pixels as u32 words (alpha in the top byte on little-endian targets),
+// The partial-alpha scan reads pixels as u32 words (alpha in the top byte on little-endian targets),
 // which vectorises far better than stride-4 byte access.
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 constexpr bool kLittleEndian = true;
@@ -36,25 +37,6 @@ bool RowHasPartial(const uint8_t* row, int w) {
     for (int x = 0; x < w; ++x) any |= Partial(row[4 * x + 3]);
   }
   return any;
-}
-
-void ZeroTransparent(uint8_t* row, int w) {
-  if (kLittleEndian) {
-    for (int x = 0; x < w; ++x) {
-      uint32_t v;
-      std::memcpy(&v, row + 4 * static_cast<size_t>(x), 4);
-      v = (v >> 24) ? v : 0u;
-      std::memcpy(row + 4 * static_cast<size_t>(x), &v, 4);
-    }
-  } else {
-    for (int x = 0; x < w; ++x) {
-      uint8_t* px = row + static_cast<size_t>(x) * 4;
-      const uint8_t m = px[3] ? 0xFF : 0;
-      px[0] &= m;
-      px[1] &= m;
-      px[2] &= m;
-    }
-  }
 }
 
 // Bounding box [x0,x1)×[y0,y1) of the semi-transparent pixels in rows [ya, yb); empty: x0 = w, y0 = h,
@@ -107,45 +89,21 @@ Region MakeRegion(int w, int h, int bx0, int by0, int bx1, int by1, int max_pixe
   return r;
 }
 
-// Working rows [j0, j1) of the region box-averaged into 4 floats per working pixel (r,g,b,a in 0..1).
-// acc: (g.x1 - g.x0) * 4 column sums of scratch.
-void AverageRows(const uint8_t* rgba, int w, const Region g, float* out, int j0, int j1, uint32_t* acc) {
-  const size_t row_bytes = static_cast<size_t>(w) * 4;
-  const int bw = g.x1 - g.x0;
-  const size_t n = static_cast<size_t>(bw) * 4;
-  for (int j = j0; j < j1; ++j) {
-    const int ya = g.y0 + j * g.s, yb = std::min(g.y1, ya + g.s);
-    std::fill(acc, acc + n, 0u);  // s rows of 255 per column: fine for s < 2^24
-    for (int y = ya; y < yb; ++y) {
-      const uint8_t* row = rgba + static_cast<size_t>(y) * row_bytes + static_cast<size_t>(g.x0) * 4;
-      for (size_t k = 0; k < n; ++k) acc[k] += row[k];
-    }
-    float* o = out + static_cast<size_t>(j) * g.ww * 4;
-    for (int i = 0; i < g.ww; ++i) {
-      const int xa = i * g.s, xb = std::min(bw, xa + g.s);
-      uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      for (int x = xa; x < xb; ++x) {
-        s0 += acc[4 * x];
-        s1 += acc[4 * x + 1];
-        s2 += acc[4 * x + 2];
-        s3 += acc[4 * x + 3];
-      }
-      const float inv = 1.f / (255.f * (yb - ya) * (xb - xa));
-      o[4 * i] = s0 * inv;
-      o[4 * i + 1] = s1 * inv;
-      o[4 * i + 2] = s2 * inv;
-      o[4 * i + 3] = s3 * inv;
-    }
-  }
-}
-
-// The whole region; working rows are independent, so `threads` splits them.
-void AreaAverage(const uint8_t* rgba, int w, const Region& g, float* out, int threads) {
-  std::vector<std::vector<uint32_t>> accs(threads);
+// The region box-averaged into 4 floats per working pixel (r,g,b,a in 0..1): working cells are s×s
+// pixels from the box's corner (the last ones clipped). Working rows are independent, so `threads`
+// splits them.
+void AverageRegion(const uint8_t* rgba, int w, const Region& g, float* out, int threads) {
+  std::vector<int> cx(g.ww + 1), cy(g.wh + 1);
+  for (int i = 0; i <= g.ww; ++i) cx[i] = std::min(g.x1, g.x0 + i * g.s);
+  for (int j = 0; j <= g.wh; ++j) cy[j] = std::min(g.y1, g.y0 + j * g.s);
   const int rows = std::max(1, BandRows(g.x1 - g.x0) / g.s);  // working rows per item
-  ParallelForEach((g.wh + rows - 1) / rows, threads, [&](int worker, int item) {
-    accs[worker].resize(static_cast<size_t>(g.x1 - g.x0) * 4);
-    AverageRows(rgba, w, g, out, item * rows, std::min(g.wh, item * rows + rows), accs[worker].data());
+  ParallelForEach((g.wh + rows - 1) / rows, threads, [&](int, int item) {
+    AreaSums(rgba, w, cx, cy, 0, g.ww, item * rows, std::min(g.wh, item * rows + rows),
+             [&](int j, int i, const uint64_t* sums, int nrows, int ncols) {
+               const float inv = 1.f / (255.f * nrows * ncols);
+               float* o = out + (static_cast<size_t>(j) * g.ww + i) * 4;
+               for (int c = 0; c < 4; ++c) o[c] = sums[c] * inv;
+             });
   });
 }
 
@@ -319,12 +277,10 @@ void WriteBackRows(const WriteBack wb, int ya, int yb, float* frow) {
         uint8_t* px = row + static_cast<size_t>(x) * 4;
         if (!Partial(px[3])) continue;
         if (!blended) {  // vertical blend of the working rows, once per image row that needs it
-          float sy = (y - g.y0 + 0.5f) / g.s - 0.5f;
-          sy = std::min(std::max(sy, 0.f), static_cast<float>(g.wh - 1));
-          const int j0 = std::min(static_cast<int>(sy), std::max(g.wh - 2, 0)), j1 = std::min(j0 + 1, g.wh - 1);
-          const float fy = g.wh > 1 ? sy - j0 : 0.f;
-          const float* r0 = &wb.fb[static_cast<size_t>(j0) * g.ww * 8];
-          const float* r1 = &wb.fb[static_cast<size_t>(j1) * g.ww * 8];
+          const LinearTap ty = TapAt((y - g.y0 + 0.5f) / g.s - 0.5f, g.wh);
+          const float fy = ty.f;
+          const float* r0 = &wb.fb[static_cast<size_t>(ty.i0) * g.ww * 8];
+          const float* r1 = &wb.fb[static_cast<size_t>(ty.i1) * g.ww * 8];
           for (size_t q = 0; q < static_cast<size_t>(g.ww) * 8; ++q) frow[q] = r0[q] + (r1[q] - r0[q]) * fy;
           blended = true;
         }
@@ -343,7 +299,7 @@ void WriteBackRows(const WriteBack wb, int ya, int yb, float* frow) {
         for (int c = 0; c < 3; ++c) px[c] = static_cast<uint8_t>(out[c] * 255.f + 0.5f);
       }
     }
-    if (y != ya && y != yb - 1) ZeroTransparent(row, w);  // RGB 0 under alpha 0: smaller, faster PNGs
+    if (y != ya && y != yb - 1) ZeroTransparentRow(row, w);  // RGB 0 under alpha 0: smaller, faster PNGs
   }
 }
 
@@ -374,41 +330,27 @@ void EstimateForeground(uint8_t* rgba, int w, int h, const ForegroundParams& p, 
   if (has_partial) {
     // 2. Multi-level solve on the downscaled box.
     g = MakeRegion(w, h, bx0, by0, bx1, by1, p.max_working_pixels);
-    std::unique_ptr<float[]> img(new float[static_cast<size_t>(g.ww) * g.wh * 4]);  // AreaAverage writes all
-    AreaAverage(rgba, w, g, img.get(), threads);
+    std::unique_ptr<float[]> img(new float[static_cast<size_t>(g.ww) * g.wh * 4]);  // AverageRegion writes all
+    AverageRegion(rgba, w, g, img.get(), threads);
     fb = SolveMultiLevel(img.get(), g.ww, g.wh, p, threads);
   }
 
   // 3. Write back, in bands of rows (a row writes only its own RGB; the alpha it reads never changes).
-  std::vector<int> tx0, tx1;
-  std::vector<float> tfx;
-  if (has_partial) {
-    const int bw = g.x1 - g.x0;
-    tx0.resize(bw);
-    tx1.resize(bw);
-    tfx.resize(bw);
-    for (int x = 0; x < bw; ++x) {
-      float s = (x + 0.5f) / g.s - 0.5f;
-      s = std::min(std::max(s, 0.f), static_cast<float>(g.ww - 1));
-      const int i = std::min(static_cast<int>(s), std::max(g.ww - 2, 0));
-      tx0[x] = i;
-      tx1[x] = std::min(i + 1, g.ww - 1);
-      tfx[x] = g.ww > 1 ? s - i : 0.f;
-    }
-  }
-  const WriteBack wb{rgba, w, h, g, fb.get(), bx0, bx1, by0, has_partial ? by1 : by0, tx0.data(), tx1.data(),
-                     tfx.data(), std::max(p.regularization, 1e-8f), std::max(p.gradient_weight, 0.f)};
+  LinearTaps tx;  // horizontal taps of the box's columns onto the working grid
+  if (has_partial) tx = TapsOf(g.ww, g.x1 - g.x0, [&g](int x) { return (x + 0.5f) / g.s - 0.5f; });
+  const WriteBack wb{rgba, w, h, g, fb.get(), bx0, bx1, by0, has_partial ? by1 : by0, tx.i0.data(), tx.i1.data(),
+                     tx.f.data(), std::max(p.regularization, 1e-8f), std::max(p.gradient_weight, 0.f)};
   std::vector<std::vector<float>> frows(threads);
   ParallelForEach(bands, threads, [&](int worker, int item) {
     if (has_partial) frows[worker].resize(static_cast<size_t>(g.ww) * 8);
     WriteBackRows(wb, item * rows, std::min(h, item * rows + rows), frows[worker].data());
   });
-  // ZeroTransparent stores whole pixels, alpha unchanged; a band's first and last rows are the ones
+  // ZeroTransparentRow stores whole pixels, alpha unchanged; a band's first and last rows are the ones
   // whose alpha the neighbouring bands read, so they wait until every band is done.
   for (int item = 0; item < bands; ++item) {
-    ZeroTransparent(rgba + static_cast<size_t>(item) * rows * w * 4, w);
+    ZeroTransparentRow(rgba + static_cast<size_t>(item) * rows * w * 4, w);
     const int last = std::min(h, item * rows + rows) - 1;
-    if (last != item * rows) ZeroTransparent(rgba + static_cast<size_t>(last) * w * 4, w);
+    if (last != item * rows) ZeroTransparentRow(rgba + static_cast<size_t>(last) * w * 4, w);
   }
 }
 

@@ -2,6 +2,7 @@
 #include "grid.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "parallel.h"
@@ -14,48 +15,22 @@ std::vector<int> CellEdges(int n_src, int n_dst) {
   return e;
 }
 
-// Column sums over a cell's rows first (contiguous u8 adds, vectorised), then one horizontal
-// reduction per cell.
 void AreaAverage(const uint8_t* rgba, int w, const std::vector<int>& cx, const std::vector<int>& cy, int gx0, int gx1,
                  int gy0, int gy1, float* G, int gw) {
-  const size_t row_bytes = static_cast<size_t>(w) * 4;
-  const size_t xa = static_cast<size_t>(cx[gx0]) * 4, xb = static_cast<size_t>(cx[gx1]) * 4;
-  std::vector<uint32_t> accv(xb - xa);
-  std::vector<uint64_t> sums(static_cast<size_t>(gx1 - gx0) * 4);
-  uint32_t* __restrict acc = accv.data();
-  for (int j = gy0; j < gy1; ++j) {
-    std::fill(sums.begin(), sums.end(), 0);
-    int y = cy[j];
-    while (y < cy[j + 1]) {
-      // u32 column sums hold 2^24 rows of 255 without overflow.
-      const int y_end = static_cast<int>(std::min<int64_t>(cy[j + 1], static_cast<int64_t>(y) + (1 << 24)));
-      std::fill(accv.begin(), accv.end(), 0u);
-      for (; y < y_end; ++y) {
-        const uint8_t* __restrict row = rgba + static_cast<size_t>(y) * row_bytes + xa;
-        for (size_t k = 0; k < xb - xa; ++k) acc[k] += row[k];
-      }
-      for (int i = gx0; i < gx1; ++i) {
-        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (size_t x = static_cast<size_t>(cx[i]) * 4 - xa; x < static_cast<size_t>(cx[i + 1]) * 4 - xa; x += 4) {
-          s0 += acc[x];
-          s1 += acc[x + 1];
-          s2 += acc[x + 2];
-          s3 += acc[x + 3];
-        }
-        uint64_t* s = &sums[static_cast<size_t>(i - gx0) * 4];
-        s[0] += s0;
-        s[1] += s1;
-        s[2] += s2;
-        s[3] += s3;
-      }
-    }
-    const double rows = cy[j + 1] - cy[j];
-    float* o = G + static_cast<size_t>(j - gy0) * gw * 4;
-    for (int i = gx0; i < gx1; ++i) {
-      const double inv = 1.0 / (255.0 * rows * (cx[i + 1] - cx[i]));
-      for (int c = 0; c < 4; ++c) o[i * 4 + c] = static_cast<float>(sums[static_cast<size_t>(i - gx0) * 4 + c] * inv);
-    }
-  }
+  AreaSums(rgba, w, cx, cy, gx0, gx1, gy0, gy1, [&](int j, int i, const uint64_t* sums, int rows, int cols) {
+    const double inv = 1.0 / (255.0 * rows * cols);
+    float* o = G + (static_cast<size_t>(j - gy0) * gw + i) * 4;
+    for (int c = 0; c < 4; ++c) o[c] = static_cast<float>(sums[c] * inv);
+  });
+}
+
+LinearTaps StretchTaps(int n_src, int n_dst) {
+  const double scale = static_cast<double>(n_src) / n_dst;
+  return TapsOf(n_src, n_dst, [scale](int d) { return (d + 0.5) * scale - 0.5; });
+}
+
+int GaussRadius(float sigma) {
+  return std::max(1, static_cast<int>(std::lround((std::sqrt(4.0 * sigma * sigma + 1.0) - 1.0) / 2.0)));
 }
 
 namespace {
@@ -98,6 +73,27 @@ void DilateOr(std::vector<uint8_t>& m, int gw, int gh, int k, int threads) {
   ParallelForEach(items, threads, [&](int, int item) {
     DilateRowsV(t.data(), m.data(), gw, gh, k, item * band, std::min(gh, item * band + band));
   });
+}
+
+// Pixels as u32 words (alpha in the top byte on little-endian targets) vectorise far better than
+// stride-4 byte access.
+void ZeroTransparentRow(uint8_t* row, int w) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (int x = 0; x < w; ++x) {
+    uint32_t v;
+    std::memcpy(&v, row + 4 * static_cast<size_t>(x), 4);
+    v = (v >> 24) ? v : 0u;
+    std::memcpy(row + 4 * static_cast<size_t>(x), &v, 4);
+  }
+#else
+  for (int x = 0; x < w; ++x) {
+    uint8_t* px = row + static_cast<size_t>(x) * 4;
+    const uint8_t m = px[3] ? 0xFF : 0;
+    px[0] &= m;
+    px[1] &= m;
+    px[2] &= m;
+  }
+#endif
 }
 
 }  // namespace cutout

@@ -19,90 +19,6 @@ constexpr int kCh = 8;
 // Grid rows averaged per call of AreaAverage (bounds that buffer to 16 rows of cells).
 constexpr int kRowsPerPass = 16;
 
-// Box blur of radius r, in place, on a kCh-channel interleaved w×h plane: borders clamped (edge cells
-// repeat), always normalised by the full window. Rows [y0, y1) of the horizontal pass, each through a
-// copy of the row (`row`: w*kCh floats).
-void BlurRows(float* a, int w, int r, int y0, int y1, float* __restrict row) {
-  const size_t n = static_cast<size_t>(w) * kCh;
-  const float inv = 1.f / (2 * r + 1);
-  for (int y = y0; y < y1; ++y) {
-    float* __restrict d = a + static_cast<size_t>(y) * n;
-    std::memcpy(row, d, n * sizeof(float));
-    float s[kCh] = {};
-    for (int x = -r; x < r; ++x) {
-      const int xx = std::clamp(x, 0, w - 1);
-      for (int c = 0; c < kCh; ++c) s[c] += row[xx * kCh + c];
-    }
-    for (int x = 0; x < w; ++x) {
-      const float* ad = &row[std::min(x + r, w - 1) * kCh];
-      const float* rm = &row[std::max(x - r, 0) * kCh];
-      for (int c = 0; c < kCh; ++c) {
-        s[c] += ad[c];
-        d[x * kCh + c] = s[c] * inv;
-        s[c] -= rm[c];
-      }
-    }
-  }
-}
-
-// The vertical pass on floats [c0, c0 + m) of every row (a block of columns): it keeps the last r+1
-// original rows of the block in a ring so it can overwrite rows it has passed. buf: m*(r+2) floats.
-void BlurColumns(float* a, int w, int h, int r, size_t c0, size_t m, float* buf) {
-  const size_t n = static_cast<size_t>(w) * kCh;
-  const float inv = 1.f / (2 * r + 1);
-  float* __restrict col = buf;
-  float* ring = col + m;  // r+1 rows
-  std::fill(col, col + m, 0.f);
-  for (int y = -r; y < r; ++y) {
-    const float* __restrict s = a + static_cast<size_t>(std::clamp(y, 0, h - 1)) * n + c0;
-    for (size_t k = 0; k < m; ++k) col[k] += s[k];
-  }
-  for (int y = 0; y < h; ++y) {
-    float* __restrict d = a + static_cast<size_t>(y) * n + c0;
-    float* __restrict keep = ring + static_cast<size_t>(y % (r + 1)) * m;
-    std::memcpy(keep, d, m * sizeof(float));
-    // Row max(y-r, 0) was saved to the ring at most r rows ago.
-    // Row min(y+r, h-1) >= y: not yet overwritten (or row y itself, just saved).
-    const int ya = std::min(y + r, h - 1);
-    const float* __restrict ad = ya > y ? a + static_cast<size_t>(ya) * n + c0 : keep;
-    const float* __restrict rm = ring + static_cast<size_t>(std::max(y - r, 0) % (r + 1)) * m;
-    for (size_t k = 0; k < m; ++k) {
-      col[k] += ad[k];
-      d[k] = col[k] * inv;
-      col[k] -= rm[k];
-    }
-  }
-}
-
-// Rows, then blocks of columns, are independent: `threads` splits them without changing a value.
-// scratch: one buffer per worker.
-void BoxBlurInPlace(float* a, int w, int h, int r, int threads, std::vector<std::vector<float>>& scratch) {
-  const size_t n = static_cast<size_t>(w) * kCh;
-  const int rows = BandRows(w, 1 << 15);
-  ParallelForEach((h + rows - 1) / rows, threads, [&](int worker, int item) {
-    std::vector<float>& buf = scratch[worker];
-    if (buf.size() < n) buf.resize(n);
-    BlurRows(a, w, r, item * rows, std::min(h, item * rows + rows), buf.data());
-  });
-  const int cols = std::max(16, (1 << 15) / h);  // columns per block
-  ParallelForEach((w + cols - 1) / cols, threads, [&](int worker, int item) {
-    const size_t c0 = static_cast<size_t>(item) * cols * kCh;
-    const size_t m = static_cast<size_t>(std::min(w, (item + 1) * cols)) * kCh - c0;
-    std::vector<float>& buf = scratch[worker];
-    if (buf.size() < m * (r + 2)) buf.resize(m * (r + 2));
-    BlurColumns(a, w, h, r, c0, m, buf.data());
-  });
-}
-
-// Three box passes approximate a Gaussian of this σ: r = round((sqrt(4σ² + 1) - 1) / 2).
-int GaussRadius(float sigma) {
-  return std::max(1, static_cast<int>(std::lround((std::sqrt(4.0 * sigma * sigma + 1.0) - 1.0) / 2.0)));
-}
-
-void GaussInPlace(float* a, int w, int h, float sigma, int threads, std::vector<std::vector<float>>& scratch) {
-  for (int k = 0; k < 3; ++k) BoxBlurInPlace(a, w, h, GaussRadius(sigma), threads, scratch);
-}
-
 // Mean over f×f blocks (partial blocks at the right/bottom edges averaged over the cells they have).
 std::vector<float> Downscale(const float* a, int w, int h, int f, int& ow, int& oh) {
   ow = (w + f - 1) / f;
@@ -126,17 +42,12 @@ std::vector<float> Downscale(const float* a, int w, int h, int f, int& ow, int& 
 // Bilinear sample (centre-aligned) of a level L (lw×lh) whose cells are s grid cells wide, at grid
 // cell (gx, gy).
 void Sample(const float* L, int lw, int lh, float gx, float gy, float s, float* out) {
-  float x = (gx + 0.5f) / s - 0.5f, y = (gy + 0.5f) / s - 0.5f;
-  x = std::clamp(x, 0.f, static_cast<float>(lw - 1));
-  y = std::clamp(y, 0.f, static_cast<float>(lh - 1));
-  const int x0 = std::min(static_cast<int>(x), std::max(lw - 2, 0));
-  const int y0 = std::min(static_cast<int>(y), std::max(lh - 2, 0));
-  const int x1 = std::min(x0 + 1, lw - 1), y1 = std::min(y0 + 1, lh - 1);
-  const float fx = lw > 1 ? x - x0 : 0.f, fy = lh > 1 ? y - y0 : 0.f;
-  const float* a = &L[(static_cast<size_t>(y0) * lw + x0) * kCh];
-  const float* b = &L[(static_cast<size_t>(y0) * lw + x1) * kCh];
-  const float* c = &L[(static_cast<size_t>(y1) * lw + x0) * kCh];
-  const float* d = &L[(static_cast<size_t>(y1) * lw + x1) * kCh];
+  const LinearTap tx = TapAt((gx + 0.5f) / s - 0.5f, lw), ty = TapAt((gy + 0.5f) / s - 0.5f, lh);
+  const float fx = tx.f, fy = ty.f;
+  const float* a = &L[(static_cast<size_t>(ty.i0) * lw + tx.i0) * kCh];
+  const float* b = &L[(static_cast<size_t>(ty.i0) * lw + tx.i1) * kCh];
+  const float* c = &L[(static_cast<size_t>(ty.i1) * lw + tx.i0) * kCh];
+  const float* d = &L[(static_cast<size_t>(ty.i1) * lw + tx.i1) * kCh];
   for (int k = 0; k < kCh; ++k) out[k] = (a[k] * (1 - fx) + b[k] * fx) * (1 - fy) + (c[k] * (1 - fx) + d[k] * fx) * fy;
 }
 
@@ -303,12 +214,9 @@ void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const Matti
   int w1, h1, w2, h2;
   std::vector<float> L1 = Downscale(L0.get(), w0, h0, 4, w1, h1);
   std::vector<float> L2 = Downscale(L1.data(), w1, h1, 4, w2, h2);
-  {
-    std::vector<std::vector<float>> scratch(threads);
-    GaussInPlace(L0.get(), w0, h0, p.sigma, threads, scratch);
-    GaussInPlace(L1.data(), w1, h1, p.sigma, threads, scratch);
-    GaussInPlace(L2.data(), w2, h2, p.sigma, threads, scratch);
-  }
+  GaussianBlurInPlace<kCh>(L0.get(), w0, h0, p.sigma, threads);
+  GaussianBlurInPlace<kCh>(L1.data(), w1, h1, p.sigma, threads);
+  GaussianBlurInPlace<kCh>(L2.data(), w2, h2, p.sigma, threads);
 
   // 3. The band: uncertain cells grown by band_dilate.
   DilateOr(band, gw, gh, std::min(std::max(p.band_dilate, 0), std::max(gw, gh)), threads);

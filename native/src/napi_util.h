@@ -52,6 +52,29 @@ inline ByteSpan BytesOf(const Napi::Value& v, const char* name) {
   return ByteSpan{u8.Data(), u8.ByteLength()};
 }
 
+// How a value that broke the contract is named in messages.
+inline const char* TypeName(const Napi::Value& v) {
+  return v.IsUndefined() ? "undefined"
+         : v.IsNull()    ? "null"
+         : v.IsNumber()  ? "a number"
+         : v.IsString()  ? "a string"
+         : v.IsBoolean() ? "a boolean"
+                         : "another type";
+}
+
+// The one rule for boolean options: options.<key> must be a boolean; absent means `fallback`, or is
+// itself refused when there is none (required). Nothing is coerced.
+inline bool BoolOption(const Napi::Object& o, const char* key, const bool* fallback) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined() && fallback) return *fallback;
+  CUTOUT_THROW_TYPE_IF(!v.IsBoolean(), o.Env(), "ERR_CUTOUT_ARG", "Expected a boolean for options.", key, " but received ",
+                       TypeName(v));
+  return v.As<Napi::Boolean>().Value();
+}
+
+inline bool OptionalBool(const Napi::Object& o, const char* key, bool fallback) { return BoolOption(o, key, &fallback); }
+inline bool RequiredBool(const Napi::Object& o, const char* key) { return BoolOption(o, key, nullptr); }
+
 inline int32_t IntArg(const Napi::Value& v, const char* name, int32_t lo, int32_t hi) {
   Napi::Env env = v.Env();
   CUTOUT_THROW_TYPE_IF(!v.IsNumber(), env, "ERR_CUTOUT_ARG", "Expected an integer for ", name);

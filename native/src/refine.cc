@@ -17,37 +17,18 @@ inline float Clamp01(float v) { return v > 0.f ? (v < 1.f ? v : 1.f) : 0.f; }
 
 inline uint8_t ToU8(float v01) { return static_cast<uint8_t>(Clamp01(v01) * 255.f + 0.5f); }
 
-// Centre-aligned linear resampling taps, n_src samples onto n_dst: out[d] = s[i0]*(1-f) + s[i1]*f.
-void BuildTaps(int n_src, int n_dst, std::vector<int>& i0, std::vector<int>& i1, std::vector<float>& f) {
-  i0.resize(n_dst);
-  i1.resize(n_dst);
-  f.resize(n_dst);
-  const double scale = static_cast<double>(n_src) / n_dst;
-  for (int d = 0; d < n_dst; ++d) {
-    double s = (d + 0.5) * scale - 0.5;
-    if (s < 0) s = 0;
-    if (s > n_src - 1) s = n_src - 1;
-    int i = static_cast<int>(s);
-    if (i > n_src - 2) i = std::max(n_src - 2, 0);
-    i0[d] = i;
-    i1[d] = std::min(i + 1, n_src - 1);
-    f[d] = n_src > 1 ? static_cast<float>(s - i) : 0.f;
-  }
-}
-
 constexpr int kTile = 64;   // coefficient tiles, in grid cells
 constexpr int kStats = 13;  // mean r,g,b,p; r²,rg,rb,g²,gb,b²; rp,gp,bp
 constexpr int kLanes = 16;  // per-column stats padded to 16 so row updates are whole vectors
 
 // Guided-filter coefficients (a_r, a_g, a_b, b) for a gw×gh block of the grid guide G (r,g,b,p;
 // G points at the block's first cell, rows `stride` cells apart) into AB (gw×gh, packed). Windows are
-// clipped at the block edges. Box sums stream down the rows: column sums in double (no drift from
-// running add/subtract), then a running horizontal window per row; the 3×3 solve is a separate
-// loop over the row so it vectorises.
+// clipped at the block edges (ClippedBoxSums); the 3×3 solve is a separate loop over each row so it
+// vectorises.
 void GuidedCoefficients(const float* G, size_t stride, int gw, int gh, int r, float eps, float* AB) {
   const size_t n = static_cast<size_t>(gw);
-  std::vector<double> col(kLanes * n, 0.0);
   std::vector<float> st(kStats * n);
+  float* __restrict S = st.data();
   auto add_row = [gw, G, stride](double* __restrict c, int j, double sign) {
     const float* __restrict g = G + static_cast<size_t>(j) * stride * 4;
     for (int x = 0; x < gw; ++x) {
@@ -56,43 +37,24 @@ void GuidedCoefficients(const float* G, size_t stride, int gw, int gh, int r, fl
       for (int k = 0; k < kLanes; ++k) c[kLanes * x + k] += sign * v[k];
     }
   };
-  for (int j = 0; j <= std::min(r, gh - 1); ++j) add_row(col.data(), j, 1.0);
-  for (int y = 0; y < gh; ++y) {
-    if (y > 0) {
-      if (y + r < gh) add_row(col.data(), y + r, 1.0);
-      if (y - r - 1 >= 0) add_row(col.data(), y - r - 1, -1.0);
-    }
-    const int ny = std::min(y + r, gh - 1) - std::max(y - r, 0) + 1;
-    const double* __restrict cs = col.data();
-    float* __restrict S = st.data();
-    double s[kLanes] = {};
-    for (int x = 0; x <= std::min(r, gw - 1); ++x)
-      for (int k = 0; k < kLanes; ++k) s[k] += cs[kLanes * x + k];
-    for (int x = 0; x < gw; ++x) {
-      if (x > 0) {
-        if (x + r < gw)
-          for (int k = 0; k < kLanes; ++k) s[k] += cs[kLanes * (x + r) + k];
-        if (x - r - 1 >= 0)
-          for (int k = 0; k < kLanes; ++k) s[k] -= cs[kLanes * (x - r - 1) + k];
-      }
-      const int nx = std::min(x + r, gw - 1) - std::max(x - r, 0) + 1;
-      const double inv = 1.0 / (static_cast<double>(nx) * ny);
-      const double mr = s[0] * inv, mg = s[1] * inv, mb = s[2] * inv, mp = s[3] * inv;
-      // Central moments in double: the subtraction cancels heavily in flat regions.
-      S[0 * n + x] = static_cast<float>(mr);
-      S[1 * n + x] = static_cast<float>(mg);
-      S[2 * n + x] = static_cast<float>(mb);
-      S[3 * n + x] = static_cast<float>(mp);
-      S[4 * n + x] = static_cast<float>(s[4] * inv - mr * mr);
-      S[5 * n + x] = static_cast<float>(s[5] * inv - mr * mg);
-      S[6 * n + x] = static_cast<float>(s[6] * inv - mr * mb);
-      S[7 * n + x] = static_cast<float>(s[7] * inv - mg * mg);
-      S[8 * n + x] = static_cast<float>(s[8] * inv - mg * mb);
-      S[9 * n + x] = static_cast<float>(s[9] * inv - mb * mb);
-      S[10 * n + x] = static_cast<float>(s[10] * inv - mr * mp);
-      S[11 * n + x] = static_cast<float>(s[11] * inv - mg * mp);
-      S[12 * n + x] = static_cast<float>(s[12] * inv - mb * mp);
-    }
+  auto emit = [S, n](int, int x, const double* s, double inv) {
+    const double mr = s[0] * inv, mg = s[1] * inv, mb = s[2] * inv, mp = s[3] * inv;
+    // Central moments in double: the subtraction cancels heavily in flat regions.
+    S[0 * n + x] = static_cast<float>(mr);
+    S[1 * n + x] = static_cast<float>(mg);
+    S[2 * n + x] = static_cast<float>(mb);
+    S[3 * n + x] = static_cast<float>(mp);
+    S[4 * n + x] = static_cast<float>(s[4] * inv - mr * mr);
+    S[5 * n + x] = static_cast<float>(s[5] * inv - mr * mg);
+    S[6 * n + x] = static_cast<float>(s[6] * inv - mr * mb);
+    S[7 * n + x] = static_cast<float>(s[7] * inv - mg * mg);
+    S[8 * n + x] = static_cast<float>(s[8] * inv - mg * mb);
+    S[9 * n + x] = static_cast<float>(s[9] * inv - mb * mb);
+    S[10 * n + x] = static_cast<float>(s[10] * inv - mr * mp);
+    S[11 * n + x] = static_cast<float>(s[11] * inv - mg * mp);
+    S[12 * n + x] = static_cast<float>(s[12] * inv - mb * mp);
+  };
+  auto solve_row = [S, n, gw, eps, AB](int y) {
     float* __restrict out = AB + static_cast<size_t>(y) * gw * 4;
     for (int x = 0; x < gw; ++x) {
       const float a = S[4 * n + x] + eps, b = S[5 * n + x], c = S[6 * n + x];
@@ -109,41 +71,22 @@ void GuidedCoefficients(const float* G, size_t stride, int gw, int gh, int r, fl
       out[4 * x + 2] = ab;
       out[4 * x + 3] = S[3 * n + x] - ar * S[0 * n + x] - ag * S[1 * n + x] - ab * S[2 * n + x];
     }
-  }
+  };
+  ClippedBoxSums<kLanes>(gw, gh, r, add_row, emit, solve_row);
 }
 
-// Box mean (radius r, clamped window) of a 4-channel interleaved float plane, src -> dst.
+// Box mean (radius r, clipped window) of a 4-channel interleaved float plane, src -> dst.
 void BoxMean4(const float* src, int gw, int gh, int r, float* dst) {
   const size_t n = static_cast<size_t>(gw) * 4;
-  std::vector<double> colv(n, 0.0);
-  double* __restrict col = colv.data();
   auto add_row = [n, src](double* __restrict c, int j, double sign) {
     const float* __restrict s = src + static_cast<size_t>(j) * n;
     for (size_t k = 0; k < n; ++k) c[k] += sign * s[k];
   };
-  for (int j = 0; j <= std::min(r, gh - 1); ++j) add_row(col, j, 1.0);
-  for (int y = 0; y < gh; ++y) {
-    if (y > 0) {
-      if (y + r < gh) add_row(col, y + r, 1.0);
-      if (y - r - 1 >= 0) add_row(col, y - r - 1, -1.0);
-    }
-    const int ny = std::min(y + r, gh - 1) - std::max(y - r, 0) + 1;
-    double s[4] = {};
-    for (int x = 0; x <= std::min(r, gw - 1); ++x)
-      for (int k = 0; k < 4; ++k) s[k] += col[4 * x + k];
+  auto emit = [n, dst](int y, int x, const double* s, double inv) {
     float* o = dst + static_cast<size_t>(y) * n;
-    for (int x = 0; x < gw; ++x) {
-      if (x > 0) {
-        if (x + r < gw)
-          for (int k = 0; k < 4; ++k) s[k] += col[4 * (x + r) + k];
-        if (x - r - 1 >= 0)
-          for (int k = 0; k < 4; ++k) s[k] -= col[4 * (x - r - 1) + k];
-      }
-      const int nx = std::min(x + r, gw - 1) - std::max(x - r, 0) + 1;
-      const double inv = 1.0 / (static_cast<double>(nx) * ny);
-      for (int k = 0; k < 4; ++k) o[4 * x + k] = static_cast<float>(s[k] * inv);
-    }
-  }
+    for (int k = 0; k < 4; ++k) o[4 * x + k] = static_cast<float>(s[k] * inv);
+  };
+  ClippedBoxSums<4>(gw, gh, r, add_row, emit, [](int) {});
 }
 
 // Grid rows [j0, j1) of the matte into lane 3 of G (4 floats per cell), lanes 0-2 zero.
@@ -186,12 +129,8 @@ void UpsampleRows(const float* low, int lw, uint8_t* dst, int w, int step, size_
 struct FullResMap {
   const std::vector<int>& cx;
   const std::vector<int>& cy;
-  const std::vector<int>& tx0;
-  const std::vector<int>& tx1;
-  const std::vector<float>& tfx;
-  const std::vector<int>& ty0;
-  const std::vector<int>& ty1;
-  const std::vector<float>& tfy;
+  const LinearTaps& tx;
+  const LinearTaps& ty;
 };
 
 // Step 4 of RefineMatteGuided on output rows [ya, yb): q = a·I + b inside the band (runs of band
@@ -202,15 +141,15 @@ void ApplyCoefficients(uint8_t* rgba, int w, int gw, const FullResMap& m, const 
   const size_t row_bytes = static_cast<size_t>(w) * 4;
   // The grid row holding ya (cy strictly increases: every cell has a pixel).
   int j = static_cast<int>(std::upper_bound(m.cy.begin(), m.cy.end(), ya) - m.cy.begin()) - 1;
-  const int* tx0 = m.tx0.data();
-  const int* tx1 = m.tx1.data();
-  const float* tfx = m.tfx.data();
+  const int* tx0 = m.tx.i0.data();
+  const int* tx1 = m.tx.i1.data();
+  const float* tfx = m.tx.f.data();
   for (int y = ya; y < yb; ++y) {
     while (m.cy[j + 1] <= y) ++j;
     const uint8_t* brow = &band[static_cast<size_t>(j) * gw];
-    const float* c0 = &C[static_cast<size_t>(m.ty0[y]) * gw * 4];
-    const float* c1 = &C[static_cast<size_t>(m.ty1[y]) * gw * 4];
-    const float t = m.tfy[y];
+    const float* c0 = &C[static_cast<size_t>(m.ty.i0[y]) * gw * 4];
+    const float* c1 = &C[static_cast<size_t>(m.ty.i1[y]) * gw * 4];
+    const float t = m.ty.f[y];
     uint8_t* px = rgba + static_cast<size_t>(y) * row_bytes;
     int i = 0;
     while (i < gw) {
@@ -246,16 +185,13 @@ void UpsampleMatteBilinear(const float* low, int lw, int lh, uint8_t* dst, int w
                            int threads) {
   if (!low || !dst || lw <= 0 || lh <= 0 || w <= 0 || h <= 0) return;
   threads = ClampThreads(threads);
-  std::vector<int> x0, x1, y0, y1;
-  std::vector<float> fx, fy;
-  BuildTaps(lw, w, x0, x1, fx);
-  BuildTaps(lh, h, y0, y1, fy);
+  const LinearTaps tx = StretchTaps(lw, w), ty = StretchTaps(lh, h);
   std::vector<std::vector<float>> rows(threads);  // one blended matte row per worker
   const int band = BandRows(w);
   ParallelForEach((h + band - 1) / band, threads, [&](int worker, int item) {
     rows[worker].resize(lw);
-    UpsampleRows(low, lw, dst, w, step, stride, x0.data(), x1.data(), fx.data(), y0.data(), y1.data(), fy.data(),
-                 item * band, std::min(h, item * band + band), rows[worker].data());
+    UpsampleRows(low, lw, dst, w, step, stride, tx.i0.data(), tx.i1.data(), tx.f.data(), ty.i0.data(), ty.i1.data(),
+                 ty.f.data(), item * band, std::min(h, item * band + band), rows[worker].data());
   });
 }
 
@@ -373,11 +309,8 @@ void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, in
   });
 
   // 4. q = a·I + b at full resolution, in bands of output rows.
-  std::vector<int> tx0, tx1, ty0, ty1;
-  std::vector<float> tfx, tfy;
-  BuildTaps(gw, w, tx0, tx1, tfx);
-  BuildTaps(gh, h, ty0, ty1, tfy);
-  const FullResMap map{cx, cy, tx0, tx1, tfx, ty0, ty1, tfy};
+  const LinearTaps tx = StretchTaps(gw, w), ty = StretchTaps(gh, h);
+  const FullResMap map{cx, cy, tx, ty};
   std::vector<std::vector<float>> crows(threads);
   const int rows = BandRows(w);
   ParallelForEach((h + rows - 1) / rows, threads, [&](int worker, int item) {

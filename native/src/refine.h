@@ -18,7 +18,9 @@ struct RefineParams {
   float eps = 5e-5f;
   // Matte values <= band_lo / >= band_hi count as sure background / foreground. Only pixels near a
   // low-res sample outside that range (or near a 0→1 step) are refined; the rest keep the bilinear matte.
-  float band_lo = 0.02f;
+  // band_lo 0.05 (was 0.02): every cross-validation fold chose it (docs/quality.md, "Cross-validated
+  // evaluation"): the faint tail of the network's matte is left as it is.
+  float band_lo = 0.05f;
   float band_hi = 0.98f;
   // Extra growth of the uncertain band, in low-res pixels (the band already reaches 1 px past it).
   int band_dilate = 1;

@@ -9,20 +9,6 @@
 
 namespace cutout {
 
-namespace {
-const char* TypeName(const Napi::Value& v) {
-  return v.IsNull() ? "null" : v.IsNumber() ? "a number" : v.IsString() ? "a string" : v.IsBoolean() ? "a boolean" : "another type";
-}
-}  // namespace
-
-bool OptionalBool(const Napi::Object& o, const char* key, bool fallback) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined()) return fallback;
-  CUTOUT_THROW_TYPE_IF(!v.IsBoolean(), o.Env(), "ERR_CUTOUT_ARG", "Expected a boolean for options.", key, " but received ",
-                       TypeName(v));
-  return v.As<Napi::Boolean>().Value();
-}
-
 ModelSettings ModelSettingsFrom(const Napi::Object& o) {
   Napi::Env env = o.Env();
   ModelSettings settings;

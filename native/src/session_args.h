@@ -10,9 +10,6 @@
 
 namespace cutout {
 
-// An optional boolean option: absent means `fallback`; anything but a boolean is a broken contract.
-bool OptionalBool(const Napi::Object& o, const char* key, bool fallback);
-
 // { threads, memoryPattern?, device?: 'cpu'|'cuda', deviceId?, cudaOptions?: "k=v;k=v" } → ModelSettings.
 ModelSettings ModelSettingsFrom(const Napi::Object& o);
 

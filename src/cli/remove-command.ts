@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRemover, RemoveError } from '../lib/remove.js';
-import { DEFAULT_OPTIONS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
+import { DEFAULT_OPTIONS, parseQuality, QUALITY_LEVELS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
 import { parseArgs } from './args.js';
 
 const SIZES: Record<string, SizeTier> = {
@@ -12,7 +12,8 @@ const FORMATS: ReadonlySet<string> = new Set(['auto', 'png', 'jpg', 'webp', 'zip
 const EXT: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp', 'application/zip': '.zip' };
 
 export const REMOVE_USAGE = `Usage: cutout remove <file|dir>... [-o OUT] [--size full|preview|medium|hd|4k|50MP] [--format png|jpg|webp|zip|auto]
-                     [--bg-color HEX] [--channels rgba|alpha] [--no-refine] [--workers N] [--model NAME] [--device auto|cpu|cuda[:N]]
+                     [--bg-color HEX] [--channels rgba|alpha] [--no-refine] [--quality fast|balanced|best] [--workers N]
+                     [--model NAME] [--device auto|cpu|cuda[:N]]
 Removes the background of each image (folders are searched recursively) and writes the results
 to OUT (default: next to each input, as NAME.cutout.EXT). Non-images are reported and skipped.`;
 
@@ -84,6 +85,12 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
   if (flags.has('no-refine')) {
     options.refine = false;
     options.decontaminate = false;
+  }
+  const qualityFlag = flags.get('quality') ?? process.env.CUTOUT_QUALITY;
+  if (qualityFlag !== undefined && qualityFlag !== '') {
+    const level = parseQuality(qualityFlag);
+    if (!level) return usageError(io, `unknown --quality '${String(qualityFlag)}' (expected ${QUALITY_LEVELS.join(', ')})`);
+    options.quality = level;
   }
   const outDir = flags.get('o') ?? flags.get('out');
   if (outDir === true) return usageError(io, '-o needs a folder');

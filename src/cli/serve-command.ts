@@ -34,6 +34,8 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --workers N          removal worker threads per process (CUTOUT_WORKERS; default cores/2 on the CPU
                        path, every core for the photo work of a batch model)
   --model NAME         model from models/manifest.json (CUTOUT_MODEL, default: the manifest's default)
+  --quality Q          fast | balanced | best: what each removal may spend on quality (CUTOUT_QUALITY,
+                       default balanced; the table in the README)
   --device D           auto | cpu | cuda | cuda:N (CUTOUT_DEVICE, default auto: CUDA when its provider
                        libraries and a GPU are present, else the CPU; an explicit cuda never falls back)
   --processes N        server processes sharing the port via SO_REUSEPORT (CUTOUT_PROCESSES, default 1)
@@ -141,6 +143,7 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     const poolOptions: PoolOptions = {};
     if (config.workers !== undefined) poolOptions.workers = config.workers;
     if (config.model !== undefined) poolOptions.model = config.model;
+    poolOptions.quality = config.quality;
     poolOptions.device = config.device;
     if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
     if (config.maxBatch !== undefined) poolOptions.maxBatch = config.maxBatch;

@@ -13,6 +13,19 @@ export type OutputFormat = 'auto' | 'png' | 'jpg' | 'webp' | 'zip';
 
 export type Channels = 'rgba' | 'alpha';
 
+/**
+ * How much work a removal may spend on quality (docs/quality.md, "Quality levels"): `fast`, `balanced`
+ * (the default) or `best`. What each runs depends on the device (src/worker/quality-level.ts).
+ */
+export type QualityLevel = 'fast' | 'balanced' | 'best';
+export const QUALITY_LEVELS: readonly QualityLevel[] = Object.freeze(['fast', 'balanced', 'best']);
+export const DEFAULT_QUALITY: QualityLevel = 'balanced';
+
+/** The level named by `value`, or undefined when it names none (CLI flags, env, library options). */
+export function parseQuality(value: unknown): QualityLevel | undefined {
+  return typeof value === 'string' && (QUALITY_LEVELS as readonly string[]).includes(value) ? (value as QualityLevel) : undefined;
+}
+
 /** What a result's bytes are. */
 export type ContentType = 'image/png' | 'image/jpeg' | 'image/webp' | 'application/zip';
 
@@ -60,6 +73,8 @@ export interface RemoveOptions {
   matting: boolean;
   /** Foreground colour estimation for semi-transparent pixels (default on). */
   decontaminate: boolean;
+  /** Quality level; absent = the pool's (serve --quality / CUTOUT_QUALITY, else DEFAULT_QUALITY). */
+  quality?: QualityLevel;
 }
 
 export const DEFAULT_OPTIONS: Readonly<RemoveOptions> = Object.freeze({

@@ -2,7 +2,7 @@
 // remover (createRemover) whose pool the caller closes. An edge, like the HTTP API: the input's type
 // is sniffed here (JPEG, PNG or WebP), once, before it goes to a worker.
 import { createRemovalPool, type PoolOptions, type RemovalPool } from '../pool/pool.js';
-import { DEFAULT_OPTIONS, type RemoveOptions } from '../domain/removal.js';
+import { DEFAULT_OPTIONS, parseQuality, QUALITY_LEVELS, type RemoveOptions } from '../domain/removal.js';
 import { describeFileType, sniffImageType } from '../image/image-type.js';
 import type { RemoveInputOptions, RemoveOutput } from './remove-api.js';
 
@@ -38,6 +38,16 @@ function checkOptions(options: RemoveInputOptions): void {
       });
     }
   }
+  checkQuality(options.quality, 'quality');
+}
+
+/** `quality`, where a caller names one (remove options, createRemover's pool options). */
+function checkQuality(value: unknown, name: string): void {
+  if (value !== undefined && parseQuality(value) === undefined) {
+    throw Object.assign(new TypeError(`Expected one of ${QUALITY_LEVELS.join(', ')} for ${name} but received ${String(value)} of type ${typeof value}`), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
+  }
 }
 
 export interface Remover {
@@ -52,6 +62,7 @@ export interface Remover {
 }
 
 export async function createRemover(poolOptions: PoolOptions = {}): Promise<Remover> {
+  checkQuality(poolOptions.quality, 'quality');
   const pool = await createRemovalPool(poolOptions);
   return {
     pool,

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { decodeModel, dynamicBatch, encodeModel, keepOutputs, pixelInput, widenFp16 } from './onnx-transform.js';
+import { decodeModel, dynamicBatch, encodeModel, inputSize, keepOutputs, pixelInput, widenFp16 } from './onnx-transform.js';
 import { MODELS_DIR, PACKAGE_ROOT, type ModelEntry } from './manifest.js';
 import { quantizeInt8, type CalibrationTable } from './quantize.js';
 
@@ -78,6 +78,10 @@ export function applyTransforms(bytes: Uint8Array, transforms: string[], input?:
       pixelInput(model, { name: input.name, mean: input.mean, std: input.std });
     }
     else if (t.startsWith('keep-output:')) keepOutputs(model, t.slice('keep-output:'.length).split(','));
+    else if (t.startsWith('input-size:')) {
+      const [w, h] = t.slice('input-size:'.length).split('x').map(Number);
+      inputSize(model, w ?? NaN, h ?? NaN);
+    }
     else if (t.startsWith('quantize-int8:')) quantizeInt8(model, readCalibration(t.slice('quantize-int8:'.length)));
     else throw new Error(`Unknown model transform '${t}'`);
   }

@@ -164,3 +164,48 @@ export function pixelInput(model: Proto, spec: PixelInput): { replaced: string }
   ];
   return { replaced: old.name };
 }
+
+const INT64 = 7;
+
+/**
+ * Run the model at another input size. ISNet's 34 Resize nodes take their target sizes from Constant
+ * [h, w] pairs written for 1024² (each the size of the skip tensor it is concatenated with, down to
+ * 32²); they are scaled by the new size over the old, and the graph's input and output dimensions
+ * follow. The deepest pooled level is 1/64 of the input, so both sides must be multiples of 64.
+ */
+export function inputSize(model: Proto, width: number, height: number): { resized: number } {
+  if (width % 64 !== 0 || height % 64 !== 0 || width <= 0 || height <= 0) {
+    throw new Error(`Expected an input size in multiples of 64 but received ${width}x${height}`);
+  }
+  const g = model.graph;
+  const inDims = g.input[0]?.type?.tensorType?.shape?.dim;
+  if (!inDims || inDims.length !== 4) throw new Error('Expected a 4-d graph input');
+  const oldH = Number(inDims[2].dimValue), oldW = Number(inDims[3].dimValue);
+  const producer = new Map<string, Proto>();
+  for (const n of g.node) for (const o of n.output) producer.set(o, n);
+  let resized = 0;
+  for (const n of g.node) {
+    if (n.opType !== 'Resize' || !n.input[3]) continue;
+    const concat = producer.get(n.input[3]);
+    const constant = concat?.opType === 'Concat' ? producer.get(concat.input[1]) : undefined;
+    const t = constant?.opType === 'Constant' ? constant.attribute[0]?.t : undefined;
+    if (!t || t.dataType !== INT64 || !t.rawData || t.rawData.length !== 16) {
+      throw new Error(`Resize ${n.name} does not take its size from a constant [h, w] pair`);
+    }
+    const raw = new Uint8Array(t.rawData);
+    const hw = new BigInt64Array(raw.slice().buffer);
+    const h = (Number(hw[0]) * height) / oldH, w = (Number(hw[1]) * width) / oldW;
+    if (!Number.isInteger(h) || !Number.isInteger(w)) throw new Error(`Resize ${n.name}: ${hw[0]}x${hw[1]} does not scale to whole pixels`);
+    t.rawData = new Uint8Array(new BigInt64Array([BigInt(h), BigInt(w)]).buffer);
+    resized++;
+  }
+  for (const vi of [...g.input, ...g.output]) {
+    const dims = vi?.type?.tensorType?.shape?.dim;
+    if (dims?.length === 4) {
+      dims[2] = { dimValue: height };
+      dims[3] = { dimValue: width };
+    }
+  }
+  g.valueInfo = [];
+  return { resized };
+}

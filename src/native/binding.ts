@@ -17,11 +17,26 @@ export interface CompositeOptions {
   /** Guided-filter tuning (benchmarks); defaults in native/src/refine.h. */
   refineRadius?: number;
   refineEps?: number;
+  /** The stages' constants, for benchmarks that tune them (bench/quality-cv.ts); absent fields keep the defaults. */
+  tuning?: CompositeTuning;
   /**
    * Threads for the full-resolution passes, the calling thread included: an integer 1..64, absent = 1.
    * The output is the same bytes for any count; images under 64K pixels always use one (docs/native.md).
    */
   threads?: number;
+}
+
+/** Names as in native/src/{refine,matting,foreground}.h (RefineParams, MattingParams, ForegroundParams). */
+export interface CompositeTuning {
+  refine?: { radius?: number; eps?: number; bandLo?: number; bandHi?: number; bandDilate?: number };
+  matting?: {
+    sureBg?: number; sureFg?: number; bandDilate?: number; sigma?: number; minSupport?: number;
+    confidenceMin?: number; confidenceRange?: number;
+  };
+  foreground?: {
+    regularization?: number; gradientWeight?: number; smallIterations?: number; bigIterations?: number;
+    smallSize?: number; maxWorkingPixels?: number;
+  };
 }
 
 export interface NativeBox {

@@ -2,6 +2,7 @@
 import type { CudaProbe, DeviceChoice, DeviceRequest } from '../device/device.js';
 import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './task.js';
+import type { QualityLevel } from '../domain/removal.js';
 
 export type { RunEvents } from './fifo-queue.js';
 
@@ -35,6 +36,8 @@ export interface PoolOptions {
   lowPriorityPlaces?: number;
   /** Batch models: called with the size of every inference batch (metrics). */
   onBatch?: (size: number) => void;
+  /** Quality level of removals that name none (default DEFAULT_QUALITY, 'balanced'; docs/quality.md). */
+  quality?: QualityLevel;
 }
 
 export interface PoolStats extends FifoQueueStats {

@@ -72,7 +72,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
     const info: PoolInfo = { device, model: modelName, workers: cpuWorkers, threadsPerWorker: photoThreads, batching: { maxBatch, maxWaitMs, inferWorkers: INFER_WORKERS } };
     return createStagedPool({
       info,
-      worker: { ...session, mode: 'stages', modelPath, photoThreads },
+      worker: { ...session, mode: 'stages', modelPath, photoThreads, ...(opts.quality ? { quality: opts.quality } : {}) },
       cpuWorkers,
       infer: { ...session, modelPath, maxBatch, ...(opts.warmUp === false ? { warmUp: false } : {}) },
       inferWorkers: INFER_WORKERS,
@@ -91,7 +91,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
   return createWholePool({
     info,
     // ORT's threads idle while the photo is composited and encoded: those passes take them.
-    worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads },
+    worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads, ...(opts.quality ? { quality: opts.quality } : {}) },
     workers,
     maxQueue,
     ...(opts.lowPriorityPlaces !== undefined && { lowPriorityPlaces: opts.lowPriorityPlaces }),

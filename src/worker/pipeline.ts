@@ -5,11 +5,12 @@
 // Typed failures are returned, never thrown.
 import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '../native/binding.js';
 import type { DecodeMemory } from '../pool/decode-memory.js';
-import { MAX_DECODE_BYTES, MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type RemoveOptions } from '../domain/removal.js';
+import { MAX_DECODE_BYTES, MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type QualityLevel, type RemoveOptions } from '../domain/removal.js';
 import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
 import * as codec from './codec.js';
 import { decodeCost, describeDecode, toMB } from './decode-budget.js';
 import { atInputResolution, cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
+import { fuseMirrored, mirrorRgb, qualityPlan } from './quality-level.js';
 
 export interface ModelShape {
   width: number;
@@ -29,6 +30,8 @@ export interface PipelineContext {
    * gives it back once the task's memory is released (src/worker/worker.ts).
    */
   decodeMemory?: DecodeMemory;
+  /** The pool's quality level, for tasks that name none. */
+  quality: QualityLevel;
 }
 
 function fail(code: RemoveFailure['code'], message: string): RemoveFailure {
@@ -236,7 +239,16 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
     return modelInput;
   }
   watch.mark('decode');
-  session.infer(modelInput.data, 3);
+  const matte = session.infer(modelInput.data, 3);
+  if (qualityPlan(options.quality ?? ctx.quality, options).flip) {
+    // The session's output tensor is overwritten by the next run: keep this one, run the mirror image,
+    // and leave the fused matte in the tensor for composite().
+    const first = Float32Array.from(matte);
+    mirrorRgb(modelInput.data, modelInput.width, modelInput.height);
+    const mirrored = session.infer(modelInput.data, 3);
+    fuseMirrored(first, mirrored, ctx.model.width, ctx.model.height);
+    mirrored.set(first);
+  }
   watch.mark('infer');
   rgbaPromise ??= decodeOutput(input, plan);
   return finishRemoval(ctx, task, plan, rgbaPromise, (rgba, w, h, opts) => session.composite(rgba, w, h, opts), watch);
@@ -288,10 +300,11 @@ async function finishRemoval(
 
   // The input's own transparency stays transparent: keep it to multiply in after compositing.
   const inputAlpha = plan.hasAlpha ? extractAlpha(ctx.binding, rgba) : undefined;
+  const stages = qualityPlan(options.quality ?? ctx.quality, options);
   const box = applyMask(rgba.data, rgba.width, rgba.height, {
-    refine: options.refine,
-    matting: options.matting,
-    decontaminate: options.decontaminate,
+    refine: stages.refine,
+    matting: stages.matting,
+    decontaminate: stages.decontaminate,
     threads: ctx.threads,
     ...(plan.roi ? { roi: plan.roi } : {}),
   });

@@ -9,6 +9,7 @@ import type { FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask
 import { finishStaged, OVERLAP_DECODE_MAX_ESTIMATE, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
+import { DEFAULT_QUALITY, type QualityLevel } from '../domain/removal.js';
 
 export interface WorkerConfig extends SessionOptions {
   mode: 'whole' | 'stages';
@@ -17,6 +18,8 @@ export interface WorkerConfig extends SessionOptions {
   photoThreads: number;
   /** The process's decode memory, shared by every photo worker (src/pool/decode-memory.ts). */
   decodeMemory?: DecodeMemoryShare;
+  /** The quality level of tasks that name none (PoolOptions.quality). */
+  quality?: QualityLevel;
 }
 
 const config = workerData as WorkerConfig;
@@ -26,6 +29,7 @@ const ctx: PipelineContext = {
   ...(config.mode === 'whole' ? { session: new binding.Session(config.modelPath, config) } : {}),
   model: { width: config.width, height: config.height },
   threads: config.photoThreads,
+  quality: config.quality ?? DEFAULT_QUALITY,
   ...(config.decodeMemory ? { decodeMemory: new DecodeMemory(config.decodeMemory) } : {}),
 };
 

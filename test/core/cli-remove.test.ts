@@ -34,6 +34,9 @@ t.test('a broken image fails the run; bad flags are usage errors', async (t) => 
   const bad = run(['remove', dir, '--size', 'gigantic']);
   t.equal(bad.status, 2);
   t.match(bad.stderr, /unknown --size 'gigantic'/);
+  const quality = run(['remove', dir, '--quality', 'ultra']);
+  t.equal(quality.status, 2);
+  t.match(quality.stderr, /unknown --quality 'ultra' \(expected fast, balanced, best\)/);
   const color = run(['remove', dir, '--bg-color', 'zzz']);
   t.equal(color.status, 2);
   const model = run(['remove', dir, '--model', 'isnet-huge', '--workers', '1']);

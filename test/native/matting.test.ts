@@ -122,7 +122,9 @@ t.test('refine:false is plain bilinear upscaling, with or without matting', asyn
 
 // SHA-256 of the whole RGBA output of the refine path before matting existed (commit 269ffdb's addon, same
 // fixtures). Floating-point results depend on the build (x86-64-v3 here), so only checked on x64; if
-// refine.cc or foreground.cc change on purpose, regenerate them with that commit's addon.
+// refine.cc or foreground.cc change on purpose, regenerate them with that commit's addon. Issue #12
+// moved the refinement's band_lo default from 0.02 to 0.05 (docs/quality.md): given 0.02, the bytes
+// are still those.
 const BEFORE_MATTING: Record<string, string> = {
   'disc decontaminate:false': '41c5f4f374e03ace9ab3948bc42e49068100fb844d406c1c675fd5e853cc63b8',
   'disc decontaminate:true': '81b23e8a9289feae5b0106250002365f0d68a01aff226b9f2316f6282ff42a7b',
@@ -133,7 +135,7 @@ const BEFORE_MATTING: Record<string, string> = {
 t.test('matting:false gives the bytes of the refine path before matting', { skip: process.arch !== 'x64' && 'golden hashes are from an x86-64-v3 build' }, async (t) => {
   for (const [name, [scene, mask]] of Object.entries(fixture)) {
     for (const decontaminate of [false, true]) {
-      const out = composite(scene, mask, { matting: false, decontaminate });
+      const out = composite(scene, mask, { matting: false, decontaminate, tuning: { refine: { bandLo: 0.02 } } });
       t.equal(sha256(out), BEFORE_MATTING[`${name} decontaminate:${decontaminate}`], `${name}, decontaminate:${decontaminate}`);
     }
   }
@@ -147,7 +149,7 @@ t.test('matting must be a boolean when given', async (t) => {
     t.throws(() => composite(scene, mask, { matting: bad as never }), {
       name: 'TypeError',
       code: 'ERR_CUTOUT_ARG',
-      message: /^Expected a boolean for matting but received/,
+      message: /^Expected a boolean for options.matting but received/,
     }, `matting: ${JSON.stringify(bad)}`);
   }
   t.doesNotThrow(() => composite(scene, mask, { matting: undefined }), 'undefined means the default');

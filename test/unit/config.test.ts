@@ -25,6 +25,14 @@ t.test('env and flags (flags win)', async (t) => {
   t.equal(loadConfig(['--model', 'isnet-int8'], { CUTOUT_MODEL: 'isnet-fp32' }).model, 'isnet-int8');
 });
 
+t.test('quality: flag over env over balanced; nothing else accepted', async (t) => {
+  t.equal(loadConfig([], {}).quality, 'balanced');
+  t.equal(loadConfig([], { CUTOUT_QUALITY: 'best' }).quality, 'best');
+  t.equal(loadConfig(['--quality', 'fast'], { CUTOUT_QUALITY: 'best' }).quality, 'fast');
+  t.throws(() => loadConfig(['--quality', 'high'], {}), { name: 'ConfigError', message: /Expected one of fast, balanced, best for --quality \(CUTOUT_QUALITY\) but received 'high'/ });
+  t.throws(() => loadConfig([], { CUTOUT_QUALITY: 'Best' }), ConfigError);
+});
+
 t.test('TLS needs both files', async (t) => {
   t.throws(() => loadConfig(['--tls-cert', 'a.pem'], {}), ConfigError);
   const c = loadConfig(['--tls-cert', 'a.pem', '--tls-key', 'b.pem'], {});
