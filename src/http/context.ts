@@ -278,6 +278,14 @@ export class RequestContext {
   /** Write one complete response (corked). Returns false when the client is gone or it was sent already. */
   send(status: number, headers: Record<string, string>, body: string | Uint8Array, closeConnection = false): boolean {
     const bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    // A HEAD answer has GET's Content-Length and no body: bytes after it would be read as the next response.
+    // The length goes in as a plain header: uWS's endWithoutBody(length) then waits for those bytes and
+    // never reads the connection's next request (and an undefined length is sent as 2^63). A refusal
+    // that closes the connection says Content-Length: 0 instead; nothing follows it.
+    if (this.method === 'HEAD') {
+      if (closeConnection) return this.write(status, headers, 0, () => this.res.endWithoutBody(0, true));
+      return this.write(status, { ...headers, 'Content-Length': String(bytes) }, 0, () => this.res.endWithoutBody());
+    }
     return this.write(status, headers, bytes, () => this.res.end(body, closeConnection));
   }
 

@@ -100,6 +100,12 @@ const CORS_PREFLIGHT_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Access-Control-Max-Age': '86400',
 });
 
+/** What a path answers, for Allow: its routed methods, HEAD wherever GET is, and OPTIONS. */
+function allowedMethods(route: Readonly<Record<string, unknown>>): string[] {
+  const methods = Object.keys(route);
+  return [...methods, ...(route.GET && !route.HEAD ? ['HEAD'] : []), 'OPTIONS'];
+}
+
 export function createServer(deps: ServerDeps): CutoutServer {
   assertNativeUws();
   const { config } = deps;
@@ -129,12 +135,14 @@ export function createServer(deps: ServerDeps): CutoutServer {
       const route = routes[path];
       if (!route) throw notFound(path);
       matched.set(ctx, path);
+      const allowed = allowedMethods(route);
       if (ctx.method === 'OPTIONS') {
-        ctx.send(204, { ...CORS_PREFLIGHT_HEADERS, Allow: [...Object.keys(route), 'OPTIONS'].join(', ') }, '');
+        ctx.sendWithoutBody(204, { ...CORS_PREFLIGHT_HEADERS, Allow: allowed.join(', ') }); // RFC 9110 §8.6: no Content-Length on a 204
         return;
       }
-      const handler = route[ctx.method];
-      if (!handler) throw methodNotAllowed(ctx.method, path, [...Object.keys(route), 'OPTIONS']);
+      // HEAD is GET without the body (RFC 9110 §9.3.2): context.send writes GET's headers and no bytes.
+      const handler = route[ctx.method] ?? (ctx.method === 'HEAD' ? route.GET : undefined);
+      if (!handler) throw methodNotAllowed(ctx.method, path, allowed);
       if (closing && (path.startsWith('/v1.0/') || path.startsWith('/sandbox/'))) throw shuttingDown();
       await handler(ctx);
       if (!ctx.done) throw new Error(`handler for ${ctx.method} ${path} returned without responding`);

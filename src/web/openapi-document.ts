@@ -403,7 +403,7 @@ export function openApiDocument(): JsonObject {
         'Point a remove.bg client at this server instead of `https://api.remove.bg` and it works unchanged.',
         '',
         'Every answer carries `Access-Control-Allow-Origin: *` and an `X-Request-Id`. Errors are JSON: `{"errors":[{"title","code","detail"}]}`.',
-        'A path not listed here answers 404 `not_found` (`x-unrouted.unknownPath`); a listed path asked with a method not listed answers 405 `method_not_allowed` with `Allow` (`x-unrouted.methodNotAllowed`).',
+        'A path not listed here answers 404 `not_found` (`x-unrouted.unknownPath`); a listed path asked with a method not listed answers 405 `method_not_allowed` with `Allow` (`x-unrouted.methodNotAllowed`). Every GET path also answers HEAD: the status and headers of the GET answer (its Content-Length included) without the body.',
         'A trailing slash is ignored (`/docs/` is `/docs`).',
         '',
         'Deliberate differences from remove.bg: integer credits; a body over the limit is 413 (remove.bg lists `file_too_large` under 400).',

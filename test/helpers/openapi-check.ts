@@ -81,8 +81,10 @@ function findResponse(method: string, rawPath: string, status: number, problems:
     if (status !== 404) problems.push(`${method} ${path}: the path is not in the document, so only its 404 is described (got ${status})`);
     return { response: resolve({ $ref: unrouted.unknownPath }) };
   }
-  const methods = Object.keys(item).filter((k) => ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(k));
-  const op = item[method.toLowerCase()] as Obj | undefined;
+  const listed = Object.keys(item).filter((k) => ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(k));
+  // The document's info: every GET path answers HEAD (GET's headers, no body).
+  const methods = listed.includes('get') && !listed.includes('head') ? [...listed, 'head'] : listed;
+  const op = (item[method.toLowerCase()] ?? (method.toUpperCase() === 'HEAD' ? item.get : undefined)) as Obj | undefined;
   if (!op) {
     const allow = [...methods.map((m) => m.toUpperCase()).filter((m) => m !== 'OPTIONS'), 'OPTIONS'];
     if (status !== 405) problems.push(`${method} ${path}: the method is not in the document, so only its 405 is described (got ${status})`);
@@ -137,6 +139,12 @@ export function responseProblems(r: ObservedResponse): string[] {
   // Body: a listed media type, and a JSON body valid against its schema.
   const content = response.content as Obj | undefined;
   const contentType = String(r.headers['content-type'] ?? '');
+  if (r.method.toUpperCase() === 'HEAD') {
+    if (r.body.byteLength > 0) problems.push(`${where}: a HEAD answer with ${r.body.byteLength} body bytes`);
+    const listedType = !contentType || Object.keys(content ?? {}).some((type) => type.toLowerCase() === contentType.split(';')[0]!.trim().toLowerCase());
+    if (!listedType) problems.push(`${where}: Content-Type '${contentType}' is not among ${Object.keys(content ?? {}).join(', ')}`);
+    return problems;
+  }
   if (!content) {
     if (r.body.byteLength > 0 || contentType) problems.push(`${where}: the document describes no body, got ${r.body.byteLength} bytes of '${contentType}'`);
     return problems;

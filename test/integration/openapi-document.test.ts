@@ -102,8 +102,8 @@ t.test('responses the document does not describe are problems', async (t) => {
     headers: { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X', 'x-request-id': 'r-1', 'content-type': 'application/json; charset=utf-8', allow: 'GET, POST, OPTIONS' },
     body: Buffer.from('{"errors":[{"title":"Method not allowed","code":"method_not_allowed"}]}'),
   };
-  t.match(check.responseProblems(wrongAllow).join('\n'), /Allow 'GET, POST, OPTIONS' but the document lists GET, OPTIONS/, 'a 405 must name the documented methods');
-  const wrongCode = { ...wrongAllow, headers: { ...wrongAllow.headers, allow: 'GET, OPTIONS' }, body: Buffer.from('{"errors":[{"title":"x","code":"teapot"}]}') };
+  t.match(check.responseProblems(wrongAllow).join('\n'), /Allow 'GET, POST, OPTIONS' but the document lists GET, HEAD, OPTIONS/, 'a 405 must name the documented methods');
+  const wrongCode = { ...wrongAllow, headers: { ...wrongAllow.headers, allow: 'GET, HEAD, OPTIONS' }, body: Buffer.from('{"errors":[{"title":"x","code":"teapot"}]}') };
   t.match(check.responseProblems(wrongCode).join('\n'), /must be equal to one of the allowed values/, 'an error code the document does not list');
 });
 

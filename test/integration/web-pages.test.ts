@@ -104,7 +104,7 @@ t.test('POST to a page is 405 with Allow; OPTIONS is the preflight', async (t) =
   const { url } = await startTestServer(t);
   const post = await request(`${url}/`, { method: 'POST', body: 'x' });
   t.equal(post.status, 405);
-  t.equal(post.headers.allow, 'GET, OPTIONS');
+  t.equal(post.headers.allow, 'GET, HEAD, OPTIONS');
   t.equal(post.json().errors[0].code, 'method_not_allowed');
   const pre = await request(`${url}/docs`, { method: 'OPTIONS' });
   t.equal(pre.status, 204);
