@@ -8,8 +8,11 @@
 // concurrency 4 over 5 photos (0.45 to 20.4 MP) at preview and full size (docs/memory.md).
 import { modelEntry } from '../model/manifest.js';
 
-/** Node, the main thread (uWS, LMDB), libvips, the ONNX Runtime library and one worker thread, without a model. */
-export const BASE_MB = 94;
+/**
+ * Node, the main thread (uWS, LMDB), libvips, the ONNX Runtime library and one worker thread, without a
+ * model. With isnet-int8: 88 + 72 = 160 against 158.0–159.1 MB measured idle (settled) on 2026-11-26.
+ */
+export const BASE_MB = 88;
 
 /** Each worker thread after the first, idle (its V8 isolate and sharp's per-thread state). */
 export const EXTRA_WORKER_MB = 15;

@@ -34,8 +34,8 @@ t.test('a model without measured figures is counted as isnet-fp32 and says so', 
 
 t.test('the banner line', async (t) => {
   t.equal(
-    formatMemoryEstimate({ model: 'isnet-int8', workers: 1, idleMb: 166, peakMb: 461, perWorkerMb: 310, measured: true }),
-    'memory: ~170 MB idle, up to ~470 MB busy with 1 worker, +310 MB per extra worker (isnet-int8; docs/memory.md)',
+    formatMemoryEstimate({ model: 'isnet-int8', workers: 1, idleMb: 160, peakMb: 455, perWorkerMb: 310, measured: true }),
+    'memory: ~160 MB idle, up to ~460 MB busy with 1 worker, +310 MB per extra worker (isnet-int8; docs/memory.md)',
   );
   t.match(formatMemoryEstimate(estimateMemory('isnet-int8', 2)), /busy with 2 workers/);
 });
