@@ -20,6 +20,11 @@
 //   options: --device cuda|cuda:N|cpu  --photos N  --batches 1,2,4,8,16,32  --runs N  --pinned on,off
 //            --load N  --max-batch N (masks and load; default 8)  --min-iou X  --parts masks,timing,load
 //            --strict-timing  --out DIR
+//            --reference FILE  the fp32 CPU masks from a file instead of the fp32 model (the box then
+//                              needs no isnet-fp32: ~80 MB less to carry); --write-reference FILE
+//                              computes them here, writes the file and exits. Format: 'CUTOUTREF1',
+//                              JSON header length (u32 LE), JSON {ids, width, height}, then each
+//                              photo's mask as u16 LE (alpha × 65535), in the header's order
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -56,6 +61,8 @@ interface Options {
   parts: Part[];
   strictTiming: boolean;
   out: string;
+  reference: string | undefined;
+  writeReference: string | undefined;
 }
 
 const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -81,6 +88,8 @@ function parseOptions(argv: string[]): Options {
       parts: { type: 'string', default: PARTS.join(',') },
       'strict-timing': { type: 'boolean', default: false },
       out: { type: 'string', default: path.join(PACKAGE_ROOT, 'bench', 'results') },
+      reference: { type: 'string' },
+      'write-reference': { type: 'string' },
     },
   });
   const device = parseDevice(values.device);
@@ -105,6 +114,8 @@ function parseOptions(argv: string[]): Options {
     parts,
     strictTiming: values['strict-timing'],
     out: path.resolve(values.out),
+    reference: values.reference,
+    writeReference: values['write-reference'],
   };
 }
 
@@ -156,19 +167,63 @@ interface MaskReport {
   candidateMsPerPhoto: number;
 }
 
-function checkMasks(opts: Options, photos: EvalPhoto[]): MaskReport {
+const REFERENCE_MAGIC = 'CUTOUTREF1';
+
+/** The fp32 model's masks on the CPU, one per photo (the reference the device must agree with). */
+function referenceMasks(photos: EvalPhoto[]): { masks: Float32Array[]; ms: number; width: number; height: number } {
   const binding = loadBinding();
   const fp32 = modelEntry('isnet-fp32');
   const { width, height } = fp32.entry.input;
   const reference = new binding.Session(fp32.path, sessionOptionsFor(fp32.entry, os.availableParallelism()));
-  const refMasks: Float32Array[] = [];
-  let t0 = performance.now();
+  const masks: Float32Array[] = [];
+  const t0 = performance.now();
   try {
-    for (const p of photos) refMasks.push(reference.infer(p.modelInput, 3).slice());
+    for (const p of photos) masks.push(reference.infer(p.modelInput, 3).slice());
   } finally {
     reference.close();
   }
-  const referenceMs = (performance.now() - t0) / photos.length;
+  return { masks, ms: (performance.now() - t0) / photos.length, width, height };
+}
+
+function writeReference(file: string, photos: EvalPhoto[]): void {
+  const { masks, width, height } = referenceMasks(photos);
+  const header = Buffer.from(JSON.stringify({ ids: photos.map((p) => p.id), width, height }));
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(header.length);
+  const body = masks.map((m) => {
+    const q = Buffer.alloc(m.length * 2);
+    for (let i = 0; i < m.length; i++) q.writeUInt16LE(Math.round(Math.min(1, Math.max(0, m[i]!)) * 65535), i * 2);
+    return q;
+  });
+  fs.writeFileSync(file, Buffer.concat([Buffer.from(REFERENCE_MAGIC), len, header, ...body]));
+}
+
+function readReference(file: string, photos: EvalPhoto[], width: number, height: number): Float32Array[] {
+  const buf = fs.readFileSync(file);
+  if (buf.subarray(0, REFERENCE_MAGIC.length).toString() !== REFERENCE_MAGIC) throw new Error(`${file} is not a gpu-check reference file`);
+  const len = buf.readUInt32LE(REFERENCE_MAGIC.length);
+  const start = REFERENCE_MAGIC.length + 4;
+  const head = JSON.parse(buf.subarray(start, start + len).toString()) as { ids: string[]; width: number; height: number };
+  if (head.width !== width || head.height !== height) throw new Error(`${file}: masks of ${head.width}×${head.height}, the model makes ${width}×${height}`);
+  const size = width * height * 2;
+  return photos.map((p) => {
+    const k = head.ids.indexOf(p.id);
+    if (k < 0) throw new Error(`${file} has no mask for ${p.id}`);
+    const at = start + len + k * size;
+    const out = new Float32Array(width * height);
+    for (let i = 0; i < out.length; i++) out[i] = buf.readUInt16LE(at + i * 2) / 65535;
+    return out;
+  });
+}
+
+function checkMasks(opts: Options, photos: EvalPhoto[]): MaskReport {
+  const binding = loadBinding();
+  const { width, height } = modelEntry('isnet-fp16-batch').entry.input;
+  let refMasks: Float32Array[];
+  let referenceMs = NaN; // not measured when the masks come from a file
+  if (opts.reference) refMasks = readReference(opts.reference, photos, width, height);
+  else ({ masks: refMasks, ms: referenceMs } = referenceMasks(photos));
+  let t0: number;
 
   const batch = modelEntry('isnet-fp16-batch');
   const candidate = new binding.BatchSession(batch.path, batchOptions(opts, opts.maxBatch));
@@ -326,6 +381,11 @@ async function main(): Promise<number> {
   const { width, height } = modelEntry('isnet-fp16-batch').entry.input;
   const photos = await loadPhotos(opts.photos, width, height);
   if (photos.length === 0) throw new Error(`no photos in ${evalDir()}`);
+  if (opts.writeReference) {
+    writeReference(opts.writeReference, photos);
+    console.error(`gpu-check: wrote the fp32 CPU masks of ${photos.length} photos to ${opts.writeReference}`);
+    return 0;
+  }
   const report: Record<string, unknown> = {
     startedAt: new Date().toISOString(),
     device: opts.device,
@@ -361,7 +421,7 @@ async function main(): Promise<number> {
   const load = await part('load', () => checkLoad(opts, photos));
 
   const lines = [`gpu-check on ${opts.device} (${photos.length} eval photos), ${round((performance.now() - t0) / 1000)} s`];
-  if (masks) lines.push(`  masks:  ${masks.pass ? 'PASS' : 'FAIL'}  IoU min ${masks.minIou} median ${masks.medianIou} (≥ ${opts.minIou} each); MAE mean ${masks.meanMae} max ${masks.maxMae}; ${masks.candidateMsPerPhoto} ms per photo vs ${masks.referenceMsPerPhoto} ms fp32 on the CPU`);
+  if (masks) lines.push(`  masks:  ${masks.pass ? 'PASS' : 'FAIL'}  IoU min ${masks.minIou} median ${masks.medianIou} (≥ ${opts.minIou} each); MAE mean ${masks.meanMae} max ${masks.maxMae}; ${masks.candidateMsPerPhoto} ms per photo vs ${opts.reference ? 'fp32 CPU masks from ' + path.basename(opts.reference) : masks.referenceMsPerPhoto + ' ms fp32 on the CPU'}`);
   if (timing) {
     lines.push(`  timing: ${timing.pass ? 'PASS' : 'FAIL'}  best ${round(timing.best?.msPerImage ?? NaN, 2)} ms per image at batch ${timing.best?.batch} (pinned ${timing.best?.pinned}, ${timing.best?.imagesPerS} images/s); target ≤ ${TARGET_MS_PER_IMAGE} ms ${timing.targetMet ? 'met' : 'not met'}`);
     for (const s of timing.sessions) {

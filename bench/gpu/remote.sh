@@ -140,6 +140,8 @@ environment() {
 }
 
 check() {
+  # A staged reference (stage.sh GPU_REFERENCE) stands in for the fp32 model, which is then not here.
+  if [[ -f $APP/bench/gpu-reference.bin && " $* " != *" --reference "* ]]; then set -- --reference bench/gpu-reference.bin "$@"; fi
   say "gpu-check $*"
   (cd "$APP" && "$NODE" dist/bench/gpu-check.js --out "$OUT" "$@") 2>&1 | tee -a "$OUT/remote.log"
   return "${PIPESTATUS[0]}"

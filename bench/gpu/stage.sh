@@ -25,7 +25,11 @@
 # Environment: STAGE_DIR (default <repo>/.gpu-stage, git-ignored), PART_SIZE (default 45M),
 # COMPRESS=xz|zstd (default xz: as small as zstd -19 here and 3x faster to make, and the box can
 # always unpack it, with python3's lzma if it has no xz), XZ_LEVEL (default 6), BENCH_PHOTOS (sizes
-# to stage, default 0.5,1,4,12,20), NO_BUILD=1 (use dist/ as it is).
+# to stage, default 0.5,1,4,12,20), NO_BUILD=1 (use dist/ as it is), STAGE_MODELS (default
+# "isnet-fp16-batch isnet-fp32 isnet-int8"), GPU_REFERENCE (a file made here by
+# `node dist/bench/gpu-check.js --device cpu --write-reference F`: the fp32 CPU masks of the eval
+# photos, staged as cutout/bench/gpu-reference.bin, which remote.sh hands to gpu-check; with it
+# STAGE_MODELS can leave isnet-fp32 out, ~80 MB of xz less, i.e. one or two parts fewer).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -34,6 +38,8 @@ PART_SIZE=${PART_SIZE:-45M}
 COMPRESS=${COMPRESS:-xz}
 XZ_LEVEL=${XZ_LEVEL:-6}
 BENCH_PHOTOS=${BENCH_PHOTOS:-0.5,1,4,12,20}
+STAGE_MODELS=${STAGE_MODELS:-isnet-fp16-batch isnet-fp32 isnet-int8}
+GPU_REFERENCE=${GPU_REFERENCE:-}
 NODE_BIN=$(command -v node)
 # Packages dist/ imports only on paths the box never takes (model assembly and calibration, the
 # peer benchmark): never staged.
@@ -48,7 +54,9 @@ cd "$REPO"
 for f in build/Release/cutout.node build/Release/libonnxruntime.so.1 build/Release/libonnxruntime_providers_shared.so build/Release/libonnxruntime_providers_cuda.so; do
   [[ -f $f ]] || die "$f is missing: run npm ci && npm run gpu first"
 done
-for m in isnet-fp16-batch isnet-fp32 isnet-int8; do
+[[ -z $GPU_REFERENCE || -f $GPU_REFERENCE ]] || die "GPU_REFERENCE=$GPU_REFERENCE does not exist"
+[[ $STAGE_MODELS == *isnet-fp32* || -n $GPU_REFERENCE ]] || die "without isnet-fp32 gpu-check needs GPU_REFERENCE (its masks)"
+for m in $STAGE_MODELS; do
   [[ -f models/$m.onnx && -f models/$m.onnx.sha256 ]] || die "models/$m.onnx is missing: run npm run model -- $m (npm run gpu makes isnet-fp16-batch)"
 done
 if [[ ${NO_BUILD:-} != 1 ]]; then
@@ -70,7 +78,8 @@ cp package.json "$B/cutout/"
 cp -r dist "$B/cutout/dist"
 cp build/Release/cutout.node build/Release/libonnxruntime.so.1 build/Release/libonnxruntime_providers_shared.so build/Release/libonnxruntime_providers_cuda.so "$B/cutout/build/Release/"
 cp models/manifest.json models/isnet-int8.calibration.json "$B/cutout/models/"
-for m in isnet-fp16-batch isnet-fp32 isnet-int8; do cp "models/$m.onnx" "models/$m.onnx.sha256" "$B/cutout/models/"; done
+for m in $STAGE_MODELS; do cp "models/$m.onnx" "models/$m.onnx.sha256" "$B/cutout/models/"; done
+if [[ -n $GPU_REFERENCE ]]; then mkdir -p "$B/cutout/bench"; cp "$GPU_REFERENCE" "$B/cutout/bench/gpu-reference.bin"; fi
 cp -r "$EVAL_DIR" "$B/shared/eval/dev"
 
 # Run-time packages: what dist/ imports, and everything those depend on (optional ones too, where
