@@ -265,6 +265,8 @@ interface TimingReport {
     pinnedRequested: boolean;
     /** What the session got: page-locked buffers exist only with CUDA. */
     pinned: boolean;
+    /** Why the session gave page-locked buffers up (ONNX Runtime's message), if it did. */
+    pinnedError: string | null;
     buckets: number[];
     warmUpMs: number[];
     batches: Array<{ batch: number; medianMs: number; p90Ms: number; msPerImage: number; imagesPerS: number }>;
@@ -298,7 +300,7 @@ function checkTiming(opts: Options, photos: EvalPhoto[]): TimingReport {
         rows.push({ batch: b, medianMs: round(med, 2), p90Ms: round(quantile(ms, 0.9), 2), msPerImage: round(med / b, 3), imagesPerS: round((1000 * b) / med, 1) });
         console.error(`  timing: batch ${b}, pinned ${pinned ? 'on' : 'off'}${s.pinned === pinned ? '' : ' (not on this device)'}: ${round(med / b, 2)} ms per image (${round((1000 * b) / med, 1)} images/s)`);
       }
-      sessions.push({ pinnedRequested: pinned, pinned: s.pinned, buckets: s.buckets, warmUpMs, batches: rows });
+      sessions.push({ pinnedRequested: pinned, pinned: s.pinned, pinnedError: s.pinnedError ?? null, buckets: s.buckets, warmUpMs, batches: rows });
     } finally {
       s.close();
     }
@@ -425,7 +427,7 @@ async function main(): Promise<number> {
   if (timing) {
     lines.push(`  timing: ${timing.pass ? 'PASS' : 'FAIL'}  best ${round(timing.best?.msPerImage ?? NaN, 2)} ms per image at batch ${timing.best?.batch} (pinned ${timing.best?.pinned}, ${timing.best?.imagesPerS} images/s); target ≤ ${TARGET_MS_PER_IMAGE} ms ${timing.targetMet ? 'met' : 'not met'}`);
     for (const s of timing.sessions) {
-      const pinned = `pinned ${s.pinnedRequested ? 'on' : 'off'}${s.pinned === s.pinnedRequested ? '' : ' (not on this device)'}`;
+      const pinned = `pinned ${s.pinnedRequested ? 'on' : 'off'}${s.pinned === s.pinnedRequested ? '' : ' (not on this device)'}${s.pinnedError ? ` (given up: ${s.pinnedError.split('\n')[0]!.slice(0, 160)})` : ''}`;
       lines.push(`          ${pinned}: ${s.batches.map((b) => `batch ${b.batch} ${round(b.msPerImage, 2)}`).join(', ')} ms per image`);
     }
   }

@@ -65,6 +65,7 @@ Napi::Function BatchSession::Define(Napi::Env env) {
                          InstanceMethod<&BatchSession::JsClose>("close"),
                          InstanceAccessor<&BatchSession::JsBuckets>("buckets"),
                          InstanceAccessor<&BatchSession::JsPinned>("pinned"),
+                         InstanceAccessor<&BatchSession::JsPinnedError>("pinnedError"),
                      });
 }
 
@@ -119,16 +120,27 @@ BatchSession::BatchSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Ba
     }
   }
   if (!pinned_) {
-    for (HostBuffer* b : {&input_, &output_}) {
-      if (b->data && b->allocator) b->allocator->Free(b->allocator, b->data);
-      b->allocator = nullptr;
-      b->data = std::aligned_alloc(kAlign, (b->bytes + kAlign - 1) / kAlign * kAlign);
-      if (!b->data) throw CodedError(env, "ERR_CUTOUT_MEMORY", Concat("Could not allocate ", b->bytes, " bytes for the batch"));
+    try {
+      UsePageableBuffers();
+    } catch (const std::bad_alloc&) {
+      throw CodedError(env, "ERR_CUTOUT_MEMORY", Concat("Could not allocate ", input_.bytes + output_.bytes, " bytes for the batch"));
     }
-    host_info_ = std::make_unique<Ort::MemoryInfo>(Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeCPU));
   }
   // Padding slots are never read back; zero them once so they hold a valid image.
   std::memset(input_.data, 0, input_.bytes);
+}
+
+void BatchSession::UsePageableBuffers() {
+  for (HostBuffer* b : {&input_, &output_}) {
+    void* fresh = std::aligned_alloc(kAlign, (b->bytes + kAlign - 1) / kAlign * kAlign);
+    if (!fresh) throw std::bad_alloc();
+    if (b->data) std::memcpy(fresh, b->data, b == &input_ ? b->bytes : 0);
+    if (b->data && b->allocator) b->allocator->Free(b->allocator, b->data);
+    b->allocator = nullptr;
+    b->data = fresh;
+  }
+  host_info_ = std::make_unique<Ort::MemoryInfo>(Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeCPU));
+  pinned_ = false;
 }
 
 void BatchSession::RequireOpen(Napi::Env env) const {
@@ -143,6 +155,21 @@ int BatchSession::Bucket(int count) const {
 }
 
 void BatchSession::RunSlots(int count) {
+  if (!pinned_) return RunBound(count);
+  try {
+    RunBound(count);
+  } catch (const Ort::Exception& e) {
+    // Seen with ORT 1.29's CUDA provider on an H200: a batch bound to page-locked buffers fails in
+    // its warm-up with gpu_data_transfer.cc "dst_data != src_data was false" (a host-side copy whose
+    // source and destination are one buffer). Ordinary buffers then, for the session's life, and
+    // the reason stays readable (pinnedError); the batch is run again from the same input bytes.
+    pinned_error_ = e.what();
+    UsePageableBuffers();
+    RunBound(count);
+  }
+}
+
+void BatchSession::RunBound(int count) {
   const int batch = Bucket(count);
   const std::array<int64_t, 4> in_shape{batch, height_, width_, 3};
   const std::array<int64_t, 4> out_shape{batch, 1, height_, width_};
@@ -224,5 +251,10 @@ Napi::Value BatchSession::JsBuckets(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value BatchSession::JsPinned(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), pinned_); }
+
+Napi::Value BatchSession::JsPinnedError(const Napi::CallbackInfo& info) {
+  if (pinned_error_.empty()) return info.Env().Null();
+  return Napi::String::New(info.Env(), pinned_error_);
+}
 
 }  // namespace cutout

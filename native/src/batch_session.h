@@ -33,10 +33,14 @@ class BatchSession : public Napi::ObjectWrap<BatchSession> {
   Napi::Value JsClose(const Napi::CallbackInfo& info);
   Napi::Value JsBuckets(const Napi::CallbackInfo& info);
   Napi::Value JsPinned(const Napi::CallbackInfo& info);
+  Napi::Value JsPinnedError(const Napi::CallbackInfo& info);
 
   // Runs the first `count` slots of the input buffer as a batch of Bucket(count); the masks land in
   // the output buffer's first `count` slots.
   void RunSlots(int count);
+  void RunBound(int count);
+  // Replaces page-locked buffers by ordinary ones (the input's bytes kept) for the session's life.
+  void UsePageableBuffers();
   int Bucket(int count) const;
   void RequireOpen(Napi::Env env) const;
 
@@ -55,6 +59,7 @@ class BatchSession : public Napi::ObjectWrap<BatchSession> {
   int max_batch_ = 1;
   std::vector<int> buckets_;
   bool pinned_ = false;
+  std::string pinned_error_;  // why page-locked buffers were given up, if they were
   std::unique_ptr<Ort::MemoryInfo> host_info_;
   std::unique_ptr<Ort::Allocator> pinned_allocator_;
   HostBuffer input_;

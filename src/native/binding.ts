@@ -82,6 +82,8 @@ export interface NativeBatchSession {
   readonly buckets: number[];
   /** Whether the host buffers are page-locked (CUDA pinned). */
   readonly pinned: boolean;
+  /** Why page-locked buffers were given up after a failed run (ONNX Runtime's message), else null. */
+  readonly pinnedError: string | null;
   close(): void;
 }
 

@@ -40,6 +40,6 @@ export default function inferBatch(task: InferBatch): unknown {
 }
 
 /** Readiness probe, with what the start measured. */
-export function ping(): { buckets: number[]; warmUpMs: number[]; pinned: boolean } {
-  return { buckets: session.buckets, warmUpMs, pinned: session.pinned };
+export function ping(): { buckets: number[]; warmUpMs: number[]; pinned: boolean; pinnedError: string | null } {
+  return { buckets: session.buckets, warmUpMs, pinned: session.pinned, pinnedError: session.pinnedError };
 }

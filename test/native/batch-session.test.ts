@@ -38,6 +38,7 @@ t.test('each photo of a batch gets its own mask, in order, in its own buffer', a
   t.teardown(() => s.close());
   t.same(s.buckets, [1, 2, 4, 6], 'powers of two up to maxBatch, and maxBatch');
   t.equal(s.pinned, false, 'no pinned memory on the CPU');
+  t.equal(s.pinnedError, null, 'nothing given up');
   const imgs = [image(0, 0, 0), image(51, 20, 10), image(102, 50, 30)];
   const masks = s.run(imgs);
   t.equal(masks.length, 3);
