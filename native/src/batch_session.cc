@@ -134,7 +134,7 @@ void BatchSession::UsePageableBuffers() {
   for (HostBuffer* b : {&input_, &output_}) {
     void* fresh = std::aligned_alloc(kAlign, (b->bytes + kAlign - 1) / kAlign * kAlign);
     if (!fresh) throw std::bad_alloc();
-    if (b->data) std::memcpy(fresh, b->data, b == &input_ ? b->bytes : 0);
+    if (b == &input_ && b->data) std::memcpy(fresh, b->data, b->bytes);  // the batch about to be rerun
     if (b->data && b->allocator) b->allocator->Free(b->allocator, b->data);
     b->allocator = nullptr;
     b->data = fresh;

@@ -135,14 +135,13 @@ export function createServer(deps: ServerDeps): CutoutServer {
       const route = routes[path];
       if (!route) throw notFound(path);
       matched.set(ctx, path);
-      const allowed = allowedMethods(route);
       if (ctx.method === 'OPTIONS') {
-        ctx.sendWithoutBody(204, { ...CORS_PREFLIGHT_HEADERS, Allow: allowed.join(', ') }); // RFC 9110 §8.6: no Content-Length on a 204
+        ctx.sendWithoutBody(204, { ...CORS_PREFLIGHT_HEADERS, Allow: allowedMethods(route).join(', ') }); // RFC 9110 §8.6: no Content-Length on a 204
         return;
       }
       // HEAD is GET without the body (RFC 9110 §9.3.2): context.send writes GET's headers and no bytes.
       const handler = route[ctx.method] ?? (ctx.method === 'HEAD' ? route.GET : undefined);
-      if (!handler) throw methodNotAllowed(ctx.method, path, allowed);
+      if (!handler) throw methodNotAllowed(ctx.method, path, allowedMethods(route));
       if (closing && (path.startsWith('/v1.0/') || path.startsWith('/sandbox/'))) throw shuttingDown();
       await handler(ctx);
       if (!ctx.done) throw new Error(`handler for ${ctx.method} ${path} returned without responding`);
