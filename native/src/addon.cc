@@ -21,6 +21,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Session", Session::Define(env));
   exports.Set("BatchSession", BatchSession::Define(env));
   exports.Set("preprocess", Napi::Function::New<JsPreprocess>(env, "preprocess"));
+  exports.Set("resizeToRgb", Napi::Function::New<JsResizeToRgb>(env, "resizeToRgb"));
   exports.Set("upsampleMask", Napi::Function::New<JsUpsampleMask>(env, "upsampleMask"));
   exports.Set("flattenOnColor", Napi::Function::New<JsFlattenOnColor>(env, "flattenOnColor"));
   exports.Set("blendOver", Napi::Function::New<JsBlendOver>(env, "blendOver"));

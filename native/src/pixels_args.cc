@@ -5,6 +5,7 @@
 #include "napi_util.h"
 #include "preprocess.h"
 #include "refine.h"
+#include "resize.h"
 
 namespace cutout {
 
@@ -34,6 +35,27 @@ Napi::Value JsPreprocess(const Napi::CallbackInfo& info) {
     }
   }
   PreprocessToNchw(src.data, w, h, c, norm, dst.Data());
+  return env.Undefined();
+}
+
+// resizeToRgb(src: Uint8Array, width, height, channels, dst: Uint8Array, dstWidth, dstHeight, threads?)
+Napi::Value JsResizeToRgb(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ByteSpan src = BytesOf(info[0], "src");
+  const int w = IntArg(info[1], "width", 1, 1 << 16);
+  const int h = IntArg(info[2], "height", 1, 1 << 16);
+  const int c = IntArg(info[3], "channels", 3, 4);
+  ByteSpan dst = BytesOf(info[4], "dst");
+  const int dw = IntArg(info[5], "dstWidth", 1, 1 << 16);
+  const int dh = IntArg(info[6], "dstHeight", 1, 1 << 16);
+  const int threads = info[7].IsUndefined() ? 1 : IntArg(info[7], "threads", 1, 64);
+  CUTOUT_THROW_TYPE_IF(src.length != static_cast<size_t>(w) * h * c, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ",
+                       static_cast<size_t>(w) * h * c, " bytes for src but received ", src.length);
+  CUTOUT_THROW_TYPE_IF(dst.length != static_cast<size_t>(dw) * dh * 3, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ",
+                       static_cast<size_t>(dw) * dh * 3, " bytes for dst but received ", dst.length);
+  CUTOUT_THROW_TYPE_IF(src.data < dst.data + dst.length && dst.data < src.data + src.length, env, "ERR_CUTOUT_ARG",
+                       "src and dst must not share memory");
+  ResizeToRgb(src.data, w, h, c, dst.data, dw, dh, threads);
   return env.Undefined();
 }
 

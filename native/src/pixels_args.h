@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The JS side of the per-pixel helpers: argument checks, then the pure C++ in preprocess.h, refine.h
+// The JS side of the per-pixel helpers: argument checks, then the pure C++ in preprocess.h, resize.h, refine.h
 // and composite.h. Coded TypeErrors (napi_util.h) for broken arguments.
 #pragma once
 
@@ -9,6 +9,8 @@ namespace cutout {
 
 // preprocess(src: Uint8Array, width, height, channels, dst: Float32Array, mean[3], std[3])
 Napi::Value JsPreprocess(const Napi::CallbackInfo& info);
+// resizeToRgb(src: Uint8Array, width, height, channels, dst: Uint8Array, dstWidth, dstHeight, threads?)
+Napi::Value JsResizeToRgb(const Napi::CallbackInfo& info);
 // upsampleMask(mask: Float32Array, mw, mh, dst: Uint8Array, width, height, step)
 Napi::Value JsUpsampleMask(const Napi::CallbackInfo& info);
 // flattenOnColor(rgba: Uint8Array, r, g, b, a)

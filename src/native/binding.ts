@@ -91,6 +91,12 @@ export interface NativeBinding {
   Session: new (modelPath: string, options: SessionOptions) => NativeSession;
   BatchSession: new (modelPath: string, options: BatchSessionOptions) => NativeBatchSession;
   preprocess(src: Uint8Array, width: number, height: number, channels: 3 | 4, dst: Float32Array, mean: number[], std: number[]): void;
+  /**
+   * 8-bit RGB or RGBA pixels resized (stretched) to dstWidth×dstHeight RGB: Catmull-Rom cubic,
+   * antialiased where an axis shrinks (native/src/resize.h). Alpha is dropped. `dst` must not share
+   * memory with `src`; `threads` (1..64, default 1) never changes the bytes.
+   */
+  resizeToRgb(src: Uint8Array, width: number, height: number, channels: 3 | 4, dst: Uint8Array, dstWidth: number, dstHeight: number, threads?: number): void;
   upsampleMask(mask: Float32Array, maskWidth: number, maskHeight: number, dst: Uint8Array, width: number, height: number, step: number): void;
   flattenOnColor(rgba: Uint8Array, r: number, g: number, b: number, a: number): void;
   blendOver(rgba: Uint8Array, background: Uint8Array): void;

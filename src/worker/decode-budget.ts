@@ -85,6 +85,11 @@ export function jpegCoefficientBytesPerPixel(header: Pick<DecodeHeader, 'channel
 
 const roundUp16 = (n: number): number => Math.ceil(n / 16) * 16;
 
+/** A cost with `bytes` more held in its result (a second buffer made from the decode). */
+export function addBytes(cost: DecodeCost, bytes: number): DecodeCost {
+  return { source: cost.source, result: cost.result + bytes, total: cost.total + bytes };
+}
+
 export function decodeCost(header: DecodeHeader, target: DecodeTarget): DecodeCost {
   const { width, height, channels, bytesPerSample } = header;
   // Targets are given oriented; sharp resizes before it rotates, so work in the stored orientation.

@@ -8,7 +8,7 @@ import type { DecodeMemory } from '../pool/decode-memory.js';
 import { MAX_DECODE_BYTES, MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type QualityLevel, type RemoveOptions } from '../domain/removal.js';
 import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
 import * as codec from './codec.js';
-import { decodeCost, describeDecode, toMB } from './decode-budget.js';
+import { addBytes, decodeCost, describeDecode, toMB, type DecodeCost } from './decode-budget.js';
 import { atInputResolution, cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
 import { fuseMirrored, mirrorRgb, qualityPlan } from './quality-level.js';
 
@@ -90,6 +90,15 @@ class Stopwatch {
   }
 }
 
+/** What decoding the model input holds, on the path codec.decodeForModel takes for this photo. */
+export function modelDecodeCost(probe: codec.Probe, model: ModelShape): DecodeCost {
+  if (!codec.resizesModelInputInMemory(probe, model.width, model.height)) {
+    return decodeCost(probe.header, { width: model.width, height: model.height, channels: 3, resize: true });
+  }
+  // The photo decoded whole at its own size (RGB), and the model input resized from it beside it.
+  return addBytes(decodeCost(probe.header, { width: probe.width, height: probe.height, channels: 3, resize: false }), model.width * model.height * 3);
+}
+
 /**
  * Header-only look at the photo: format, oriented size, pixel caps, output size, ROI, and what each
  * decode will hold (over MAX_DECODE_BYTES for the source: refused before any pixel is decoded).
@@ -114,7 +123,7 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
   }
   const out = outputSize(probe, options.size);
   const fullSize = out.width === probe.width && out.height === probe.height;
-  const forModel = decodeCost(probe.header, { width: model.width, height: model.height, channels: 3, resize: true });
+  const forModel = modelDecodeCost(probe, model);
   const forOutput = decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: !fullSize });
   const work = coveringSize(probe, model, out);
   const workFull = work.width === probe.width && work.height === probe.height;
@@ -179,16 +188,17 @@ function decodeOutput(input: Uint8Array, plan: RemovalPlan): Promise<codec.Raw> 
   return p;
 }
 
-async function decodeModelInput(input: Uint8Array, model: ModelShape): Promise<codec.Raw | RemoveFailure> {
+async function decodeModelInput(ctx: PipelineContext, input: Uint8Array, plan: RemovalPlan): Promise<codec.Raw | RemoveFailure> {
+  const photo = { width: plan.inputWidth, height: plan.inputHeight, hasAlpha: plan.hasAlpha };
   try {
-    return await codec.decodeForModel(input, MAX_INPUT_PIXELS, model.width, model.height);
+    return await codec.decodeForModel(input, MAX_INPUT_PIXELS, ctx.model.width, ctx.model.height, photo, ctx.threads);
   } catch (err) {
     return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
   }
 }
 
 /** One decode to the plan's working size; the model input and (a promise of) the output resized from it. */
-async function decodeOnce(input: Uint8Array, plan: RemovalPlan, working: ModelShape, model: ModelShape): Promise<{ modelInput: codec.Raw; rgba: Promise<codec.Raw> } | RemoveFailure> {
+async function decodeOnce(ctx: PipelineContext, input: Uint8Array, plan: RemovalPlan, working: ModelShape): Promise<{ modelInput: codec.Raw; rgba: Promise<codec.Raw> } | RemoveFailure> {
   let work: codec.Raw;
   try {
     const full = working.width === plan.inputWidth && working.height === plan.inputHeight;
@@ -196,7 +206,7 @@ async function decodeOnce(input: Uint8Array, plan: RemovalPlan, working: ModelSh
   } catch (err) {
     return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
   }
-  const modelInput = await codec.resizeForModel(work, model.width, model.height);
+  const modelInput = await codec.resizeForModel(work, ctx.model.width, ctx.model.height, !plan.hasAlpha, ctx.threads);
   const same = work.width === plan.width && work.height === plan.height;
   const rgba = same ? Promise.resolve(work) : codec.resizeRgba(work, plan.width, plan.height);
   rgba.catch(() => undefined); // awaited later; never an unhandled rejection
@@ -227,12 +237,12 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   let rgbaPromise = overlap ? decodeOutput(input, plan) : undefined;
   let modelInput: codec.Raw | RemoveFailure;
   if (once) {
-    const decoded = await decodeOnce(input, plan, once, ctx.model);
+    const decoded = await decodeOnce(ctx, input, plan, once);
     if ('ok' in decoded) return decoded;
     ({ modelInput } = decoded);
     rgbaPromise = decoded.rgba;
   } else {
-    modelInput = await decodeModelInput(input, ctx.model);
+    modelInput = await decodeModelInput(ctx, input, plan);
   }
   if ('ok' in modelInput) {
     await rgbaPromise?.catch(() => undefined);
@@ -261,12 +271,14 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
   if ('ok' in plan) return plan;
   watch.mark('probe');
   await holdDecodeMemory(ctx, task.decodeSlot, plan.decodeBytes.model, watch);
-  const modelInput = await decodeModelInput(task.input, ctx.model);
+  const modelInput = await decodeModelInput(ctx, task.input, plan);
   if ('ok' in modelInput) return modelInput;
   watch.mark('decode');
   watch.total();
-  // sharp's raw output is a pooled-or-not Buffer: copy it once into bytes of its own to transfer.
-  return { ok: true, plan, modelInput: new Uint8Array(modelInput.data), input: task.input, timings: watch.timings };
+  // sharp's raw output is a pooled-or-not Buffer: copy it once into bytes of its own to transfer
+  // (the addon's resize already gives bytes of their own).
+  const bytes = modelInput.transferable ? modelInput.data : new Uint8Array(modelInput.data);
+  return { ok: true, plan, modelInput: bytes, input: task.input, timings: watch.timings };
 }
 
 /** Staged path, stage 2: the photo at output size, the batch's mask for it, layout and encoding. */

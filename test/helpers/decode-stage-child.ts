@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import * as codec from '../../src/worker/codec.js';
 import { decodeCost } from '../../src/worker/decode-budget.js';
 import { outputSize } from '../../src/worker/geometry.js';
+import { modelDecodeCost } from '../../src/worker/pipeline.js';
 import { loadBinding } from '../../src/native/binding.js';
 import { collectGarbage } from '../../src/process/collect-garbage.js';
 import type { SizeTier } from '../../src/domain/removal.js';
@@ -34,8 +35,9 @@ const before = mb('VmRSS');
 const start = performance.now();
 let estimate: number;
 if (stage === 'model') {
-  estimate = decodeCost(probe.header, { width: 1024, height: 1024, channels: 3, resize: true }).total;
-  await codec.decodeForModel(input, 50e6, 1024, 1024);
+  // As the pipeline plans and decodes it (in memory where the photo is enlarged, else libvips).
+  estimate = modelDecodeCost(probe, { width: 1024, height: 1024 }).total;
+  await codec.decodeForModel(input, 50e6, 1024, 1024, probe);
 } else {
   const out = outputSize(probe, stage.replace(/^out-/, '') as SizeTier);
   const full = out.width === probe.width && out.height === probe.height;

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+#include "resize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "parallel.h"
+
+namespace cutout {
+namespace {
+
+// Catmull-Rom (a = -0.5), support 2.
+inline double Cubic(double x) {
+  x = std::fabs(x);
+  if (x < 1.0) return (1.5 * x - 2.5) * x * x + 1.0;
+  if (x < 2.0) return ((-0.5 * x + 2.5) * x - 4.0) * x + 2.0;
+  return 0.0;
+}
+
+// For each output index: the first input index and `taps` weights (zero-padded to the widest).
+struct Taps {
+  int taps = 0;
+  std::vector<int> first;
+  std::vector<float> weight;  // out × taps
+};
+
+// Weights per output index over a window of input indices; each index's weight summed once.
+struct Window {
+  int first;
+  std::vector<double> w;
+};
+
+// Input indices past the edges are clamped into the image (edge pixels repeated), then the weights
+// of one index are summed, so every window stays inside and its weights sum to 1.
+// `libvips_enlarge`: libvips' mapping for an enlarged axis, x / scale - 0.5 (half an output pixel
+// left of centre-aligned); otherwise pixel centres aligned.
+std::vector<Window> Windows(int in, int out, bool libvips_enlarge) {
+  const double scale = static_cast<double>(out) / in;
+  const double widen = std::max(1.0, 1.0 / scale);  // antialias when shrinking
+  const double support = 2.0 * widen;
+  std::vector<Window> ws(out);
+  for (int i = 0; i < out; ++i) {
+    const double centre = libvips_enlarge ? i / scale - 0.5 : (i + 0.5) / scale - 0.5;
+    const int lo = static_cast<int>(std::floor(centre - support)) + 1;
+    const int hi = static_cast<int>(std::ceil(centre + support)) - 1;
+    const int a = std::clamp(lo, 0, in - 1), b = std::clamp(hi, 0, in - 1);
+    Window& win = ws[i];
+    win.first = a;
+    win.w.assign(b - a + 1, 0.0);
+    double sum = 0;
+    for (int k = lo; k <= hi; ++k) {
+      const double v = Cubic((k - centre) / widen);
+      win.w[std::clamp(k, 0, in - 1) - a] += v;
+      sum += v;
+    }
+    for (double& v : win.w) v = sum != 0 ? v / sum : 0;
+    if (sum == 0) win.w[0] = 1;
+  }
+  return ws;
+}
+
+// `outer` applied after `inner`: one window per output of outer over inner's input indices.
+std::vector<Window> Compose(const std::vector<Window>& outer, const std::vector<Window>& inner) {
+  std::vector<Window> ws(outer.size());
+  for (size_t i = 0; i < outer.size(); ++i) {
+    const Window& o = outer[i];
+    int a = 1 << 30, b = -1;
+    for (size_t j = 0; j < o.w.size(); ++j) {
+      const Window& m = inner[o.first + j];
+      a = std::min(a, m.first);
+      b = std::max(b, m.first + static_cast<int>(m.w.size()) - 1);
+    }
+    ws[i].first = a;
+    ws[i].w.assign(b - a + 1, 0.0);
+    for (size_t j = 0; j < o.w.size(); ++j) {
+      const Window& m = inner[o.first + j];
+      for (size_t k = 0; k < m.w.size(); ++k) ws[i].w[m.first - a + k] += o.w[j] * m.w[k];
+    }
+  }
+  return ws;
+}
+
+// The windows packed at one width (zero-padded), windows moved left where they would pass the end.
+Taps Pack(const std::vector<Window>& ws, int in) {
+  Taps t;
+  for (const Window& w : ws) t.taps = std::max(t.taps, static_cast<int>(w.w.size()));
+  t.first.resize(ws.size());
+  t.weight.assign(ws.size() * t.taps, 0.f);
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const int first = std::min(ws[i].first, in - t.taps);
+    t.first[i] = first;
+    for (size_t k = 0; k < ws[i].w.size(); ++k)
+      t.weight[i * t.taps + (ws[i].first - first) + k] = static_cast<float>(ws[i].w[k]);
+  }
+  return t;
+}
+
+// One axis, as sharp's resize (libvips) does it with kernel "cubic": an axis that shrinks is
+// reduced; when the other axis is enlarged, libvips then runs its affine interpolator over both
+// axes, so a shrunk or unchanged axis also goes through a scale-1 pass at its -0.5 offset (a half
+// pixel shift and a slight blur). Matching it keeps the model's input what it was through sharp.
+Taps AxisTaps(int in, int out, bool other_enlarged) {
+  if (out > in) return Pack(Windows(in, out, true), in);
+  std::vector<Window> ws = out == in ? Windows(in, in, false) : Windows(in, out, false);
+  if (other_enlarged) ws = Compose(Windows(out, out, true), ws);
+  return Pack(ws, in);
+}
+
+// One input row resampled horizontally: dw×3 floats. `rgb` is w×3 floats of scratch (the row widened
+// once, alpha dropped, so the taps read plain floats).
+void RowPass(const uint8_t* row, int w, int channels, const Taps& tx, int dw, float* rgb, float* out) {
+  for (int x = 0; x < w; ++x) {
+    rgb[3 * x] = row[x * channels];
+    rgb[3 * x + 1] = row[x * channels + 1];
+    rgb[3 * x + 2] = row[x * channels + 2];
+  }
+  const int n = tx.taps;
+  for (int x = 0; x < dw; ++x) {
+    const float* __restrict p = rgb + static_cast<size_t>(tx.first[x]) * 3;
+    const float* __restrict wt = &tx.weight[static_cast<size_t>(x) * n];
+    float r = 0, g = 0, b = 0;
+    for (int k = 0; k < n; ++k) {
+      r += wt[k] * p[3 * k];
+      g += wt[k] * p[3 * k + 1];
+      b += wt[k] * p[3 * k + 2];
+    }
+    out[3 * x] = r;
+    out[3 * x + 1] = g;
+    out[3 * x + 2] = b;
+  }
+}
+
+inline uint8_t ToByte(float v) { return static_cast<uint8_t>(v <= 0.f ? 0.f : v >= 255.f ? 255.f : v + 0.5f); }
+
+// Output rows [ya, yb). Horizontally resampled input rows are kept in a ring of ty.taps rows: the
+// windows move down monotonically, so each input row is resampled once per call.
+void Rows(const uint8_t* src, int w, int channels, uint8_t* dst, int dw, const Taps& tx, const Taps& ty, int ya, int yb) {
+  const int n = ty.taps;
+  const size_t line = static_cast<size_t>(dw) * 3;
+  std::vector<float> ring(static_cast<size_t>(n) * line);
+  std::vector<int> held(n, -1);  // which input row each ring slot holds
+  const size_t src_stride = static_cast<size_t>(w) * channels;
+  std::vector<float> acc(line), rgb(static_cast<size_t>(w) * 3);
+  for (int y = ya; y < yb; ++y) {
+    const int first = ty.first[y];
+    const float* wt = &ty.weight[static_cast<size_t>(y) * n];
+    std::fill(acc.begin(), acc.end(), 0.f);
+    for (int k = 0; k < n; ++k) {
+      const float f = wt[k];
+      if (f == 0.f) continue;
+      const int sy = first + k;
+      float* r = &ring[static_cast<size_t>(sy % n) * line];
+      if (held[sy % n] != sy) {
+        RowPass(src + static_cast<size_t>(sy) * src_stride, w, channels, tx, dw, rgb.data(), r);
+        held[sy % n] = sy;
+      }
+      for (size_t i = 0; i < line; ++i) acc[i] += f * r[i];
+    }
+    uint8_t* o = dst + static_cast<size_t>(y) * line;
+    for (size_t i = 0; i < line; ++i) o[i] = ToByte(acc[i]);
+  }
+}
+
+}  // namespace
+
+void ResizeToRgb(const uint8_t* src, int w, int h, int channels, uint8_t* dst, int dw, int dh, int threads) {
+  if (!src || !dst || w <= 0 || h <= 0 || dw <= 0 || dh <= 0 || (channels != 3 && channels != 4)) return;
+  const Taps tx = AxisTaps(w, dw, dh > h), ty = AxisTaps(h, dh, dw > w);
+  // Bands of output rows: each re-reads the few input rows at its top edge, so the bytes are the
+  // same whatever the split.
+  const int rows = std::max(32, BandRows(dw, 1 << 16));
+  ParallelForEach((dh + rows - 1) / rows, ClampThreads(threads), [&](int, int item) {
+    Rows(src, w, channels, dst, dw, tx, ty, item * rows, std::min(dh, item * rows + rows));
+  });
+}
+
+}  // namespace cutout
