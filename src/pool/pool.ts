@@ -79,6 +79,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
       maxBatch,
       maxWaitMs,
       maxQueue,
+      cores,
       ...(opts.lowPriorityPlaces !== undefined && { lowPriorityPlaces: opts.lowPriorityPlaces }),
       ...(opts.onBatch && { onBatch: opts.onBatch }),
     });
@@ -94,6 +95,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
     worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads, ...(opts.quality ? { quality: opts.quality } : {}) },
     workers,
     maxQueue,
+    cores,
     ...(opts.lowPriorityPlaces !== undefined && { lowPriorityPlaces: opts.lowPriorityPlaces }),
   });
 }

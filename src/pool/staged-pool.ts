@@ -14,6 +14,7 @@
 import type { Piscina } from 'piscina';
 import { ownsBuffer } from '../image/owned-bytes.js';
 import { DecodeMemory } from './decode-memory.js';
+import { photoThreadsNow } from './photo-threads.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
 import type { PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
@@ -35,6 +36,8 @@ export interface StagedPoolConfig {
   lowPriorityPlaces?: number;
   /** Called with the size of every inference batch (metrics). */
   onBatch?: (size: number) => void;
+  /** The machine's cores, shared among the photos at work (src/pool/photo-threads.ts). */
+  cores: number;
 }
 
 interface CpuJob {
@@ -71,8 +74,10 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   const cpu = new FifoQueue<CpuJob, unknown>(
     async (job) => {
       const decodeSlot = decodeMemory.claimSlot();
+      // A photo alone takes the idle photo workers' cores for its passes.
+      const threads = photoThreadsNow(cfg.cores, cpu.stats().running, cfg.worker.photoThreads);
       try {
-        return await cpuPiscina.run({ ...job.task, decodeSlot }, { name: job.name, transferList: job.transfer });
+        return await cpuPiscina.run({ ...job.task, decodeSlot, threads }, { name: job.name, transferList: job.transfer });
       } catch (err) {
         throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
       } finally {

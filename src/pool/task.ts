@@ -42,6 +42,8 @@ export interface RemoveTask {
   options: RemoveOptions;
   /** The task's slot in the process's decode memory (src/pool/decode-memory.ts); absent = not counted. */
   decodeSlot?: number;
+  /** Threads this task's photo passes may use, set by the pool as it starts (src/pool/photo-threads.ts); absent = the worker's own. */
+  threads?: number;
 }
 
 /**
@@ -88,4 +90,6 @@ export interface FinishTask {
   mask: Float32Array;
   timings: Record<string, number>;
   decodeSlot?: number;
+  /** As RemoveTask's: set by the pool as the stage starts. */
+  threads?: number;
 }

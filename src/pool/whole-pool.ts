@@ -2,6 +2,7 @@
 // finish, one at a time; our FIFO decides who runs next.
 import { ownsBuffer } from '../image/owned-bytes.js';
 import { DecodeMemory } from './decode-memory.js';
+import { photoThreadsNow } from './photo-threads.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
 import type { PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
@@ -18,6 +19,8 @@ export interface WholePoolConfig {
   maxQueue: number;
   /** Low-priority tasks running or waiting at once (default: no cap). */
   lowPriorityPlaces?: number;
+  /** The machine's cores, shared among the photos at work (src/pool/photo-threads.ts). */
+  cores: number;
 }
 
 export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool> {
@@ -43,7 +46,9 @@ export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool
     let result: RemoveResult;
     const decodeSlot = decodeMemory.claimSlot();
     try {
-      const run = { input: task.input, options: task.options, decodeSlot };
+      // The photo passes take idle workers' cores too (the model keeps its own ORT threads).
+      const threads = photoThreadsNow(cfg.cores, queue.stats().running, cfg.worker.photoThreads);
+      const run: RemoveTask = { input: task.input, options: task.options, decodeSlot, threads };
       result = (await piscina.run(run, transferable ? { transferList: [buf as ArrayBuffer] } : {})) as RemoveResult;
     } catch (err) {
       throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);

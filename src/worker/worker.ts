@@ -33,6 +33,11 @@ const ctx: PipelineContext = {
   ...(config.decodeMemory ? { decodeMemory: new DecodeMemory(config.decodeMemory) } : {}),
 };
 
+/** The worker's context for one task: its photo passes on the threads the pool gave it. */
+function contextFor(task: { threads?: number }): PipelineContext {
+  return task.threads === undefined || task.threads === ctx.threads ? ctx : { ...ctx, threads: task.threads };
+}
+
 /** The task's decodes are over and their memory handed back: its share of the decode memory goes back too. */
 function releaseDecodeMemory(slot: number | undefined): void {
   if (slot !== undefined) ctx.decodeMemory?.release(slot);
@@ -64,7 +69,7 @@ function moveResult(result: RemoveResult): unknown {
 export default async function remove(task: RemoveTask): Promise<unknown> {
   let result: RemoveResult;
   try {
-    result = await runPipeline(ctx, task);
+    result = await runPipeline(contextFor(task), task);
   } catch (err) {
     result = asFailure(err);
   }
@@ -77,7 +82,7 @@ export default async function remove(task: RemoveTask): Promise<unknown> {
 export async function prepare(task: RemoveTask): Promise<unknown> {
   let result: PrepareResult;
   try {
-    result = await prepareRemoval(ctx, task);
+    result = await prepareRemoval(contextFor(task), task);
   } catch (err) {
     result = asFailure(err) as RemoveFailure;
   }
@@ -93,7 +98,7 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
 export async function finish(task: FinishTask): Promise<unknown> {
   let result: RemoveResult;
   try {
-    result = await finishStaged(ctx, task);
+    result = await finishStaged(contextFor(task), task);
   } catch (err) {
     result = asFailure(err);
   }
