@@ -6,13 +6,13 @@
 // CUTOUT_LEDGER_URL) only LMDB runs. The PostgreSQL run adds one 'ledger-bench' account to that database.
 // LEDGER_BENCH_N samples per op (default 5000), LEDGER_BENCH_DURABILITY periodic|fsync (default periodic).
 
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LedgerBackend } from '../src/ledger/ledger.js';
 import { openLedger } from '../src/ledger/open-ledger.js';
+import { cpuFacts } from './cpu-facts.js';
 import { parseDurability } from '../src/ledger/durability.js';
 import { parseLedgerUrl, redactUrl } from '../src/ledger/ledger-url.js';
 
@@ -74,16 +74,6 @@ async function run(ledger: LedgerBackend): Promise<Record<string, Stats>> {
   return results;
 }
 
-function cpu(): { model: string; flags: string } {
-  try {
-    const text = execFileSync('lscpu', { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
-    const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(text)?.[1]?.trim() ?? '';
-    return { model: field('Model name'), flags: field('Flags') };
-  } catch {
-    return { model: 'unknown (no lscpu)', flags: '' };
-  }
-}
-
 const backends: Record<string, Record<string, Stats>> = {};
 const dir = mkdtempSync(join(tmpdir(), 'cutout-ledger-bench-'));
 try {
@@ -105,7 +95,7 @@ if (url) {
   }
 }
 
-const { model, flags } = cpu();
+const { model, flags } = cpuFacts();
 console.log(`ledger bench (${durability}), ${N} samples after ${WARMUP} warm-up; CPU: ${model}`);
 const names = Object.keys(backends);
 console.log(['op'.padEnd(16), ...names.map((b) => `${b} median / p90 / p99 µs`.padStart(36))].join(''));

@@ -2,7 +2,6 @@
 // One remover (1 worker, every core its threads), the levels interleaved run by run so that a
 // shared machine's load falls on all of them alike; medians after two warm-up rounds. Prints a
 // table and writes bench/results/quality-cost.json. Record `lscpu` flags with the figures.
-import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +11,7 @@ import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { QUALITY_LEVELS, type QualityLevel } from '../src/domain/removal.js';
 import { evalDir } from '../src/quality/eval-dir.js';
 import { median } from './stats.js';
+import { cpuFacts } from './cpu-facts.js';
 
 async function photos(): Promise<Array<{ name: string; bytes: Buffer }>> {
   const src = path.join(evalDir(PACKAGE_ROOT), 'images', 'am_GT04.png');
@@ -41,14 +41,7 @@ async function main(): Promise<void> {
   } finally {
     await remover.close();
   }
-  const flags = (() => {
-    try {
-      const out = execFileSync('lscpu', { encoding: 'utf8' });
-      return /Flags:\s*(.*)/.exec(out)?.[1]?.split(/\s+/).filter((f) => /avx|vnni|fma|f16c|amx/.test(f)).join(' ') ?? '';
-    } catch {
-      return '';
-    }
-  })();
+  const flags = cpuFacts().simd;
   const lines = [
     `CPU: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'} (${flags}); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
     '',

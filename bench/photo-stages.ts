@@ -1,0 +1,119 @@
+// The CPU side of one photo on the staged (GPU) path, without the model: what a GPU box's photo
+// workers spend per photo, so how many photos per second its cores can feed the GPU (issue #13).
+//   npm run bench:photo-stages [-- --photos 0.5,1,4,12 --threads 1,4 --runs 7]
+// In this process, no workers: prepareRemoval (probe, decode to the model input) and finishStaged
+// (decode at output size, composite, encode) of src/worker/pipeline.ts, size=full PNG, the default
+// quality, with the mask the int8 model gives for the photo (made once per photo, not timed).
+// Per photo and thread count: the median of each stage and of the two halves' wall time, and
+// cores × 1000 / that = the photos per second every core busy would give, at most (the release a
+// worker does after each task, 5–25 ms, comes on top: docs/memory.md). Also the model input made
+// both ways side by side (libvips' resize, and the addon's where the model enlarges the photo).
+// Prints a table with lscpu's flags and writes bench/results/photo-stages.json.
+import fs from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_OPTIONS, DEFAULT_QUALITY } from '../src/domain/removal.js';
+import { loadBinding } from '../src/native/binding.js';
+import { modelEntry, PACKAGE_ROOT, sessionOptionsFor } from '../src/model/manifest.js';
+import type { PrepareResult, RemoveResult } from '../src/pool/task.js';
+import * as codec from '../src/worker/codec.js';
+import { finishStaged, prepareRemoval, type PipelineContext } from '../src/worker/pipeline.js';
+import { cpuFacts } from './cpu-facts.js';
+import { sizedBenchPhotos } from './photos.js';
+import { markdownTable, median } from './stats.js';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+}
+
+const cpu = cpuFacts();
+const sizes = arg('photos', '0.5,1,4,12').split(',');
+const threadCounts = arg('threads', `1,${cpu.cores}`).split(',').map(Number);
+const runs = Number(arg('runs', '7'));
+const STAGES = ['probe', 'decode', 'decodeOutput', 'composite', 'layout', 'encode'] as const;
+
+const binding = loadBinding();
+const model = modelEntry(undefined, 'cpu');
+const { width: mw, height: mh } = model.entry.input;
+const session = new binding.Session(model.path, sessionOptionsFor(model.entry, cpu.cores));
+
+interface Row {
+  photo: string;
+  size: string;
+  width: number;
+  height: number;
+  threads: number;
+  stages: Record<string, number>;
+  wallMs: number;
+  photosPerSecondAllCores: number;
+  modelInput: { libvipsMs: number; inMemoryMs: number | null };
+}
+
+const rows: Row[] = [];
+for (const photo of await sizedBenchPhotos(sizes)) {
+  const input = new Uint8Array(fs.readFileSync(photo.file));
+  const probe = await codec.probe(input);
+  const first = await codec.decodeForModel(input, 50e6, mw, mh, probe);
+  const mask = Float32Array.from(session.infer(first.data, 3));
+  const inMemory = codec.resizesModelInputInMemory(probe, mw, mh);
+  for (const threads of threadCounts) {
+    const ctx: PipelineContext = { binding, model: { width: mw, height: mh }, threads, quality: DEFAULT_QUALITY };
+    const stageTimes = new Map<string, number[]>();
+    const walls: number[] = [];
+    const libvips: number[] = [];
+    const memory: number[] = [];
+    for (let r = -2; r < runs; r++) {
+      const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full' as const, format: 'png' as const } };
+      const t0 = performance.now();
+      const prepared = (await prepareRemoval(ctx, task)) as PrepareResult;
+      if (!prepared.ok) throw new Error(`${photo.name}: ${prepared.message}`);
+      const done = (await finishStaged(ctx, { ...task, plan: prepared.plan, mask: mask.slice(), timings: prepared.timings })) as RemoveResult;
+      if (!done.ok) throw new Error(`${photo.name}: ${done.message}`);
+      const wall = performance.now() - t0;
+      // Side by side: the model input through libvips, and in memory where that path applies.
+      let t = performance.now();
+      await codec.decodeForModel(input, 50e6, mw, mh);
+      const libvipsMs = performance.now() - t;
+      t = performance.now();
+      if (inMemory) await codec.decodeForModel(input, 50e6, mw, mh, probe, threads);
+      const memoryMs = performance.now() - t;
+      if (r < 0) continue;
+      walls.push(wall);
+      libvips.push(libvipsMs);
+      memory.push(memoryMs);
+      for (const s of STAGES) stageTimes.set(s, [...(stageTimes.get(s) ?? []), done.timings[s] ?? 0]);
+    }
+    const stages = Object.fromEntries(STAGES.map((s) => [s, Math.round(median(stageTimes.get(s)!) * 10) / 10]));
+    const wallMs = Math.round(median(walls) * 10) / 10;
+    rows.push({
+      photo: photo.name,
+      size: photo.size,
+      width: photo.width,
+      height: photo.height,
+      threads,
+      stages,
+      wallMs,
+      photosPerSecondAllCores: Math.round(((cpu.cores * 1000) / wallMs) * 10) / 10,
+      modelInput: { libvipsMs: Math.round(median(libvips) * 10) / 10, inMemoryMs: inMemory ? Math.round(median(memory) * 10) / 10 : null },
+    });
+    console.error(`${photo.name} threads ${threads}: ${wallMs} ms`);
+  }
+}
+session.close();
+
+const table = markdownTable(
+  ['photo', 'threads', ...STAGES, 'wall ms', `photos/s on ${cpu.cores} cores (threads 1)`, 'model input: libvips / in memory ms'],
+  rows.map((r) => [
+    `${r.photo} (${r.width}×${r.height})`,
+    r.threads,
+    ...STAGES.map((s) => r.stages[s]!),
+    r.wallMs,
+    r.threads === 1 ? r.photosPerSecondAllCores : '–',
+    `${r.modelInput.libvipsMs} / ${r.modelInput.inMemoryMs ?? '–'}`,
+  ]),
+);
+console.log(`CPU: ${cpu.cores} × ${cpu.model} (${cpu.simd}); load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+console.log(table);
+const out = path.join(PACKAGE_ROOT, 'bench', 'results');
+fs.mkdirSync(out, { recursive: true });
+fs.writeFileSync(path.join(out, 'photo-stages.json'), JSON.stringify({ date: new Date().toISOString(), cpu, runs, rows }, null, 1));
