@@ -8,6 +8,8 @@
 // cores × 1000 / that = the photos per second every core busy would give, at most (the release a
 // worker does after each task, 5–25 ms, comes on top: docs/memory.md). Also the model input made
 // both ways side by side (libvips' resize, and the addon's where the model enlarges the photo).
+// Each row twice, interleaved run by run: with the composite's scratch cache off (the CPU path's
+// setting) and kept between photos (the staged pool's, native/src/scratch.h).
 // Prints a table with lscpu's flags and writes bench/results/photo-stages.json.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,6 +32,8 @@ const cpu = cpuFacts();
 const sizes = arg('photos', '0.5,1,4,12').split(',');
 const threadCounts = arg('threads', `1,${cpu.cores}`).split(',').map(Number);
 const runs = Number(arg('runs', '7'));
+/** The staged pool's scratch cache for one photo worker (src/pool/staged-pool.ts). */
+const SCRATCH_LIMIT = 256 * 1024 * 1024;
 const STAGES = ['probe', 'decode', 'decodeOutput', 'composite', 'layout', 'encode'] as const;
 
 const binding = loadBinding();
@@ -43,6 +47,7 @@ interface Row {
   width: number;
   height: number;
   threads: number;
+  scratch: 'off' | 'kept';
   stages: Record<string, number>;
   wallMs: number;
   photosPerSecondAllCores: number;
@@ -58,18 +63,26 @@ for (const photo of await sizedBenchPhotos(sizes)) {
   const inMemory = codec.resizesModelInputInMemory(probe, mw, mh);
   for (const threads of threadCounts) {
     const ctx: PipelineContext = { binding, model: { width: mw, height: mh }, threads, quality: DEFAULT_QUALITY };
+    const modes = ['off', 'kept'] as const;
     const stageTimes = new Map<string, number[]>();
-    const walls: number[] = [];
+    const walls = new Map<string, number[]>();
     const libvips: number[] = [];
     const memory: number[] = [];
     for (let r = -2; r < runs; r++) {
-      const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full' as const, format: 'png' as const } };
-      const t0 = performance.now();
-      const prepared = (await prepareRemoval(ctx, task)) as PrepareResult;
-      if (!prepared.ok) throw new Error(`${photo.name}: ${prepared.message}`);
-      const done = (await finishStaged(ctx, { ...task, plan: prepared.plan, mask: mask.slice(), timings: prepared.timings })) as RemoveResult;
-      if (!done.ok) throw new Error(`${photo.name}: ${done.message}`);
-      const wall = performance.now() - t0;
+      for (const mode of modes) {
+        binding.scratchCache(mode === 'kept' ? SCRATCH_LIMIT : 0);
+        const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full' as const, format: 'png' as const } };
+        const t0 = performance.now();
+        const prepared = (await prepareRemoval(ctx, task)) as PrepareResult;
+        if (!prepared.ok) throw new Error(`${photo.name}: ${prepared.message}`);
+        const done = (await finishStaged(ctx, { ...task, plan: prepared.plan, mask: mask.slice(), timings: prepared.timings })) as RemoveResult;
+        if (!done.ok) throw new Error(`${photo.name}: ${done.message}`);
+        const wall = performance.now() - t0;
+        if (r < 0) continue;
+        walls.set(mode, [...(walls.get(mode) ?? []), wall]);
+        for (const s of STAGES) stageTimes.set(`${mode}.${s}`, [...(stageTimes.get(`${mode}.${s}`) ?? []), done.timings[s] ?? 0]);
+      }
+      binding.scratchCache(0);
       // Side by side: the model input through libvips, and in memory where that path applies.
       let t = performance.now();
       await codec.decodeForModel(input, 50e6, mw, mh);
@@ -78,34 +91,36 @@ for (const photo of await sizedBenchPhotos(sizes)) {
       if (inMemory) await codec.decodeForModel(input, 50e6, mw, mh, probe, threads);
       const memoryMs = performance.now() - t;
       if (r < 0) continue;
-      walls.push(wall);
       libvips.push(libvipsMs);
       memory.push(memoryMs);
-      for (const s of STAGES) stageTimes.set(s, [...(stageTimes.get(s) ?? []), done.timings[s] ?? 0]);
     }
-    const stages = Object.fromEntries(STAGES.map((s) => [s, Math.round(median(stageTimes.get(s)!) * 10) / 10]));
-    const wallMs = Math.round(median(walls) * 10) / 10;
-    rows.push({
-      photo: photo.name,
-      size: photo.size,
-      width: photo.width,
-      height: photo.height,
-      threads,
-      stages,
-      wallMs,
-      photosPerSecondAllCores: Math.round(((cpu.cores * 1000) / wallMs) * 10) / 10,
-      modelInput: { libvipsMs: Math.round(median(libvips) * 10) / 10, inMemoryMs: inMemory ? Math.round(median(memory) * 10) / 10 : null },
-    });
-    console.error(`${photo.name} threads ${threads}: ${wallMs} ms`);
+    for (const mode of modes) {
+      const stages = Object.fromEntries(STAGES.map((s) => [s, Math.round(median(stageTimes.get(`${mode}.${s}`)!) * 10) / 10]));
+      const wallMs = Math.round(median(walls.get(mode)!) * 10) / 10;
+      rows.push({
+        photo: photo.name,
+        size: photo.size,
+        width: photo.width,
+        height: photo.height,
+        threads,
+        scratch: mode,
+        stages,
+        wallMs,
+        photosPerSecondAllCores: Math.round(((cpu.cores * 1000) / wallMs) * 10) / 10,
+        modelInput: { libvipsMs: Math.round(median(libvips) * 10) / 10, inMemoryMs: inMemory ? Math.round(median(memory) * 10) / 10 : null },
+      });
+      console.error(`${photo.name} threads ${threads} scratch ${mode}: ${wallMs} ms`);
+    }
   }
 }
 session.close();
 
 const table = markdownTable(
-  ['photo', 'threads', ...STAGES, 'wall ms', `photos/s on ${cpu.cores} cores (threads 1)`, 'model input: libvips / in memory ms'],
+  ['photo', 'threads', 'scratch', ...STAGES, 'wall ms', `photos/s on ${cpu.cores} cores (threads 1)`, 'model input: libvips / in memory ms'],
   rows.map((r) => [
     `${r.photo} (${r.width}×${r.height})`,
     r.threads,
+    r.scratch,
     ...STAGES.map((s) => r.stages[s]!),
     r.wallMs,
     r.threads === 1 ? r.photosPerSecondAllCores : '–',

@@ -11,6 +11,7 @@
 
 #include "grid.h"
 #include "parallel.h"
+#include "scratch.h"
 
 namespace cutout {
 namespace {
@@ -215,13 +216,13 @@ int LevelSize(int n, int lv, int n_levels) {
 // The levels' F,B take turns in two buffers, the finest in `big` (ww×wh), the one below it in `small`
 // (sized for the second-finest level, which no coarser level exceeds), and so on down. Neither is
 // initialised: ResizeNearest writes every value before a sweep reads it.
-std::unique_ptr<float[]> SolveMultiLevel(const float* img, int ww, int wh, const ForegroundParams& p, int threads) {
+ScratchArray<float> SolveMultiLevel(const float* img, int ww, int wh, const ForegroundParams& p, int threads) {
   const int n_levels = std::max(ww, wh) > 1 ? static_cast<int>(std::ceil(std::log2(std::max(ww, wh)))) : 0;
   const size_t below = n_levels > 0 ? static_cast<size_t>(LevelSize(ww, n_levels - 1, n_levels)) *
                                           LevelSize(wh, n_levels - 1, n_levels)
                                     : 1;
-  std::unique_ptr<float[]> big(new float[static_cast<size_t>(ww) * wh * 8]), small(new float[below * 8]);
-  std::unique_ptr<float[]> level_img(new float[below * 4]);
+  ScratchArray<float> big(static_cast<size_t>(ww) * wh * 8), small(below * 8);
+  ScratchArray<float> level_img(below * 4);
   const float zero[8] = {};
   const float* prev = zero;  // the 1×1 start: F = B = 0
   int pw = 1, ph = 1;
@@ -325,12 +326,12 @@ void EstimateForeground(uint8_t* rgba, int w, int h, const ForegroundParams& p, 
   }
 
   Region g;
-  std::unique_ptr<float[]> fb;
+  ScratchArray<float> fb;
   const bool has_partial = by1 > by0;
   if (has_partial) {
     // 2. Multi-level solve on the downscaled box.
     g = MakeRegion(w, h, bx0, by0, bx1, by1, p.max_working_pixels);
-    std::unique_ptr<float[]> img(new float[static_cast<size_t>(g.ww) * g.wh * 4]);  // AverageRegion writes all
+    ScratchArray<float> img(static_cast<size_t>(g.ww) * g.wh * 4);  // AverageRegion writes all
     AverageRegion(rgba, w, g, img.get(), threads);
     fb = SolveMultiLevel(img.get(), g.ww, g.wh, p, threads);
   }

@@ -9,6 +9,7 @@
 
 #include "grid.h"
 #include "parallel.h"
+#include "scratch.h"
 
 namespace cutout {
 namespace {
@@ -187,7 +188,7 @@ void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const Matti
   static_assert(kRowsPerPass % 2 == 0, "a half-size row must not straddle two items");
   const int w0 = (gw + 1) / 2, h0 = (gh + 1) / 2;
   // Not initialised: each item zeroes its own rows (page faults of a fresh buffer split too).
-  std::unique_ptr<float[]> L0(new float[static_cast<size_t>(w0) * h0 * kCh]);
+  ScratchArray<float> L0(static_cast<size_t>(w0) * h0 * kCh);
   std::vector<uint8_t> band(gn);
   const int passes = (gh + kRowsPerPass - 1) / kRowsPerPass;
   std::vector<uint8_t> pass_uncertain(passes, 0);

@@ -2,7 +2,9 @@
 #include "process_args.h"
 
 #include "memory.h"
+#include "napi_util.h"
 #include "ort_env.h"
+#include "scratch.h"
 
 namespace cutout {
 
@@ -11,5 +13,24 @@ Napi::Value JsLoadedModels(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsTrimMemory(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), TrimMemory()); }
+
+Napi::Value JsScratchCache(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsUndefined()) {
+    CUTOUT_THROW_TYPE_IF(!info[0].IsNumber(), env, "ERR_CUTOUT_ARG", "Expected a number of bytes for limitBytes");
+    const double limit = info[0].As<Napi::Number>().DoubleValue();
+    CUTOUT_THROW_TYPE_IF(!(limit >= 0 && limit <= 1099511627776.0), env, "ERR_CUTOUT_ARG",
+                         "Expected limitBytes between 0 and 1 TiB but received ", limit);
+    SetScratchCacheLimit(static_cast<size_t>(limit));
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("limit", Napi::Number::New(env, static_cast<double>(ScratchCacheLimit())));
+  out.Set("cached", Napi::Number::New(env, static_cast<double>(ScratchCached())));
+  return out;
+}
+
+Napi::Value JsReleaseScratch(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(ReleaseScratch()));
+}
 
 }  // namespace cutout

@@ -8,6 +8,7 @@
 
 #include "grid.h"
 #include "parallel.h"
+#include "scratch.h"
 
 namespace cutout {
 namespace {
@@ -212,7 +213,7 @@ void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, in
   // That covers soft values and hard 0→1 steps alike; flat regions stay untouched.
   // G and C are written (C zeroed) by the workers, row band by row band: a fresh 16 MB buffer costs
   // ~3 ms of page faults, which then split too.
-  std::unique_ptr<float[]> G(new float[gn * 4]), C(new float[gn * 4]);
+  ScratchArray<float> G(gn * 4), C(gn * 4);
   std::vector<uint8_t> band(gn);
   ParallelForEach((gh + grid_band - 1) / grid_band, threads, [&](int, int item) {
     const int j0 = item * grid_band, j1 = std::min(gh, j0 + grid_band);

@@ -7,7 +7,7 @@
 // bytes. Exit status != 0 on a failed check.
 //
 //   g++ -O3 -march=x86-64-v3 -std=c++17 -Inative/src native/test/refine_bench.cc native/src/refine.cc
-//       native/src/matting.cc native/src/grid.cc native/src/foreground.cc native/src/composite.cc -o /tmp/refine_bench
+//       native/src/matting.cc native/src/grid.cc native/src/foreground.cc native/src/composite.cc native/src/scratch.cc -o /tmp/refine_bench
 //   /tmp/refine_bench [runs=7] [w=4000] [h=3000] [threads=2] [photo.rgba mask.f32]
 //
 // photo.rgba: the decoded photo, w×h×4 bytes (sharp(file).rotate().ensureAlpha().raw()); mask.f32: the
@@ -25,6 +25,7 @@
 #include "foreground.h"
 #include "matting.h"
 #include "refine.h"
+#include "scratch.h"
 
 namespace {
 
@@ -219,6 +220,8 @@ int main(int argc, char** argv) {
   const int w = argc > 2 ? std::atoi(argv[2]) : 4000, h = argc > 3 ? std::atoi(argv[3]) : 3000;
   const int threads = argc > 4 ? std::atoi(argv[4]) : 2;
   const int lw = 1024, lh = 1024;
+  // SCRATCH_CACHE_MB: keep the stages' scratch blocks between runs, as the staged pool does (scratch.h).
+  if (const char* mb = std::getenv("SCRATCH_CACHE_MB")) cutout::SetScratchCacheLimit(static_cast<size_t>(std::atoll(mb)) << 20);
   if (runs < 1 || w < 1 || h < 1 || threads < 1) {
     std::fprintf(stderr, "usage: refine_bench [runs] [w] [h] [threads] [photo.rgba mask.f32]\n");
     return 2;

@@ -121,6 +121,14 @@ export interface NativeBinding {
     options: CompositeOptions,
   ): NativeBox;
   loadedModels(): number;
+  /**
+   * The composite passes' scratch cache (native/src/scratch.h): with `limitBytes`, sets how many bytes
+   * of free scratch blocks the process keeps for the next photo (0, the default: none, each block
+   * unmapped when freed). Returns the limit and the bytes cached now.
+   */
+  scratchCache(limitBytes?: number): { limit: number; cached: number };
+  /** Unmaps every cached scratch block; returns the bytes released. */
+  releaseScratch(): number;
   /** malloc_trim(0): hand the free pages of every malloc arena back to the system. True when some were released. */
   trimMemory(): boolean;
   /** The fixed glibc mmap threshold set when the addon loaded (docs/memory.md), or null when CUTOUT_MALLOC_TUNING=off. */

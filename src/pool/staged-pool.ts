@@ -12,6 +12,7 @@
 // A photo that fails to decode fails in prepare and never reaches a batch; a batch that fails as a
 // whole is run again photo by photo, so no request fails for another (fifo-queue.ts).
 import type { Piscina } from 'piscina';
+import { loadBinding } from '../native/binding.js';
 import { ownsBuffer } from '../image/owned-bytes.js';
 import { DecodeMemory } from './decode-memory.js';
 import { photoThreadsNow } from './photo-threads.js';
@@ -53,6 +54,14 @@ interface Mask {
 }
 
 const round = (ms: number): number => Math.round(ms * 10) / 10;
+
+/**
+ * Composite scratch kept per photo worker while requests are in the pipeline (native/src/scratch.h):
+ * a 1 MP photo's passes use ~50 MB of it, a 12 MP photo's a little more. Kept, the next photo finds
+ * its pages mapped instead of faulting them in again (docs/native.md, "Scratch memory"); all of it
+ * goes back to the system whenever the pipeline is empty.
+ */
+export const SCRATCH_PER_WORKER_BYTES = 64 * 1024 * 1024;
 
 function transferable(bytes: Uint8Array): ArrayBuffer[] {
   return bytes.buffer.byteLength > 0 && ownsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : [];
@@ -101,6 +110,10 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     { concurrency: cfg.inferWorkers, maxQueue: Number.MAX_SAFE_INTEGER, maxBatch: cfg.maxBatch, maxWaitMs: cfg.maxWaitMs },
     'batched',
   );
+
+  // Process-wide, as the cache is: the workers' composites take from it and give back to it.
+  const binding = loadBinding();
+  binding.scratchCache(cfg.cpuWorkers * SCRATCH_PER_WORKER_BYTES);
 
   const capacity = cfg.cpuWorkers + cfg.inferWorkers * cfg.maxBatch;
   const lowPlaces = cfg.lowPriorityPlaces ?? Number.POSITIVE_INFINITY;
@@ -172,6 +185,8 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       } finally {
         inFlight.delete(work);
         if (low) lowInFlight--;
+        // Nothing in the pipeline: the kept scratch goes back, so an idle server holds none.
+        if (inFlight.size === 0) binding.releaseScratch();
       }
     },
     /** Stop taking work; requests not started yet are refused ('pool_closed'), started ones finish every stage. */
@@ -182,6 +197,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       await Promise.allSettled([...inFlight.keys()]);
       await Promise.all([cpu.close(), gpu.close()]);
       await Promise.all([cpuPiscina.close(), inferPiscina.close()]);
+      binding.scratchCache(0);
     },
   };
 }

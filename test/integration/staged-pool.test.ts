@@ -5,6 +5,8 @@
 import t from 'tap';
 import sharp from 'sharp';
 import { createRemovalPool } from '../../src/pool/pool.js';
+import { SCRATCH_PER_WORKER_BYTES } from '../../src/pool/staged-pool.js';
+import { loadBinding } from '../../src/native/binding.js';
 import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/domain/removal.js';
 import type { RemoveResult } from '../../src/pool/task.js';
 import { writeTinyBatchModel } from '../helpers/tiny-batch-model.js';
@@ -89,4 +91,17 @@ t.test('admission is bounded (maxQueue beyond what runs) and close lets running 
   t.ok(codes.every((c) => c === 'ok' || c === 'pool_closed'), `every request settled: ${codes.join(', ')}`);
   t.ok(codes.includes('ok'), 'work already running finished');
   await t.rejects(p.run({ input: Buffer.from(input), options }), { code: 'pool_closed' });
+});
+
+t.test('composite scratch is kept while requests are in the pipeline and none once it is empty', async (t) => {
+  const binding = loadBinding();
+  const p = await pool({ maxBatch: 2, batchWaitMs: 20, workers: 2 });
+  t.equal(binding.scratchCache().limit, 2 * SCRATCH_PER_WORKER_BYTES, 'the limit: 64 MB per photo worker');
+  const refined: RemoveOptions = { ...DEFAULT_OPTIONS }; // refinement, matting and decontamination use the cache
+  const spots = [[10, 10], [100, 20], [200, 150], [270, 190]] as const;
+  const results = await Promise.all(spots.map(async ([x, y]) => p.run({ input: await photo(x, y), options: refined })));
+  t.ok(results.every((r) => r.ok), 'all four done');
+  t.equal(binding.scratchCache().cached, 0, 'the pipeline empty: every block handed back');
+  await p.close();
+  t.same(binding.scratchCache(), { limit: 0, cached: 0 }, 'closed: off again');
 });

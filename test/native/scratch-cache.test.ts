@@ -1,0 +1,80 @@
+// The composite's scratch cache (native/src/scratch.h): off by default (nothing kept after a
+// composite); with a limit, blocks are kept between composites, reused dirty without changing a
+// byte of any result, bounded by the limit, and handed back by releaseScratch; bad limits refused.
+import t from 'tap';
+import { createHash } from 'node:crypto';
+import sharp from 'sharp';
+import { loadBinding, sessionOptionsFor, type CompositeOptions } from '../../src/native/binding.js';
+import { modelEntry } from '../../src/model/manifest.js';
+import { evalImage } from '../helpers/core-fixtures.js';
+import { noiseMask, noiseScene } from '../helpers/matting-fixtures.js';
+
+const binding = loadBinding();
+const model = modelEntry();
+const opts = sessionOptionsFor(model.entry, 2);
+const { width: mw, height: mh } = opts;
+const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+const session = new binding.Session(model.path, opts);
+const photoFile = evalImage('am_GT04');
+const photo = await sharp(photoFile).resize(1600).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+session.infer(await sharp(photoFile).resize(mw, mh, { fit: 'fill' }).removeAlpha().raw().toBuffer(), 3);
+const photoMask = Float32Array.from(session.outputTensor);
+session.close();
+const noise = noiseScene();
+const scenes = [
+  { name: 'photo', rgba: new Uint8Array(photo.data), w: photo.info.width, h: photo.info.height, mask: photoMask },
+  { name: 'noise', rgba: noise.photo, w: noise.width, h: noise.height, mask: noiseMask(mw, mh) },
+];
+const ALL: CompositeOptions = { refine: true, matting: true, decontaminate: true, threads: 2 };
+
+function composite(s: (typeof scenes)[number]): string {
+  const out = s.rgba.slice();
+  const box = binding.compositeMask(out, s.w, s.h, s.mask, mw, mh, ALL);
+  return `${sha256(out)} ${JSON.stringify(box)}`;
+}
+
+t.teardown(() => binding.scratchCache(0));
+
+t.test('off by default: a composite leaves nothing cached', async (t) => {
+  t.same(binding.scratchCache(), { limit: 0, cached: 0 });
+  composite(scenes[0]!);
+  t.equal(binding.scratchCache().cached, 0);
+});
+
+t.test('kept blocks are reused dirty and change no byte', async (t) => {
+  binding.scratchCache(0);
+  const fresh = scenes.map(composite); // every block a fresh (zeroed) mapping
+  binding.scratchCache(256 * 1024 * 1024);
+  // Each scene after the other fills the cache with its own data; the next one reuses those blocks.
+  for (let round = 0; round < 2; round++) {
+    scenes.forEach((s, i) => t.equal(composite(s), fresh[i], `round ${round}, ${s.name}: the same bytes and box`));
+  }
+  const { cached } = binding.scratchCache();
+  t.ok(cached >= 8 * 1024 * 1024, `blocks kept between composites (${(cached / 2 ** 20).toFixed(1)} MB)`);
+  t.ok(cached <= 256 * 1024 * 1024, 'within the limit');
+});
+
+t.test('the limit bounds the cache; release hands everything back', async (t) => {
+  binding.scratchCache(256 * 1024 * 1024);
+  composite(scenes[0]!);
+  const before = binding.scratchCache().cached;
+  t.ok(before > 0);
+  binding.scratchCache(4 * 1024 * 1024);
+  t.ok(binding.scratchCache().cached <= 4 * 1024 * 1024, 'lowering the limit releases the excess');
+  composite(scenes[0]!);
+  t.ok(binding.scratchCache().cached <= 4 * 1024 * 1024, 'a composite keeps no more than the limit');
+  binding.scratchCache(256 * 1024 * 1024);
+  composite(scenes[1]!);
+  const held = binding.scratchCache().cached;
+  t.equal(binding.releaseScratch(), held, 'releaseScratch returns the bytes it unmapped');
+  t.equal(binding.scratchCache().cached, 0);
+  t.equal(binding.releaseScratch(), 0, 'twice: nothing left');
+});
+
+t.test('bad limits are refused', async (t) => {
+  t.throws(() => binding.scratchCache(-1), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => binding.scratchCache(Number.NaN), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => binding.scratchCache('64' as unknown as number), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => binding.scratchCache(2 ** 41), { code: 'ERR_CUTOUT_ARG' });
+});
