@@ -140,8 +140,8 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     waited += inferWait;
     const timings: Record<string, number> = { ...prepared.timings, batchWait: round(inferWait), infer: inferred.ms, batch: inferred.batch };
     timings.total = round((timings.total ?? 0) + inferred.ms);
-    const finishTask: FinishTask = { input: prepared.input, options: task.options, plan: prepared.plan, mask: inferred.mask, timings };
-    const transfer = [...transferable(prepared.input), inferred.mask.buffer as ArrayBuffer];
+    const finishTask: FinishTask = { input: prepared.input, options: task.options, plan: prepared.plan, mask: inferred.mask, timings, ...(prepared.photo ? { photo: prepared.photo } : {}) };
+    const transfer = [...transferable(prepared.input), inferred.mask.buffer as ArrayBuffer, ...(prepared.photo ? transferable(prepared.photo) : [])];
     const result = (await cpu.run({ name: 'finish', task: finishTask, transfer }, signal, { onStart: (w) => (waited += w) }, 'urgent')) as RemoveResult;
     if (result.ok) result.timings.queue = round(waited);
     return result;

@@ -66,6 +66,14 @@ export interface RemovalPlan {
    * decodes it once, to this size, and resizes both from it in memory.
    */
   working?: { width: number; height: number; bytes: number };
+  /**
+   * Staged path: stage 1 decodes the photo once, RGBA at its own size (the output size), makes the
+   * model input from it in memory and hands it to stage 2, which then decodes nothing. Set where the
+   * model input is made in memory anyway (an opaque photo the model enlarges, codec.ts) and the output
+   * is the photo's own size. `bytes`: what stage 1 then holds (the decode, the model input, the copy
+   * handed on), in place of `decodeBytes.model`.
+   */
+  decodeOnceStaged?: { bytes: number };
 }
 
 /** Stage 1 of the staged (batched) path: the model-sized RGB bytes for the batch, and the plan. */
@@ -76,6 +84,8 @@ export interface PreparedRemoval {
   modelInput: Uint8Array;
   /** The task's input bytes, handed back (by transfer) for stage 2's full-size decode. */
   input: Uint8Array;
+  /** With plan.decodeOnceStaged: the photo decoded, RGBA at output size, for stage 2. Transferable. */
+  photo?: Uint8Array;
   timings: Record<string, number>;
 }
 
@@ -88,6 +98,8 @@ export interface FinishTask {
   plan: RemovalPlan;
   /** The model's output for this photo (model width × height floats, 0..1). Transferable. */
   mask: Float32Array;
+  /** Stage 1's decode of the photo (plan.decodeOnceStaged): used instead of decoding `input` again. */
+  photo?: Uint8Array;
   timings: Record<string, number>;
   decodeSlot?: number;
   /** As RemoveTask's: set by the pool as the stage starts. */

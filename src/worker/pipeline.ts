@@ -138,6 +138,11 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     if (typeof bg !== 'number') return bg;
     background = bg;
   }
+  // Staged path: the photo decoded once where the model input comes from a full-size decode anyway.
+  const decodeOnce = fullSize && codec.resizesModelInputInMemory(probe, model.width, model.height);
+  const onceBytes = decodeOnce
+    ? addBytes(decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: false }), model.width * model.height * 3 + out.width * out.height * 4).total
+    : 0;
   const plan: RemovalPlan = {
     inputWidth: probe.width,
     inputHeight: probe.height,
@@ -146,6 +151,7 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     height: out.height,
     decodeBytes: { model: forModel.total, output: forOutput.total, background },
     ...(forWork ? { working: { ...work, bytes: forWork.total } } : {}),
+    ...(decodeOnce ? { decodeOnceStaged: { bytes: onceBytes } } : {}),
   };
   if (options.roi) {
     const r = roiToOutput(options.roi, probe, out);
@@ -270,15 +276,30 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
   const plan = await planRemoval(task.input, task.options, ctx.model);
   if ('ok' in plan) return plan;
   watch.mark('probe');
-  await holdDecodeMemory(ctx, task.decodeSlot, plan.decodeBytes.model, watch);
-  const modelInput = await decodeModelInput(ctx, task.input, plan);
-  if ('ok' in modelInput) return modelInput;
+  await holdDecodeMemory(ctx, task.decodeSlot, plan.decodeOnceStaged?.bytes ?? plan.decodeBytes.model, watch);
+  let photo: Uint8Array | undefined;
+  let modelInput: codec.Raw | RemoveFailure;
+  if (plan.decodeOnceStaged) {
+    // The photo as stage 2 would decode it, and the model input resized from it in memory.
+    let rgba: codec.Raw;
+    try {
+      rgba = await codec.decodeRgba(task.input, MAX_INPUT_PIXELS, plan.width, plan.height, true);
+    } catch (err) {
+      return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
+    }
+    modelInput = await codec.resizeForModel(rgba, ctx.model.width, ctx.model.height, true, ctx.threads);
+    // sharp's Buffers cannot be transferred: one copy into bytes of their own.
+    photo = new Uint8Array(rgba.data);
+  } else {
+    modelInput = await decodeModelInput(ctx, task.input, plan);
+    if ('ok' in modelInput) return modelInput;
+  }
   watch.mark('decode');
   watch.total();
   // sharp's raw output is a pooled-or-not Buffer: copy it once into bytes of its own to transfer
   // (the addon's resize already gives bytes of their own).
   const bytes = modelInput.transferable ? modelInput.data : new Uint8Array(modelInput.data);
-  return { ok: true, plan, modelInput: bytes, input: task.input, timings: watch.timings };
+  return { ok: true, plan, modelInput: bytes, input: task.input, ...(photo ? { photo } : {}), timings: watch.timings };
 }
 
 /** Staged path, stage 2: the photo at output size, the batch's mask for it, layout and encoding. */
@@ -288,7 +309,12 @@ export async function finishStaged(ctx: PipelineContext, task: FinishTask): Prom
   if (mask.length !== mw * mh) throw new Error(`Expected a ${mw}x${mh} mask but received ${mask.length} values`);
   const watch = new Stopwatch({ ...task.timings });
   await holdDecodeMemory(ctx, task.decodeSlot, plan.decodeBytes.output + plan.decodeBytes.background, watch);
-  return finishRemoval(ctx, task, plan, decodeOutput(task.input, plan), (rgba, w, h, opts) => ctx.binding.compositeMask(rgba, w, h, mask, mw, mh, opts), watch);
+  const photo = task.photo;
+  if (photo && photo.length !== plan.width * plan.height * 4) throw new Error(`Expected a ${plan.width}x${plan.height} RGBA photo but received ${photo.length} bytes`);
+  const rgba = photo
+    ? Promise.resolve({ data: Buffer.from(photo.buffer, photo.byteOffset, photo.byteLength), width: plan.width, height: plan.height, channels: 4 })
+    : decodeOutput(task.input, plan);
+  return finishRemoval(ctx, task, plan, rgba, (rgba, w, h, opts) => ctx.binding.compositeMask(rgba, w, h, mask, mw, mh, opts), watch);
 }
 
 type ApplyMask = (rgba: Uint8Array, width: number, height: number, options: CompositeOptions) => NativeBox;

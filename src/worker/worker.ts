@@ -91,7 +91,8 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
   if (result.ok && result.plan.decodeBytes.model > OVERLAP_DECODE_MAX_ESTIMATE) await releaseMemory();
   releaseDecodeMemory(task.decodeSlot);
   if (!result.ok) return result;
-  return move({ [transferableSymbol]: [result.modelInput.buffer, result.input.buffer], [valueSymbol]: result } as never);
+  const buffers = [result.modelInput.buffer, result.input.buffer, ...(result.photo ? [result.photo.buffer] : [])];
+  return move({ [transferableSymbol]: buffers, [valueSymbol]: result } as never);
 }
 
 /** Stage 2 of the staged path. */
