@@ -27,6 +27,8 @@ export interface Config {
   readonly maxBatch: number | undefined;
   /** Batch models: ms a free inference worker waits for a batch to fill; undefined = the pool's default. */
   readonly batchWaitMs: number | undefined;
+  /** Batch models: inference workers sharing the model session; undefined = the pool's default. */
+  readonly inferWorkers: number | undefined;
   readonly tlsCert: string | undefined;
   readonly tlsKey: string | undefined;
   /** Largest request body (a 22 MB image as base64 plus form overhead). */
@@ -113,6 +115,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   'max-queue': 'CUTOUT_MAX_QUEUE',
   'max-batch': 'CUTOUT_MAX_BATCH',
   'batch-wait-ms': 'CUTOUT_BATCH_WAIT_MS',
+  'infer-workers': 'CUTOUT_INFER_WORKERS',
   'tls-cert': 'CUTOUT_TLS_CERT',
   'tls-key': 'CUTOUT_TLS_KEY',
   'max-body-bytes': 'CUTOUT_MAX_BODY_BYTES',
@@ -260,6 +263,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     maxQueue: integer('max-queue', get('max-queue'), 0, 1_000_000),
     maxBatch: integer('max-batch', get('max-batch'), 1, 256),
     batchWaitMs: integer('batch-wait-ms', get('batch-wait-ms'), 0, 10_000),
+    inferWorkers: integer('infer-workers', get('infer-workers'), 1, 8),
     tlsCert,
     tlsKey,
     maxImageBytes: DEFAULTS.maxImageBytes,

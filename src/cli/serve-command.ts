@@ -43,6 +43,8 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --max-batch N        batch models (the CUDA default): most photos per inference batch (CUTOUT_MAX_BATCH, default 8)
   --batch-wait-ms MS   batch models: how long a free inference worker waits for a batch to fill
                        (CUTOUT_BATCH_WAIT_MS, default 2)
+  --infer-workers N    batch models: inference workers sharing the model session, 1..8
+                       (CUTOUT_INFER_WORKERS, default 2)
   --request-timeout S  deadline of every request in seconds, from its first byte: 408 while the
                        body is still arriving, 503 + Retry-After after, credits refunded
                        (CUTOUT_REQUEST_TIMEOUT, default 120)
@@ -148,6 +150,7 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
     if (config.maxBatch !== undefined) poolOptions.maxBatch = config.maxBatch;
     if (config.batchWaitMs !== undefined) poolOptions.batchWaitMs = config.batchWaitMs;
+    if (config.inferWorkers !== undefined) poolOptions.inferWorkers = config.inferWorkers;
     poolOptions.lowPriorityPlaces = config.sandboxShare;
     const metrics = createMetrics(packageVersion());
     poolOptions.onBatch = (size) => metrics.observeBatch(size);

@@ -26,6 +26,8 @@ export interface PoolOptions {
   maxBatch?: number;
   /** Batch models: how long a free inference worker waits for a batch to fill, ms (default DEFAULT_BATCH_WAIT_MS). */
   batchWaitMs?: number;
+  /** Batch models: inference workers sharing the model session (default INFER_WORKERS). */
+  inferWorkers?: number;
   /** CUDA provider options over ours, "key=value;key=value" (default: CUTOUT_CUDA_OPTIONS). */
   cudaOptions?: string;
   /** Batch models: run every batch size once at start (default true; scheduler tests turn it off). */

@@ -25,7 +25,11 @@ export const DEFAULT_MAX_BATCH = 8;
  * GPU is busy anyway; alone, a photo waits this long for company, so it stays small.
  */
 export const DEFAULT_BATCH_WAIT_MS = 2;
-/** Inference workers of the staged path: while one waits on the GPU, the other fills the next batch. */
+/**
+ * Inference workers of the staged path: while one waits on the GPU, the other fills the next batch.
+ * `--infer-workers` changes it: in-service batches ran slower than alone on the H200 (docs/gpu.md),
+ * and one worker against two is the next measurement there.
+ */
 export const INFER_WORKERS = 2;
 
 /** The CPU path: one worker per 2 cores, each with the rest of the cores as ONNX Runtime threads. */
@@ -62,20 +66,21 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
   if (model.entry.batch) {
     // Photo work on every core (one thread each: under load the cores are taken by other photos);
     // inference on INFER_WORKERS threads over one shared session.
+    const inferWorkers = opts.inferWorkers ?? INFER_WORKERS;
     const cpuWorkers = opts.workers ?? cores;
     const photoThreads = Math.max(1, Math.floor(cores / cpuWorkers));
     // ONNX Runtime threads run only the nodes left on the CPU when a GPU runs the model.
-    const inferThreads = opts.threadsPerWorker ?? (device.kind === 'cuda' ? 1 : Math.max(1, Math.floor(cores / INFER_WORKERS)));
+    const inferThreads = opts.threadsPerWorker ?? (device.kind === 'cuda' ? 1 : Math.max(1, Math.floor(cores / inferWorkers)));
     const maxBatch = opts.maxBatch ?? DEFAULT_MAX_BATCH;
     const maxWaitMs = opts.batchWaitMs ?? DEFAULT_BATCH_WAIT_MS;
     const session = { ...sessionOptionsFor(model.entry, inferThreads), ...onDevice };
-    const info: PoolInfo = { device, model: modelName, workers: cpuWorkers, threadsPerWorker: photoThreads, batching: { maxBatch, maxWaitMs, inferWorkers: INFER_WORKERS } };
+    const info: PoolInfo = { device, model: modelName, workers: cpuWorkers, threadsPerWorker: photoThreads, batching: { maxBatch, maxWaitMs, inferWorkers } };
     return createStagedPool({
       info,
       worker: { ...session, mode: 'stages', modelPath, photoThreads, ...(opts.quality ? { quality: opts.quality } : {}) },
       cpuWorkers,
       infer: { ...session, modelPath, maxBatch, ...(opts.warmUp === false ? { warmUp: false } : {}) },
-      inferWorkers: INFER_WORKERS,
+      inferWorkers,
       maxBatch,
       maxWaitMs,
       maxQueue,

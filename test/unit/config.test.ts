@@ -86,3 +86,11 @@ t.test('--max-batch and --batch-wait-ms (batch models): pool defaults unless giv
   for (const bad of ['0', '257', 'x', '-1']) t.throws(() => loadConfig(['--max-batch', bad], {}), /max-batch/, bad);
   for (const bad of ['-1', '10001', '1.5']) t.throws(() => loadConfig(['--batch-wait-ms', bad], {}), /batch-wait-ms/, bad);
 });
+
+t.test('--infer-workers (batch models): the pool default unless given, 1..8', async (t) => {
+  t.equal(loadConfig([], {}).inferWorkers, undefined);
+  t.equal(loadConfig(['--infer-workers', '1'], {}).inferWorkers, 1);
+  t.equal(loadConfig([], { CUTOUT_INFER_WORKERS: '3' }).inferWorkers, 3);
+  t.equal(loadConfig(['--infer-workers=4'], { CUTOUT_INFER_WORKERS: '3' }).inferWorkers, 4, 'flag wins');
+  for (const bad of ['0', '9', 'x', '1.5']) t.throws(() => loadConfig(['--infer-workers', bad], {}), /infer-workers/, bad);
+});
