@@ -107,27 +107,24 @@ Taps AxisTaps(int in, int out, bool other_enlarged) {
   return Pack(ws, in);
 }
 
-// One input row resampled horizontally: dw×3 floats. `rgb` is w×3 floats of scratch (the row widened
-// once, alpha dropped, so the taps read plain floats).
-void RowPass(const uint8_t* row, int w, int channels, const Taps& tx, int dw, float* rgb, float* out) {
+// Four floats, one pixel (r, g, b, unused): the horizontal taps are one 4-wide multiply-add each
+// (GCC/Clang vector extension, SSE on x86, NEON on ARM).
+typedef float Px __attribute__((vector_size(16)));
+
+// One input row resampled horizontally: dw pixels. `row4` is w pixels of scratch (the row widened
+// once, alpha dropped).
+void RowPass(const uint8_t* row, int w, int channels, const Taps& tx, int dw, Px* row4, Px* out) {
   for (int x = 0; x < w; ++x) {
-    rgb[3 * x] = row[x * channels];
-    rgb[3 * x + 1] = row[x * channels + 1];
-    rgb[3 * x + 2] = row[x * channels + 2];
+    const uint8_t* p = row + static_cast<size_t>(x) * channels;
+    row4[x] = Px{static_cast<float>(p[0]), static_cast<float>(p[1]), static_cast<float>(p[2]), 0.f};
   }
   const int n = tx.taps;
   for (int x = 0; x < dw; ++x) {
-    const float* __restrict p = rgb + static_cast<size_t>(tx.first[x]) * 3;
+    const Px* __restrict p = row4 + tx.first[x];
     const float* __restrict wt = &tx.weight[static_cast<size_t>(x) * n];
-    float r = 0, g = 0, b = 0;
-    for (int k = 0; k < n; ++k) {
-      r += wt[k] * p[3 * k];
-      g += wt[k] * p[3 * k + 1];
-      b += wt[k] * p[3 * k + 2];
-    }
-    out[3 * x] = r;
-    out[3 * x + 1] = g;
-    out[3 * x + 2] = b;
+    Px acc = {0.f, 0.f, 0.f, 0.f};
+    for (int k = 0; k < n; ++k) acc += wt[k] * p[k];
+    out[x] = acc;
   }
 }
 
@@ -137,28 +134,31 @@ inline uint8_t ToByte(float v) { return static_cast<uint8_t>(v <= 0.f ? 0.f : v 
 // windows move down monotonically, so each input row is resampled once per call.
 void Rows(const uint8_t* src, int w, int channels, uint8_t* dst, int dw, const Taps& tx, const Taps& ty, int ya, int yb) {
   const int n = ty.taps;
-  const size_t line = static_cast<size_t>(dw) * 3;
-  std::vector<float> ring(static_cast<size_t>(n) * line);
+  std::vector<Px> ring(static_cast<size_t>(n) * dw), acc(dw), row4(w);
   std::vector<int> held(n, -1);  // which input row each ring slot holds
   const size_t src_stride = static_cast<size_t>(w) * channels;
-  std::vector<float> acc(line), rgb(static_cast<size_t>(w) * 3);
   for (int y = ya; y < yb; ++y) {
     const int first = ty.first[y];
     const float* wt = &ty.weight[static_cast<size_t>(y) * n];
-    std::fill(acc.begin(), acc.end(), 0.f);
+    std::fill(acc.begin(), acc.end(), Px{0.f, 0.f, 0.f, 0.f});
     for (int k = 0; k < n; ++k) {
       const float f = wt[k];
       if (f == 0.f) continue;
       const int sy = first + k;
-      float* r = &ring[static_cast<size_t>(sy % n) * line];
+      Px* r = &ring[static_cast<size_t>(sy % n) * dw];
       if (held[sy % n] != sy) {
-        RowPass(src + static_cast<size_t>(sy) * src_stride, w, channels, tx, dw, rgb.data(), r);
+        RowPass(src + static_cast<size_t>(sy) * src_stride, w, channels, tx, dw, row4.data(), r);
         held[sy % n] = sy;
       }
-      for (size_t i = 0; i < line; ++i) acc[i] += f * r[i];
+      Px* __restrict a = acc.data();
+      for (int x = 0; x < dw; ++x) a[x] += f * r[x];
     }
-    uint8_t* o = dst + static_cast<size_t>(y) * line;
-    for (size_t i = 0; i < line; ++i) o[i] = ToByte(acc[i]);
+    uint8_t* o = dst + static_cast<size_t>(y) * dw * 3;
+    for (int x = 0; x < dw; ++x) {
+      o[3 * x] = ToByte(acc[x][0]);
+      o[3 * x + 1] = ToByte(acc[x][1]);
+      o[3 * x + 2] = ToByte(acc[x][2]);
+    }
   }
 }
 
