@@ -40,7 +40,7 @@ import type { RemoveResult, RemoveSuccess } from '../src/pool/task.js';
 import { evalDir } from '../src/quality/eval-dir.js';
 import { parseManifest } from '../src/quality/manifest.js';
 import { iou, mae } from '../src/quality/metrics.js';
-import { decodeForModel } from '../src/worker/codec.js';
+import { decodeForModel, probe } from '../src/worker/codec.js';
 import { cpuInfo } from './soak-driver.js';
 import { median, quantile } from './stats.js';
 
@@ -132,7 +132,9 @@ async function loadPhotos(limit: number | undefined, width: number, height: numb
   const out: EvalPhoto[] = [];
   for (const row of rows.slice(0, limit ?? rows.length)) {
     const file = path.join(dir, row.imagePath);
-    const raw = await decodeForModel(fs.readFileSync(file), 50_000_000, width, height);
+    const bytes = fs.readFileSync(file);
+    // As the pipeline does: the addon's resize where the model enlarges an opaque photo.
+    const raw = await decodeForModel(bytes, 50_000_000, width, height, await probe(bytes));
     if (raw.channels !== 3) throw new Error(`${row.id}: expected 3 channels from decodeForModel, got ${raw.channels}`);
     out.push({ id: row.id, file, modelInput: new Uint8Array(raw.data.buffer, raw.data.byteOffset, raw.data.byteLength) });
   }
@@ -168,6 +170,8 @@ interface MaskReport {
 }
 
 const REFERENCE_MAGIC = 'CUTOUTREF1';
+/** How the reference's model inputs were made; a file from another way is refused, not compared. */
+const REFERENCE_MODEL_INPUT = 'pipeline-2026-11-26 (addon resize for enlarged opaque photos)';
 
 /** The fp32 model's masks on the CPU, one per photo (the reference the device must agree with). */
 function referenceMasks(photos: EvalPhoto[]): { masks: Float32Array[]; ms: number; width: number; height: number } {
@@ -187,7 +191,7 @@ function referenceMasks(photos: EvalPhoto[]): { masks: Float32Array[]; ms: numbe
 
 function writeReference(file: string, photos: EvalPhoto[]): void {
   const { masks, width, height } = referenceMasks(photos);
-  const header = Buffer.from(JSON.stringify({ ids: photos.map((p) => p.id), width, height }));
+  const header = Buffer.from(JSON.stringify({ ids: photos.map((p) => p.id), width, height, modelInput: REFERENCE_MODEL_INPUT }));
   const len = Buffer.alloc(4);
   len.writeUInt32LE(header.length);
   const body = masks.map((m) => {
@@ -203,7 +207,8 @@ function readReference(file: string, photos: EvalPhoto[], width: number, height:
   if (buf.subarray(0, REFERENCE_MAGIC.length).toString() !== REFERENCE_MAGIC) throw new Error(`${file} is not a gpu-check reference file`);
   const len = buf.readUInt32LE(REFERENCE_MAGIC.length);
   const start = REFERENCE_MAGIC.length + 4;
-  const head = JSON.parse(buf.subarray(start, start + len).toString()) as { ids: string[]; width: number; height: number };
+  const head = JSON.parse(buf.subarray(start, start + len).toString()) as { ids: string[]; width: number; height: number; modelInput?: string };
+  if (head.modelInput !== REFERENCE_MODEL_INPUT) throw new Error(`${file} was made from model inputs of an older pipeline: write it again (--write-reference)`);
   if (head.width !== width || head.height !== height) throw new Error(`${file}: masks of ${head.width}×${head.height}, the model makes ${width}×${height}`);
   const size = width * height * 2;
   return photos.map((p) => {

@@ -32,7 +32,7 @@ t.test('best composites the matte fused with the mirrored photo\'s matte', async
   const opts = sessionOptionsFor(model.entry, 2);
   const session = new binding.Session(model.path, opts);
   t.teardown(() => session.close());
-  const input = await codec.decodeForModel(photo, 50_000_000, opts.width, opts.height);
+  const input = await codec.decodeForModel(photo, 50_000_000, opts.width, opts.height, await codec.probe(photo));
   const first = Float32Array.from(session.infer(input.data, 3));
   mirrorRgb(input.data, opts.width, opts.height);
   fuseMirrored(first, session.infer(input.data, 3), opts.width, opts.height);
