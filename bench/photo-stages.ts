@@ -1,6 +1,6 @@
 // The CPU side of one photo on the staged (GPU) path, without the model: what a GPU box's photo
 // workers spend per photo, so how many photos per second its cores can feed the GPU (issue #13).
-//   npm run bench:photo-stages [-- --photos 0.5,1,4,12 --threads 1,4 --runs 7]
+//   npm run bench:photo-stages [-- --photos 0.5,1,4,12 --threads 1,4 --runs 7 --out DIR]
 // In this process, no workers: prepareRemoval (probe, decode to the model input) and finishStaged
 // (decode at output size, composite, encode) of src/worker/pipeline.ts, size=full PNG, the default
 // quality, with the mask the int8 model gives for the photo (made once per photo, not timed).
@@ -10,7 +10,7 @@
 // both ways side by side (libvips' resize, and the addon's where the model enlarges the photo).
 // Each row twice, interleaved run by run: with the composite's scratch cache off (the CPU path's
 // setting) and kept between photos (the staged pool's, native/src/scratch.h).
-// Prints a table with lscpu's flags and writes bench/results/photo-stages.json.
+// Prints a table with lscpu's flags and writes photo-stages.json and .md to bench/results (or --out).
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_OPTIONS, DEFAULT_QUALITY } from '../src/domain/removal.js';
@@ -129,6 +129,7 @@ const table = markdownTable(
 );
 console.log(`CPU: ${cpu.cores} × ${cpu.model} (${cpu.simd}); load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
 console.log(table);
-const out = path.join(PACKAGE_ROOT, 'bench', 'results');
+const out = arg('out', path.join(PACKAGE_ROOT, 'bench', 'results'));
 fs.mkdirSync(out, { recursive: true });
 fs.writeFileSync(path.join(out, 'photo-stages.json'), JSON.stringify({ date: new Date().toISOString(), cpu, runs, rows }, null, 1));
+fs.writeFileSync(path.join(out, 'photo-stages.md'), `CPU: ${cpu.cores} × ${cpu.model} (${cpu.simd})\n\n${table}\n`);

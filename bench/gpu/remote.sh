@@ -12,6 +12,8 @@
 #                                             non-zero when gpu-check failed or bench:gpu did
 #   bash bench/gpu/remote.sh check [args]     unpack if needed, gpu-check only
 #   bash bench/gpu/remote.sh bench [args]     unpack if needed, bench:gpu only (no deadline unless given)
+#   bash bench/gpu/remote.sh stages [args]    unpack if needed, bench:photo-stages only (the CPU side
+#                                             of one photo, no model run: $STAGES_ARGS in `run`)
 #   bash bench/gpu/remote.sh unpack           unpack if needed
 #
 # Environment: STAGE_DIR (default /root/stage), ROOT_DIR (default /root), OUT (the device tool sets
@@ -147,6 +149,12 @@ check() {
   return "${PIPESTATUS[0]}"
 }
 
+stages() {
+  say "bench:photo-stages $*"
+  (cd "$APP" && "$NODE" dist/bench/photo-stages.js --out "$OUT" "$@") 2>&1 | tee -a "$OUT/remote.log"
+  return "${PIPESTATUS[0]}"
+}
+
 bench() {
   say "bench:gpu $*"
   (cd "$APP" && "$NODE" dist/bench/gpu.js --out "$OUT" "$@") 2>&1 | tee -a "$OUT/remote.log"
@@ -160,12 +168,16 @@ case $cmd in
   unpack) unpack ;;
   check) unpack; environment; check "$@" ;;
   bench) unpack; environment; bench "$@" ;;
+  stages) unpack; environment; stages "$@" ;;
   run)
     unpack
     environment
     rc=0
     # shellcheck disable=SC2086 # GPU_CHECK_ARGS is a list of flags
     check ${GPU_CHECK_ARGS:-} || rc=$?
+    # The CPU side of a photo on this box's cores (~10 s; a failure here does not fail the run).
+    # shellcheck disable=SC2086 # STAGES_ARGS is a list of flags
+    stages ${STAGES_ARGS:---photos 1,12 --threads 1,$(nproc) --runs 3} || say "bench:photo-stages failed"
     # What is left of the budget, less one level's worst case (10 s + 10 s drain + the barrier).
     left=$((RUN_BUDGET - (SECONDS - T0) - 40))
     if [[ $left -lt 30 ]]; then
@@ -179,5 +191,5 @@ case $cmd in
     say "done in $((SECONDS - T0)) s (rc $rc: 0 when gpu-check passed and bench:gpu finished)"
     exit "$rc"
     ;;
-  *) sed -n '2,16p' "${BASH_SOURCE[0]}"; exit 2 ;;
+  *) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 2 ;;
 esac
