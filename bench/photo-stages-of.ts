@@ -1,0 +1,45 @@
+// One photo's staged halves (prepareRemoval + finishStaged, no model run) with the build of another
+// checkout, for before/after comparisons of the CPU side (docs/gpu.md, "The CPU side after that
+// lease"): every call goes to ROOT's dist, so an older worktree measures its own code.
+//   node dist/bench/photo-stages-of.js ROOT PHOTO THREADS RUNS   → one JSON line of medians (ms)
+// Run each checkout in turn, a few rounds, photo by photo. Where ROOT's addon has the scratch cache,
+// it is set as the staged pool sets it under load (64 MB for the one worker).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const [root, file, threadsArg, runsArg] = process.argv.slice(2);
+if (!root || !file) throw new Error('usage: photo-stages-of.js ROOT PHOTO [THREADS] [RUNS]');
+const threads = Number(threadsArg ?? 1);
+const runs = Number(runsArg ?? 5);
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- another checkout's modules, typed by their own build
+const load = (rel: string): Promise<any> => import(path.resolve(root, 'dist', 'src', rel));
+const { loadBinding } = await load('native/binding.js');
+const { modelEntry, sessionOptionsFor } = await load('model/manifest.js');
+const pipeline = await load('worker/pipeline.js');
+const codec = await load('worker/codec.js');
+const { DEFAULT_OPTIONS, DEFAULT_QUALITY } = await load('domain/removal.js');
+
+const binding = loadBinding();
+if (binding.scratchCache) binding.scratchCache(64 * 1024 * 1024);
+const model = modelEntry(undefined, 'cpu');
+const session = new binding.Session(model.path, sessionOptionsFor(model.entry, 2));
+const input = new Uint8Array(readFileSync(file));
+const mask = Float32Array.from(session.infer((await codec.decodeForModel(input, 5e7, 1024, 1024)).data, 3));
+session.close();
+
+const ctx = { binding, model: { width: 1024, height: 1024 }, threads, quality: DEFAULT_QUALITY };
+const samples: Record<string, number[]> = { wall: [] };
+const STAGES = ['decode', 'decodeOutput', 'composite', 'encode'];
+for (let r = -2; r < runs; r++) {
+  const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full', format: 'png' } };
+  const t0 = performance.now();
+  const prepared = await pipeline.prepareRemoval(ctx, task);
+  if (!prepared.ok) throw new Error(prepared.message);
+  const done = await pipeline.finishStaged(ctx, { ...task, plan: prepared.plan, mask: mask.slice(), timings: prepared.timings, ...(prepared.photo ? { photo: prepared.photo } : {}) });
+  if (!done.ok) throw new Error(done.message);
+  if (r < 0) continue;
+  samples.wall!.push(performance.now() - t0);
+  for (const s of STAGES) (samples[s] ??= []).push(done.timings[s] ?? 0);
+}
+const median = (v: number[]): number => [...v].sort((a, b) => a - b)[v.length >> 1]!;
+console.log(JSON.stringify(Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, Math.round(median(v) * 10) / 10]))));
