@@ -11,7 +11,6 @@ const [root, file, threadsArg, runsArg] = process.argv.slice(2);
 if (!root || !file) throw new Error('usage: photo-stages-of.js ROOT PHOTO [THREADS] [RUNS]');
 const threads = Number(threadsArg ?? 1);
 const runs = Number(runsArg ?? 5);
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- another checkout's modules, typed by their own build
 const load = (rel: string): Promise<any> => import(path.resolve(root, 'dist', 'src', rel));
 const { loadBinding } = await load('native/binding.js');
 const { modelEntry, sessionOptionsFor } = await load('model/manifest.js');
