@@ -153,7 +153,7 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     if (config.inferWorkers !== undefined) poolOptions.inferWorkers = config.inferWorkers;
     poolOptions.lowPriorityPlaces = config.sandboxShare;
     const metrics = createMetrics(packageVersion());
-    poolOptions.onBatch = (size) => metrics.observeBatch(size);
+    poolOptions.onBatch = (batch) => metrics.observeBatch(batch);
     pool = await createRemovalPool(poolOptions);
     metrics.attachPool(pool);
 

@@ -1,6 +1,6 @@
 // The service's Prometheus metrics (prom-client, one registry per server): requests by route and
 // status, whole-request and per-stage latency, the pool's queue and running work, inference batch
-// sizes, credits, sandbox calls, refusals, and a build-info gauge. Every update is O(1) at the end of
+// sizes and run times, credits, sandbox calls, refusals, and a build-info gauge. Every update is O(1) at the end of
 // a request; the pool's gauges are read at scrape time. Names are a contract with the deployment
 // files: change none without them (docs/http.md, "Metrics").
 
@@ -8,12 +8,12 @@ import { Counter, Gauge, Histogram, Registry } from './prom.js';
 import type { MetricsSource } from '../api/metrics-endpoint.js';
 import { SANDBOX_PATH } from '../api/sandbox.js';
 import type { RequestInfo, RequestObserver } from '../http/server.js';
-import type { RemovalPool } from '../pool/pool-api.js';
+import type { BatchReport, RemovalPool } from '../pool/pool-api.js';
 import { stageMs } from './stages.js';
 
 export interface Metrics extends MetricsSource, RequestObserver {
-  /** One inference batch of `size` photos ran (the staged GPU path's PoolOptions.onBatch). */
-  observeBatch(size: number): void;
+  /** One inference batch ran or failed (the staged GPU path's PoolOptions.onBatch). */
+  observeBatch(batch: BatchReport): void;
   /** The pool whose queue the gauges read, and whose model and device build info names. */
   attachPool(pool: RemovalPool): void;
 }
@@ -69,6 +69,15 @@ export function createMetrics(version: string): Metrics {
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
     registers: [],
   });
+  // The model run of each batch by the bucket it was padded to: sum ÷ count ÷ bucket is the GPU's
+  // time per image in service, to set beside bench:gpu-check's alone (docs/gpu.md).
+  const batchRuns = new Histogram({
+    name: 'cutout_batch_run_seconds',
+    help: 'Wall time of each inference batch run (batch models, the GPU path), by the bucket it was padded to.',
+    labelNames: ['bucket'] as const,
+    buckets: [0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [],
+  });
   const credits = new Counter({ name: 'cutout_credits_charged_total', help: 'Credits charged for successful removals.', registers });
   const sandbox = new Counter({ name: 'cutout_sandbox_requests_total', help: 'Requests to POST /sandbox/v1.0/removebg, whatever their outcome.', registers });
   const rejections = new Counter({
@@ -91,10 +100,14 @@ export function createMetrics(version: string): Metrics {
       pool = p;
       buildInfo.reset();
       buildInfo.set({ version, model: p.info?.model ?? 'unknown', device: p.info?.device.label ?? 'unknown' }, 1);
-      if (p.info?.batching && !registry.getSingleMetric('cutout_batch_size')) registry.registerMetric(batches);
+      if (p.info?.batching && !registry.getSingleMetric('cutout_batch_size')) {
+        registry.registerMetric(batches);
+        registry.registerMetric(batchRuns);
+      }
     },
-    observeBatch(size) {
-      batches.observe(size);
+    observeBatch(batch) {
+      batches.observe(batch.size);
+      if (batch.bucket !== undefined && batch.ms !== undefined) batchRuns.observe({ bucket: String(batch.bucket) }, batch.ms / 1000);
     },
     onRequestEnd(info: RequestInfo) {
       const route = info.route ?? 'unmatched';

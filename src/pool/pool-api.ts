@@ -9,6 +9,16 @@ export type { RunEvents } from './fifo-queue.js';
 /** 'low': the sandbox's work: it waits behind every normal task and holds at most `lowPriorityPlaces`. */
 export type RunPriority = 'normal' | 'low';
 
+/** One inference batch of the staged path, reported when it has run (PoolOptions.onBatch). */
+export interface BatchReport {
+  /** Photos in it. */
+  size: number;
+  /** The bucket it was padded to; absent when the run failed. */
+  bucket?: number;
+  /** Wall time of the model run in the inference worker, ms; absent when the run failed. */
+  ms?: number;
+}
+
 export interface PoolOptions {
   /** Worker threads (each runs one removal at a time). Default: 1 per 2 cores, at least 1. */
   workers?: number;
@@ -37,7 +47,7 @@ export interface PoolOptions {
   /** Low-priority removals in the pool at once, running or waiting, before 'share_full' (default: no cap). */
   lowPriorityPlaces?: number;
   /** Batch models: called with the size of every inference batch (metrics). */
-  onBatch?: (size: number) => void;
+  onBatch?: (batch: BatchReport) => void;
   /** Quality level of removals that name none (default DEFAULT_QUALITY, 'balanced'; docs/quality.md). */
   quality?: QualityLevel;
 }

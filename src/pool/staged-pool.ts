@@ -18,7 +18,7 @@ import { DecodeMemory } from './decode-memory.js';
 import { photoThreadsNow } from './photo-threads.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
-import type { PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
+import type { BatchReport, PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
 import type { FinishTask, PrepareResult, RemoveResult, RemoveTask } from './task.js';
 import type { WorkerConfig } from '../worker/worker.js';
 import type { InferBatchResult, InferWorkerConfig } from '../worker/infer-worker.js';
@@ -35,8 +35,8 @@ export interface StagedPoolConfig {
   maxQueue: number;
   /** Low-priority requests in the pipeline at once (default: no cap). */
   lowPriorityPlaces?: number;
-  /** Called with the size of every inference batch (metrics). */
-  onBatch?: (size: number) => void;
+  /** Called once every inference batch has run, or failed (metrics). */
+  onBatch?: (batch: BatchReport) => void;
   /** The machine's cores, shared among the photos at work (src/pool/photo-threads.ts). */
   cores: number;
 }
@@ -98,13 +98,14 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   );
   const gpu = new FifoQueue<Uint8Array, Mask>(
     async (images) => {
-      cfg.onBatch?.(images.length);
       let out: InferBatchResult;
       try {
         out = (await inferPiscina.run({ images }, { transferList: images.map((i) => i.buffer as ArrayBuffer) })) as InferBatchResult;
       } catch (err) {
+        cfg.onBatch?.({ size: images.length });
         throw codedError('worker_failed', `Inference failed: ${(err as Error).message}`);
       }
+      cfg.onBatch?.({ size: images.length, bucket: out.batch, ms: out.ms });
       return out.masks.map((mask) => ({ status: 'fulfilled', value: { mask, ms: out.ms, batch: out.batch } }));
     },
     { concurrency: cfg.inferWorkers, maxQueue: Number.MAX_SAFE_INTEGER, maxBatch: cfg.maxBatch, maxWaitMs: cfg.maxWaitMs },

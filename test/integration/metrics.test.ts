@@ -107,6 +107,7 @@ t.test('counters move by exactly the requests made; histograms and gauges parse'
   t.equal(after.get('cutout_http_request_duration_seconds')?.type, 'HISTOGRAM');
   t.equal(after.get('cutout_stage_duration_seconds')?.type, 'HISTOGRAM');
   t.notOk(after.has('cutout_batch_size'), 'no batching on this pool: no batch histogram');
+  t.notOk(after.has('cutout_batch_run_seconds'), 'nor batch run times');
   const inf = /^cutout_http_request_duration_seconds_bucket\{le="\+Inf",route="\/v1\.0\/removebg"\} (\d+)$/m.exec(after.text);
   t.equal(Number(inf?.[1]), value(after, 'cutout_http_request_duration_seconds', { route: '/v1.0/removebg' }), 'the +Inf bucket holds every observation');
 });
@@ -135,16 +136,21 @@ t.test('stage histograms are fed from the worker timings of successful removals'
   t.equal(sum('queue'), 0.002);
 });
 
-t.test('the batch histogram counts each inference batch', async (t) => {
+t.test('the batch histograms count each inference batch and its run time by bucket', async (t) => {
   const metrics = createMetrics('1');
   const pool = new FakePool();
   Object.assign(pool, { info: { device: { kind: 'cuda', index: 0, label: 'cuda:0', reason: 'test' }, model: 'batchy', workers: 4, threadsPerWorker: 1, batching: { maxBatch: 8, maxWaitMs: 2, inferWorkers: 2 } } });
   metrics.attachPool(pool);
-  metrics.observeBatch(3);
-  metrics.observeBatch(8);
+  metrics.observeBatch({ size: 3, bucket: 4, ms: 30 });
+  metrics.observeBatch({ size: 8, bucket: 8, ms: 55 });
+  metrics.observeBatch({ size: 4, bucket: 4, ms: 20 });
+  metrics.observeBatch({ size: 2 }); // a failed run: its size counts, no run time
   const f = parsed(await metrics.render());
-  t.equal(value(f, 'cutout_batch_size'), 2);
-  t.equal(value(f, 'cutout_batch_size', {}, 'sum'), 11);
+  t.equal(value(f, 'cutout_batch_size'), 4);
+  t.equal(value(f, 'cutout_batch_size', {}, 'sum'), 17);
+  t.equal(value(f, 'cutout_batch_run_seconds', { bucket: '4' }), 2);
+  t.equal(value(f, 'cutout_batch_run_seconds', { bucket: '4' }, 'sum'), 0.05);
+  t.equal(value(f, 'cutout_batch_run_seconds', { bucket: '8' }, 'sum'), 0.055);
   t.equal(value(f, 'cutout_build_info', { model: 'batchy', device: 'cuda:0' }), 1);
 });
 

@@ -1,8 +1,10 @@
 // The staged pool (the GPU path's scheduler) with low-priority work, on the CPU with the tiny
 // brightness model: a low task enters the pipeline behind every normal one, low tasks hold at most
 // lowPriorityPlaces places ('share_full' beyond) and do not count against maxQueue, and every
-// inference batch is reported (onBatch, the cutout_batch_size histogram).
+// inference batch is reported once it has run, with its bucket and run time (onBatch: the
+// cutout_batch_size and cutout_batch_run_seconds histograms).
 import t from 'tap';
+import type { BatchReport } from '../../src/pool/pool-api.js';
 import sharp from 'sharp';
 import { createRemovalPool } from '../../src/pool/pool.js';
 import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/domain/removal.js';
@@ -18,7 +20,7 @@ function photo(): Promise<Buffer> {
 const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string }) => e.code ?? 'no code');
 
 t.test('low work enters behind normal work, within its share; batches are reported', async (t) => {
-  const batches: number[] = [];
+  const batches: BatchReport[] = [];
   const p = await createRemovalPool({
     model: 'isnet-fp16-batch',
     modelPath: model,
@@ -28,7 +30,7 @@ t.test('low work enters behind normal work, within its share; batches are report
     maxBatch: 1,
     maxQueue: 1,
     lowPriorityPlaces: 1,
-    onBatch: (size) => batches.push(size),
+    onBatch: (batch) => batches.push(batch),
   });
   t.teardown(() => p.close());
 
@@ -44,6 +46,7 @@ t.test('low work enters behind normal work, within its share; batches are report
   const results = await Promise.all([a, low, b]);
   t.same(results.map((r) => r.ok), [true, true, true]);
   t.same(started, ['A', 'B', 'L'], 'the waiting low task started last');
-  t.same(batches, [1, 1, 1], 'one batch of one per photo');
+  t.same(batches.map((b) => [b.size, b.bucket]), [[1, 1], [1, 1], [1, 1]], 'one batch of one per photo, each reported once it ran');
+  t.ok(batches.every((b) => typeof b.ms === 'number' && b.ms >= 0), 'with its run time');
   t.equal((await p.run({ input: await photo(), options: { ...options } }, undefined, undefined, 'low')).ok, true, 'the place is free again');
 });
