@@ -5,7 +5,8 @@
 //   node dist/bench/staged-cpu-side.js [--root CHECKOUT] [--photo FILE] [--concurrency 1,4] [--requests 24]
 // --root runs another checkout's build (an older worktree: before/after in one run, taking turns).
 // The mask is the default CPU model's for the photo, made once here. Prints img/s and p50/p90 per
-// concurrency as one JSON line per level.
+// concurrency, the process's peak RSS during the level and its RSS a second after, as one JSON line
+// per level.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -79,13 +80,20 @@ try {
   for (const c of levels) {
     const ms: number[] = [];
     let next = 0;
+    // The process's RSS (workers are its threads) every 20 ms: the level's peak.
+    let peak = 0;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
     const t0 = performance.now();
     await Promise.all(Array.from({ length: c }, async () => {
       while (next++ < requests) ms.push(await once());
     }));
     const wall = performance.now() - t0;
+    clearInterval(sampler);
     const r1 = (v: number) => Math.round(v * 10) / 10;
-    console.log(JSON.stringify({ root, photo: path.basename(photoFile), concurrency: c, requests, imgPerS: r1((requests * 1000) / wall), p50: r1(quantile(ms, 0.5)), p90: r1(quantile(ms, 0.9)) }));
+    // Idle again: what the pool still holds a second later (kept scratch and put-off garbage gone).
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const idleRssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
+    console.log(JSON.stringify({ root, photo: path.basename(photoFile), concurrency: c, requests, imgPerS: r1((requests * 1000) / wall), p50: r1(quantile(ms, 0.5)), p90: r1(quantile(ms, 0.9)), peakRssMb: Math.round(peak / 2 ** 20), idleRssMb }));
   }
 } finally {
   await pool.close();

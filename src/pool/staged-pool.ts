@@ -80,13 +80,14 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     throw err;
   }
 
-  const cpu = new FifoQueue<CpuJob, unknown>(
+  const cpu: FifoQueue<CpuJob, unknown> = new FifoQueue<CpuJob, unknown>(
     async (job) => {
       const decodeSlot = decodeMemory.claimSlot();
       // A photo alone takes the idle photo workers' cores for its passes.
       const threads = photoThreadsNow(cfg.cores, cpu.stats().running, cfg.worker.photoThreads);
       try {
-        return await cpuPiscina.run({ ...job.task, decodeSlot, threads }, { name: job.name, transferList: job.transfer });
+        const moreWaiting = cpu.stats().queued > 0;
+        return await cpuPiscina.run({ ...job.task, decodeSlot, threads, moreWaiting }, { name: job.name, transferList: job.transfer });
       } catch (err) {
         throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
       } finally {
@@ -186,8 +187,12 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       } finally {
         inFlight.delete(work);
         if (low) lowInFlight--;
-        // Nothing in the pipeline: the kept scratch goes back, so an idle server holds none.
-        if (inFlight.size === 0) binding.releaseScratch();
+        // Nothing in the pipeline: the kept scratch goes back, and each photo worker collects what it
+        // put off under load (one `release` task per worker: all idle, Piscina gives each one).
+        if (inFlight.size === 0) {
+          binding.releaseScratch();
+          if (!closed) for (let i = 0; i < cfg.cpuWorkers; i++) void cpuPiscina.run({}, { name: 'release' }).catch(() => undefined);
+        }
       }
     },
     /** Stop taking work; requests not started yet are refused ('pool_closed'), started ones finish every stage. */

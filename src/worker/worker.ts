@@ -8,6 +8,7 @@ import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
 import { finishStaged, OVERLAP_DECODE_MAX_ESTIMATE, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
 import { collectGarbage } from '../process/collect-garbage.js';
+import { finishGarbageBytes, ReleasePolicy } from './release-policy.js';
 import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
 import { DEFAULT_QUALITY, type QualityLevel } from '../domain/removal.js';
 
@@ -48,12 +49,15 @@ function releaseDecodeMemory(slot: number | undefined): void {
 // Piscina's worker blocks in Atomics.wait between tasks, so nothing scheduled for later runs until
 // the next task arrives. So every task ends by collecting its garbage, letting Node run the Buffer
 // finalizers (they free sharp's memory on the next turn of the event loop) and handing the freed
-// heap pages back to the system: 5 to 25 ms a task (docs/memory.md).
+// heap pages back to the system: 5 to 25 ms a task (docs/memory.md). The staged path's finish puts it
+// off while work waits, up to a bound (release-policy.ts).
 async function releaseMemory(): Promise<void> {
   collectGarbage();
   await new Promise((resolve) => setImmediate(resolve));
   binding.trimMemory();
 }
+
+const finishReleases = new ReleasePolicy();
 
 function asFailure(err: unknown): RemoveResult {
   const e = err as Error & { code?: string };
@@ -103,9 +107,17 @@ export async function finish(task: FinishTask): Promise<unknown> {
   } catch (err) {
     result = asFailure(err);
   }
-  await releaseMemory();
+  // Under load the release waits for a few photos' garbage (release-policy.ts).
+  if (finishReleases.afterTask(finishGarbageBytes(task.plan, task.mask.byteLength), task.moreWaiting === true)) await releaseMemory();
   releaseDecodeMemory(task.decodeSlot);
   return moveResult(result);
+}
+
+/** The staged pool went idle: hand back what finish put off (release-policy.ts). Returns whether there was any. */
+export async function release(): Promise<boolean> {
+  if (!finishReleases.whenIdle()) return false;
+  await releaseMemory();
+  return true;
 }
 
 /**
