@@ -8,14 +8,25 @@
 #include "resize.h"
 
 namespace cutout {
+namespace {
+
+// An interleaved 8-bit image argument: bytes, width, height, channels (3 or 4) at info[at..at+3].
+struct PixelsArg {
+  ByteSpan bytes;
+  int width, height, channels;
+};
+
+PixelsArg PixelsAt(const Napi::CallbackInfo& info, int at, const char* name) {
+  return {BytesOf(info[at], name), IntArg(info[at + 1], "width", 1, 1 << 16), IntArg(info[at + 2], "height", 1, 1 << 16),
+          IntArg(info[at + 3], "channels", 3, 4)};
+}
+
+}  // namespace
 
 // preprocess(src: Uint8Array, width, height, channels, dst: Float32Array, mean[3], std[3])
 Napi::Value JsPreprocess(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  ByteSpan src = BytesOf(info[0], "src");
-  const int w = IntArg(info[1], "width", 1, 1 << 16);
-  const int h = IntArg(info[2], "height", 1, 1 << 16);
-  const int c = IntArg(info[3], "channels", 3, 4);
+  const auto [src, w, h, c] = PixelsAt(info, 0, "src");
   CUTOUT_THROW_TYPE_IF(!info[4].IsTypedArray() || info[4].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array,
                        env, "ERR_CUTOUT_ARG", "Expected a Float32Array for dst");
   Napi::Float32Array dst = info[4].As<Napi::Float32Array>();
@@ -41,10 +52,7 @@ Napi::Value JsPreprocess(const Napi::CallbackInfo& info) {
 // resizeToRgb(src: Uint8Array, width, height, channels, dst: Uint8Array, dstWidth, dstHeight, threads?)
 Napi::Value JsResizeToRgb(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  ByteSpan src = BytesOf(info[0], "src");
-  const int w = IntArg(info[1], "width", 1, 1 << 16);
-  const int h = IntArg(info[2], "height", 1, 1 << 16);
-  const int c = IntArg(info[3], "channels", 3, 4);
+  const auto [src, w, h, c] = PixelsAt(info, 0, "src");
   ByteSpan dst = BytesOf(info[4], "dst");
   const int dw = IntArg(info[5], "dstWidth", 1, 1 << 16);
   const int dh = IntArg(info[6], "dstHeight", 1, 1 << 16);

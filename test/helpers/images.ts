@@ -65,3 +65,14 @@ export function evalPhotos(limit = Infinity): string[] {
     .slice(0, limit)
     .map((f) => join(EVAL_IMAGES_DIR, f));
 }
+
+/** `n` bytes of a seeded linear congruential sequence: the same "noise" on every run. */
+export function seededBytes(n: number, seed: number): Uint8Array {
+  const out = new Uint8Array(n);
+  let s = seed;
+  for (let i = 0; i < n; i++) {
+    s = (s * 1103515245 + 12345) >>> 0;
+    out[i] = s >>> 24;
+  }
+  return out;
+}

@@ -1,6 +1,7 @@
 // The addon's preprocessing equals a plain TypeScript reference, and it refuses bad arguments with coded errors.
 import t from 'tap';
 import { loadBinding } from '../../src/native/binding.js';
+import { seededBytes } from '../helpers/images.js';
 
 const binding = loadBinding();
 const MEAN = [128, 128, 128];
@@ -16,25 +17,15 @@ function reference(src: Uint8Array, w: number, h: number, c: number, mean: numbe
   return out;
 }
 
-function randomBytes(n: number, seed: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let s = seed;
-  for (let i = 0; i < n; i++) {
-    s = (s * 1103515245 + 12345) >>> 0;
-    out[i] = s >>> 24;
-  }
-  return out;
-}
-
 t.test('matches the reference on small RGB and RGBA images', async (t) => {
   for (const [w, h, c] of [[1, 1, 3], [3, 2, 3], [5, 7, 4], [16, 9, 4]] as const) {
-    const src = randomBytes(w * h * c, w * 31 + h);
+    const src = seededBytes(w * h * c, w * 31 + h);
     const dst = new Float32Array(3 * w * h);
     binding.preprocess(src, w, h, c, dst, MEAN, STD);
     t.same(Array.from(dst), Array.from(reference(src, w, h, c, MEAN, STD)), `${w}x${h}x${c}`);
   }
   // Non-trivial normalisation (ImageNet-like) within float rounding.
-  const src = randomBytes(4 * 4 * 3, 7);
+  const src = seededBytes(4 * 4 * 3, 7);
   const mean = [123.675, 116.28, 103.53];
   const std = [58.395, 57.12, 57.375];
   const dst = new Float32Array(48);
@@ -44,7 +35,7 @@ t.test('matches the reference on small RGB and RGBA images', async (t) => {
 });
 
 t.test('reads a view at its byteOffset, not the start of the ArrayBuffer', async (t) => {
-  const backing = randomBytes(100, 3);
+  const backing = seededBytes(100, 3);
   const view = backing.subarray(10, 10 + 2 * 2 * 3);
   const dst = new Float32Array(12);
   binding.preprocess(view, 2, 2, 3, dst, MEAN, STD);

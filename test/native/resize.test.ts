@@ -4,18 +4,9 @@
 import t from 'tap';
 import sharp from 'sharp';
 import { loadBinding } from '../../src/native/binding.js';
+import { seededBytes } from '../helpers/images.js';
 
 const binding = loadBinding();
-
-function noise(n: number, seed: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let s = seed;
-  for (let i = 0; i < n; i++) {
-    s = (s * 1103515245 + 12345) >>> 0;
-    out[i] = s >>> 24;
-  }
-  return out;
-}
 
 /** A smooth photo-like RGB image: gradients and a disc (noise would magnify every rounding). */
 function smooth(w: number, h: number): Uint8Array {
@@ -67,7 +58,7 @@ t.test("matches sharp's cubic resize on every kind of axis", async (t) => {
     const d = diff(resize(src, w, h, 3, dw, dh), await bySharp(src, w, h, dw, dh));
     t.ok(d.max <= 4 && d.mean < 0.5, `${name} (${w}x${h} → ${dw}x${dh}): mean |Δ| ${d.mean.toFixed(3)}, max ${d.max}`);
     // Noise has no smooth parts to hide behind: the taps still agree within a few levels.
-    const n = noise(w * h * 3, w + h);
+    const n = seededBytes(w * h * 3, w + h);
     // Past a 2x shrink libvips box-shrinks first, then reduces: on noise that shows (mean 2.4 at 4.7x).
     const dn = diff(resize(n, w, h, 3, dw, dh), await bySharp(n, w, h, dw, dh));
     const [meanBound, maxBound] = w / dw > 2 ? [3, 16] : [1, 8];
@@ -98,7 +89,7 @@ t.test('alpha is dropped; a flat image stays flat; edges and 1-pixel sources', a
 });
 
 t.test('the same bytes on any thread count', async (t) => {
-  const src = noise(700 * 300 * 3, 3);
+  const src = seededBytes(700 * 300 * 3, 3);
   const one = resize(src, 700, 300, 3, 512, 512, 1);
   for (const threads of [2, 3, 8]) t.same(Buffer.from(resize(src, 700, 300, 3, 512, 512, threads)), Buffer.from(one), `${threads} threads`);
 });
