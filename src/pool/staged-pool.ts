@@ -42,8 +42,9 @@ export interface StagedPoolConfig {
 }
 
 interface CpuJob {
-  name: 'prepare' | 'finish';
-  task: RemoveTask | FinishTask;
+  /** A worker function of src/worker/worker.ts; `release` takes no task. */
+  name: 'prepare' | 'finish' | 'release';
+  task: RemoveTask | FinishTask | Record<string, never>;
   transfer: ArrayBuffer[];
 }
 
@@ -188,10 +189,11 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
         inFlight.delete(work);
         if (low) lowInFlight--;
         // Nothing in the pipeline: the kept scratch goes back, and each photo worker collects what it
-        // put off under load (one `release` task per worker: all idle, Piscina gives each one).
+        // put off under load: one `release` per worker, through the FIFO at low priority (so new
+        // requests go first and Piscina still never queues); all workers idle, each takes one.
         if (inFlight.size === 0) {
           binding.releaseScratch();
-          if (!closed) for (let i = 0; i < cfg.cpuWorkers; i++) void cpuPiscina.run({}, { name: 'release' }).catch(() => undefined);
+          if (!closed) for (let i = 0; i < cfg.cpuWorkers; i++) void cpu.run({ name: 'release', task: {}, transfer: [] }, undefined, undefined, 'low').catch(() => undefined);
         }
       }
     },
