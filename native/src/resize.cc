@@ -102,7 +102,7 @@ Taps Pack(const std::vector<Window>& ws, int in) {
 // pixel shift and a slight blur). Matching it keeps the model's input what it was through sharp.
 Taps AxisTaps(int in, int out, bool other_enlarged) {
   if (out > in) return Pack(Windows(in, out, true), in);
-  std::vector<Window> ws = out == in ? Windows(in, in, false) : Windows(in, out, false);
+  std::vector<Window> ws = Windows(in, out, false);
   if (other_enlarged) ws = Compose(Windows(out, out, true), ws);
   return Pack(ws, in);
 }

@@ -84,10 +84,12 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   const cpu: FifoQueue<CpuJob, unknown> = new FifoQueue<CpuJob, unknown>(
     async (job) => {
       const decodeSlot = decodeMemory.claimSlot();
-      // A photo alone takes the idle photo workers' cores for its passes.
-      const threads = photoThreadsNow(cfg.cores, cpu.stats().running, cfg.worker.photoThreads);
+      const { running, queued } = cpu.stats();
+      // A photo alone takes the idle photo workers' cores for its passes; with work waiting, the
+      // worker may put its release off.
+      const threads = photoThreadsNow(cfg.cores, running, cfg.worker.photoThreads);
+      const moreWaiting = queued > 0;
       try {
-        const moreWaiting = cpu.stats().queued > 0;
         return await cpuPiscina.run({ ...job.task, decodeSlot, threads, moreWaiting }, { name: job.name, transferList: job.transfer });
       } catch (err) {
         throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
