@@ -24,6 +24,7 @@
 // use per level is in the results (clientCpuPct, % of one core) so a saturated client shows.
 
 import { spawn, spawnSync } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -252,6 +253,8 @@ async function runLevel(t: Target, p: Prepared, concurrency: number, requests: n
   const t0 = performance.now();
   const stopStarting = t0 + opts.levelSeconds * 1000;
   const abort = new AbortController();
+  // One listener per request in flight on this signal: `concurrency` of them, past Node's warning at 10.
+  setMaxListeners(concurrency + 8, abort.signal);
   const hardStop = setTimeout(() => abort.abort(), (opts.levelSeconds + opts.drainSeconds) * 1000);
   let started = 0;
   const lane = async () => {

@@ -2,7 +2,7 @@
 // model replaced by a "replay" model that returns a fixed real mask in microseconds, so what is
 // measured is everything but the GPU (decode, composite, encode, the transfers between threads, the
 // release after each task), as a GPU box's photo workers would see it with an infinitely fast GPU.
-//   node dist/bench/staged-cpu-side.js [--root CHECKOUT] [--photo FILE] [--concurrency 1,4] [--requests 24]
+//   node dist/bench/staged-cpu-side.js [--root CHECKOUT] [--photo FILE] [--concurrency 1,4] [--requests 24] [--photo-nice N]
 // --root runs another checkout's build (an older worktree: before/after in one run, taking turns).
 // The mask is the default CPU model's for the photo, made once here. Prints img/s and p50/p90 per
 // concurrency, the process's peak RSS during the level and its RSS a second after, as one JSON line
@@ -53,6 +53,7 @@ const root = path.resolve(arg('root', process.cwd()));
 const photoFile = arg('photo', path.join('bench', '.photos', 'nuthatch-1mp.jpg'));
 const levels = arg('concurrency', '1,4').split(',').map(Number);
 const requests = Number(arg('requests', '24'));
+const photoNice = Number(arg('photo-nice', '0'));
 const input = fs.readFileSync(photoFile);
 
 // The real mask of this photo, from the default CPU model (this checkout's addon).
@@ -68,7 +69,7 @@ fs.writeFileSync(modelPath, replayModel(mask, width, height));
 
 const { createRemovalPool } = await import(path.join(root, 'dist', 'src', 'pool', 'pool.js'));
 const { DEFAULT_OPTIONS } = await import(path.join(root, 'dist', 'src', 'domain', 'removal.js'));
-const pool = await createRemovalPool({ model: 'isnet-fp16-batch', modelPath, device: 'cpu', warmUp: false });
+const pool = await createRemovalPool({ model: 'isnet-fp16-batch', modelPath, device: 'cpu', warmUp: false, ...(photoNice ? { photoNice } : {}) });
 try {
   const once = async (): Promise<number> => {
     const t0 = performance.now();
@@ -93,7 +94,7 @@ try {
     // Idle again: what the pool still holds a second later (kept scratch and put-off garbage gone).
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const idleRssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
-    console.log(JSON.stringify({ root, photo: path.basename(photoFile), concurrency: c, requests, imgPerS: r1((requests * 1000) / wall), p50: r1(quantile(ms, 0.5)), p90: r1(quantile(ms, 0.9)), peakRssMb: Math.round(peak / 2 ** 20), idleRssMb }));
+    console.log(JSON.stringify({ root, photo: path.basename(photoFile), photoNice, concurrency: c, requests, imgPerS: r1((requests * 1000) / wall), p50: r1(quantile(ms, 0.5)), p90: r1(quantile(ms, 0.9)), peakRssMb: Math.round(peak / 2 ** 20), idleRssMb }));
   }
 } finally {
   await pool.close();

@@ -29,6 +29,8 @@ export interface Config {
   readonly batchWaitMs: number | undefined;
   /** Batch models: inference workers sharing the model session; undefined = the pool's default. */
   readonly inferWorkers: number | undefined;
+  /** Nice value of the photo workers' threads (0..19; undefined = 0, as the process). */
+  readonly photoNice: number | undefined;
   readonly tlsCert: string | undefined;
   readonly tlsKey: string | undefined;
   /** Largest request body (a 22 MB image as base64 plus form overhead). */
@@ -116,6 +118,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   'max-batch': 'CUTOUT_MAX_BATCH',
   'batch-wait-ms': 'CUTOUT_BATCH_WAIT_MS',
   'infer-workers': 'CUTOUT_INFER_WORKERS',
+  'photo-nice': 'CUTOUT_PHOTO_NICE',
   'tls-cert': 'CUTOUT_TLS_CERT',
   'tls-key': 'CUTOUT_TLS_KEY',
   'max-body-bytes': 'CUTOUT_MAX_BODY_BYTES',
@@ -264,6 +267,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     maxBatch: integer('max-batch', get('max-batch'), 1, 256),
     batchWaitMs: integer('batch-wait-ms', get('batch-wait-ms'), 0, 10_000),
     inferWorkers: integer('infer-workers', get('infer-workers'), 1, 8),
+    photoNice: integer('photo-nice', get('photo-nice'), 0, 19),
     tlsCert,
     tlsKey,
     maxImageBytes: DEFAULTS.maxImageBytes,

@@ -7,9 +7,13 @@
 #                                             check each against SHA256SUMS, say which are missing
 #   bash bench/gpu/remote.sh run [bench args] join, check sha256, unpack to $ROOT_DIR/cutout (with
 #                                             $ROOT_DIR/shared/eval/dev beside it), then gpu-check
-#                                             (args in $GPU_CHECK_ARGS) and bench:gpu [bench args],
-#                                             all inside $RUN_BUDGET seconds (default 540); exits
-#                                             non-zero when gpu-check failed or bench:gpu did
+#                                             (args in $GPU_CHECK_ARGS), bench:photo-stages
+#                                             ($STAGES_ARGS), bench:gpu [bench args; none: CUDA,
+#                                             1 and 12 MP, c = 1/32/128], then one short bench:gpu
+#                                             per variant of $BENCH_VARIANTS (|-separated; default
+#                                             "--infer-workers 1|--photo-nice 10|CUTOUT_CUDA_OPTIONS=prefer_nhwc=1";
+#                                             empty: none), all inside $RUN_BUDGET seconds (default
+#                                             540); exits non-zero when gpu-check failed or bench:gpu did
 #   bash bench/gpu/remote.sh check [args]     unpack if needed, gpu-check only
 #   bash bench/gpu/remote.sh bench [args]     unpack if needed, bench:gpu only (no deadline unless given)
 #   bash bench/gpu/remote.sh stages [args]    unpack if needed, bench:photo-stages only (the CPU side
@@ -32,14 +36,16 @@
 #   run  command: bash bench/gpu/remote.sh run                                             timeout_s 600
 #        carry:   [".gpu-stage/SHA256SUMS"]
 #
-# `run`'s defaults are meant to fit one 10-minute call (an estimate: not yet timed on a GPU box; the
-# bench stops starting levels at the budget, gpu-check has no limit of its own, and what is in $OUT
-# comes back even when the tool stops a call at its timeout): gpu-check in full (43 photos; batches 1..32, 20 runs,
-# pinned on and off; 64 requests) then bench:gpu on cuda and cpu, photos 0.5/4/12/20 MP at
-# concurrency 1/8/32/128 with 10 s per level (+10 s to drain), levels left out once the budget is
-# spent (the JSON says which). Results written as they come: $OUT/gpu-check.json, gpu.json, gpu.md,
-# remote.log. A second call, `bash bench/gpu/remote.sh bench --devices cpu …`, can fill in levels
-# the budget left out (the bundle stays unpacked while the machine is warm).
+# `run`'s defaults are meant to fit one 10-minute call (the bench stops starting levels at the
+# budget, gpu-check has no limit of its own, and what is in $OUT comes back even when the tool stops
+# a call at its timeout): gpu-check in full (43 photos; batches 1..32, 20 runs, pinned on and off;
+# 64 requests), bench:photo-stages, then bench:gpu on CUDA only (the CPU rows were measured on the
+# first lease; `-- --devices cuda,cpu …` as run's arguments brings them back), 1 and 12 MP at
+# concurrency 1/32/128 with 10 s per level (+10 s to drain), then the variants ($VARIANT_SECONDS,
+# default 60, kept for each). Levels left out once the budget is spent are named in the JSON.
+# Results written as they come: $OUT/gpu-check.json, photo-stages.json, gpu.json, gpu.md,
+# variant-N/, remote.log. A second call, `bash bench/gpu/remote.sh bench --devices cpu …`, can fill
+# in levels the budget left out (the bundle stays unpacked while the machine is warm).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -161,6 +167,36 @@ bench() {
   return "${PIPESTATUS[0]}"
 }
 
+# bench:gpu again for each variant: leading NAME=value words go in the server's environment, the
+# rest are serve flags; 1 MP at c = 32 and 128 on CUDA, results in $OUT/variant-N/ (gpu.json says
+# which flags and environment). A variant's failure does not fail the run: it is an experiment.
+DEFAULT_VARIANTS='--infer-workers 1|--photo-nice 10|CUTOUT_CUDA_OPTIONS=prefer_nhwc=1'
+VARIANT_SECONDS=${VARIANT_SECONDS:-60}
+variant_runs() {
+  local i=0 v w envs flags left
+  for v in "$@"; do
+    i=$((i + 1))
+    envs=()
+    flags=()
+    for w in $v; do
+      if [[ ${#flags[@]} -eq 0 && $w =~ ^[A-Z_][A-Z0-9_]*= ]]; then envs+=("$w"); else flags+=("$w"); fi
+    done
+    left=$((RUN_BUDGET - (SECONDS - T0) - 20))
+    if [[ $left -lt 30 ]]; then
+      say "variant $i ($v): no time left"
+      continue
+    fi
+    say "variant $i: ${envs[*]:-(no environment)} serve ${flags[*]:-(no flags)}"
+    mkdir -p "$OUT/variant-$i"
+    echo "$v" > "$OUT/variant-$i/variant.txt"
+    (
+      for w in "${envs[@]}"; do export "${w?}"; done
+      bench --devices cuda --photos 1 --concurrency 32,128 --warmup 1 --level-seconds 10 --drain-seconds 10 \
+        --deadline-seconds "$left" --out "$OUT/variant-$i" -- "${flags[@]}"
+    ) || say "variant $i: bench:gpu exited with $?"
+  done
+}
+
 cmd=${1:-}
 [[ $# -gt 0 ]] && shift
 case $cmd in
@@ -178,18 +214,25 @@ case $cmd in
     # The CPU side of a photo on this box's cores (~10 s; a failure here does not fail the run).
     # shellcheck disable=SC2086 # STAGES_ARGS is a list of flags
     stages ${STAGES_ARGS:---photos 1,12 --threads 1,$(nproc) --runs 3} || say "bench:photo-stages failed"
-    # What is left of the budget, less one level's worst case (10 s + 10 s drain + the barrier).
-    left=$((RUN_BUDGET - (SECONDS - T0) - 40))
+    # What is left of the budget, less one level's worst case (10 s + 10 s drain + the barrier);
+    # the variants below get their share of it first.
+    # shellcheck disable=SC2206 # one variant per |-separated item
+    IFS='|' read -ra variants <<< "${BENCH_VARIANTS-$DEFAULT_VARIANTS}"
+    reserve=$((${#variants[@]} * VARIANT_SECONDS))
+    left=$((RUN_BUDGET - (SECONDS - T0) - 40 - reserve))
     if [[ $left -lt 30 ]]; then
-      say "no time left for bench:gpu ($((SECONDS - T0)) s of $RUN_BUDGET used)"
+      say "no time left for bench:gpu ($((SECONDS - T0)) s of $RUN_BUDGET used, $reserve s kept for the variants)"
     else
       brc=0
+      # No arguments: the rows the next lease needs (docs/gpu.md, "To measure on the next GPU lease").
+      [[ $# -eq 0 ]] && set -- --devices cuda --photos 1,12 --concurrency 1,32,128
       bench --level-seconds 10 --drain-seconds 10 --deadline-seconds "$left" "$@" || brc=$?
       [[ $brc -ne 0 ]] && say "bench:gpu exited with $brc"
       [[ $rc -eq 0 ]] && rc=$brc
     fi
+    variant_runs "${variants[@]}"
     say "done in $((SECONDS - T0)) s (rc $rc: 0 when gpu-check passed and bench:gpu finished)"
     exit "$rc"
     ;;
-  *) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 2 ;;
+  *) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 2 ;;
 esac

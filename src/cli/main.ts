@@ -8,8 +8,9 @@ import { PACKAGE_ROOT } from '../model/manifest.js';
 const USAGE = `cutout: self-hosted background removal with the remove.bg v1.0 API
 
 Usage:
-  cutout serve [--host H] [--port P] [--data DIR] [--workers N] [--model NAME] [--processes N] [--tls-cert F --tls-key F]
-  cutout remove <file|dir>... [-o OUT] [--size SIZE] [--format FMT] [--bg-color HEX] [--model NAME]
+  cutout serve [--host H] [--port P] [--data DIR] [--workers N] [--model NAME] [--device auto|cpu|cuda[:N]]
+               [--quality fast|balanced|best] [--processes N] [--tls-cert F --tls-key F] [--ledger postgres://…] …
+  cutout remove <file|dir>... [-o OUT] [--size SIZE] [--format FMT] [--bg-color HEX] [--model NAME] [--device D] …
   cutout keys create|list|revoke|credit ...   (manage API keys: the data folder's ledger, or --ledger postgres://…)
   cutout usage [--since DATE|DAYS] [--json] [--ledger postgres://…]
   cutout --version

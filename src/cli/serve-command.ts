@@ -1,4 +1,4 @@
-// `cutout serve [--host H] [--port P] [--data DIR] [--ledger postgres://…] [--workers N] [--tls-cert F --tls-key F]`
+// `cutout serve [options]` (cutout serve --help lists them)
 // Start order: TLS files checked → ledger (LMDB in --data, or PostgreSQL: migrations; then reconcile
 // dead owners or lapsed leases, demo key) → pool → listen.
 // SIGTERM/SIGINT close in reverse: stop accepting, drain in-flight requests (at most
@@ -45,6 +45,9 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
                        (CUTOUT_BATCH_WAIT_MS, default 2)
   --infer-workers N    batch models: inference workers sharing the model session, 1..8
                        (CUTOUT_INFER_WORKERS, default 2)
+  --photo-nice N       nice value 0..19 of the photo workers' threads, so the main thread and the
+                       inference workers go first when the cores are full (CUTOUT_PHOTO_NICE, default 0;
+                       an experiment for GPU boxes: docs/gpu.md)
   --request-timeout S  deadline of every request in seconds, from its first byte: 408 while the
                        body is still arriving, 503 + Retry-After after, credits refunded
                        (CUTOUT_REQUEST_TIMEOUT, default 120)
@@ -151,6 +154,7 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     if (config.maxBatch !== undefined) poolOptions.maxBatch = config.maxBatch;
     if (config.batchWaitMs !== undefined) poolOptions.batchWaitMs = config.batchWaitMs;
     if (config.inferWorkers !== undefined) poolOptions.inferWorkers = config.inferWorkers;
+    if (config.photoNice !== undefined) poolOptions.photoNice = config.photoNice;
     poolOptions.lowPriorityPlaces = config.sandboxShare;
     const metrics = createMetrics(packageVersion());
     poolOptions.onBatch = (batch) => metrics.observeBatch(batch);

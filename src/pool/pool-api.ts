@@ -38,6 +38,8 @@ export interface PoolOptions {
   batchWaitMs?: number;
   /** Batch models: inference workers sharing the model session (default INFER_WORKERS). */
   inferWorkers?: number;
+  /** Nice value (0..19) of the photo workers' threads and of the threads they start (default 0). */
+  photoNice?: number;
   /** CUDA provider options over ours, "key=value;key=value" (default: CUTOUT_CUDA_OPTIONS). */
   cudaOptions?: string;
   /** Batch models: run every batch size once at start (default true; scheduler tests turn it off). */

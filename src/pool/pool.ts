@@ -77,7 +77,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
     const info: PoolInfo = { device, model: modelName, workers: cpuWorkers, threadsPerWorker: photoThreads, batching: { maxBatch, maxWaitMs, inferWorkers } };
     return createStagedPool({
       info,
-      worker: { ...session, mode: 'stages', modelPath, photoThreads, ...(opts.quality ? { quality: opts.quality } : {}) },
+      worker: { ...session, mode: 'stages', modelPath, photoThreads, ...(opts.quality ? { quality: opts.quality } : {}), ...(opts.photoNice ? { nice: opts.photoNice } : {}) },
       cpuWorkers,
       infer: { ...session, modelPath, maxBatch, ...(opts.warmUp === false ? { warmUp: false } : {}) },
       inferWorkers,
@@ -97,7 +97,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
   return createWholePool({
     info,
     // ORT's threads idle while the photo is composited and encoded: those passes take them.
-    worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads, ...(opts.quality ? { quality: opts.quality } : {}) },
+    worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads, ...(opts.quality ? { quality: opts.quality } : {}), ...(opts.photoNice ? { nice: opts.photoNice } : {}) },
     workers,
     maxQueue,
     cores,

@@ -3,6 +3,7 @@
 //   mode 'whole':  this worker owns a model session and runs whole removals (`remove`): the CPU path.
 //   mode 'stages': no session; `prepare` and `finish` run the two halves around a batched inference
 //                  that runs in the inference worker (src/worker/infer-worker.ts): the GPU path.
+import os from 'node:os';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
@@ -21,9 +22,14 @@ export interface WorkerConfig extends SessionOptions {
   decodeMemory?: DecodeMemoryShare;
   /** The quality level of tasks that name none (PoolOptions.quality). */
   quality?: QualityLevel;
+  /** This thread's nice value (PoolOptions.photoNice), set before the session starts its threads. */
+  nice?: number;
 }
 
 const config = workerData as WorkerConfig;
+// On Linux a nice value belongs to the thread: this worker and the threads it starts from here on
+// (ONNX Runtime's, libvips', the addon's) run behind the main thread and the inference workers.
+if (config.nice) os.setPriority(config.nice);
 const binding = loadBinding();
 const ctx: PipelineContext = {
   binding,

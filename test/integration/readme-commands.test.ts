@@ -262,6 +262,25 @@ t.test('the Command line block names only what the commands know', async (t) => 
   }
 });
 
+t.test("cutout --help's own synopsis names only what each command knows, --device included", async (t) => {
+  const top = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' }).stdout;
+  // A verb's line and the more-indented lines that continue it.
+  const synopsis = new Map<string, string>();
+  let verb: string | undefined;
+  for (const line of top.split('\n')) {
+    const m = /^ {2}cutout (\w+)/.exec(line);
+    if (m) synopsis.set((verb = m[1]!), line);
+    else if (verb && /^ {4,}\S/.test(line)) synopsis.set(verb, `${synopsis.get(verb)} ${line}`);
+    else verb = undefined;
+  }
+  for (const v of ['serve', 'remove']) t.match(synopsis.get(v) ?? '', /--device\b/, `cutout --help's ${v} line names --device`);
+  for (const [v, line] of synopsis) {
+    if (v === 'keys' || v === 'usage') continue; // their flags belong to the subcommands
+    const r = spawnSync(process.execPath, [CLI, v, '--help'], { encoding: 'utf8', env: { ...process.env, CUTOUT_DATA_DIR: DATA } });
+    for (const flag of new Set(line.match(/--[a-z][\w-]*/g) ?? [])) t.ok((r.stdout + r.stderr).includes(flag), `cutout ${v} --help lists ${flag}, as cutout --help says`);
+  }
+});
+
 t.test('every inline npm script and dist file exists', async (t) => {
   const spans = [...new Set(inlineCode(README))];
   for (const span of spans) {

@@ -2,6 +2,7 @@
 // brightness model so the batches are cheap and every mask is known: each request gets its own
 // photo's cut-out back from a shared batch, a bad photo fails alone, an aborted request leaves
 // its batch, the queue is bounded, and close waits for what runs.
+import fs from 'node:fs';
 import t from 'tap';
 import sharp from 'sharp';
 import { createRemovalPool } from '../../src/pool/pool.js';
@@ -23,7 +24,7 @@ function photo(x: number, y: number): Promise<Buffer> {
     .toBuffer();
 }
 
-async function pool(over: { maxBatch?: number; batchWaitMs?: number; maxQueue?: number; workers?: number } = {}) {
+async function pool(over: { maxBatch?: number; batchWaitMs?: number; maxQueue?: number; workers?: number; photoNice?: number } = {}) {
   return createRemovalPool({ model: 'isnet-fp16-batch', modelPath: model, device: 'cpu', warmUp: false, workers: 2, ...over });
 }
 
@@ -104,4 +105,31 @@ t.test('composite scratch is kept while requests are in the pipeline and none on
   t.equal(binding.scratchCache().cached, 0, 'the pipeline empty: every block handed back');
   await p.close();
   t.same(binding.scratchCache(), { limit: 0, cached: 0 }, 'closed: off again');
+});
+
+/** Nice value of each thread of this process, by thread id (/proc/self/task/<tid>/stat, field 19). */
+function threadNices(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    nices.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return nices;
+}
+
+t.test('photoNice: the photo workers run at that nice value, the main thread and the inference workers do not', { skip: process.platform !== 'linux' && 'per-thread nice values are Linux' }, async (t) => {
+  const before = new Set(threadNices().keys());
+  const p = await pool({ workers: 2, photoNice: 7 });
+  t.teardown(() => p.close());
+  const r = ok(await p.run({ input: await photo(100, 50), options: { ...options } }));
+  t.ok(Math.abs(r.foreground.left - 100) <= 2 && Math.abs(r.foreground.top - 50) <= 2, 'the photo still comes back cut out');
+  const nices = threadNices();
+  t.equal(nices.get(process.pid), 0, 'main thread at 0');
+  const started = [...nices].filter(([tid]) => !before.has(tid));
+  const at7 = started.filter(([, n]) => n === 7).length;
+  // Two photo workers, each with the threads it started (libvips', the addon's); the two inference
+  // workers and what they started (ONNX Runtime's) stay at 0.
+  t.ok(at7 >= 2, `${at7} of the pool's ${started.length} new threads at nice 7`);
+  t.ok(started.filter(([, n]) => n === 0).length >= 2, 'the inference workers at 0');
+  t.same(new Set(started.map(([, n]) => n)), new Set([0, 7]), 'no other value');
 });

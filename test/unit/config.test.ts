@@ -94,3 +94,11 @@ t.test('--infer-workers (batch models): the pool default unless given, 1..8', as
   t.equal(loadConfig(['--infer-workers=4'], { CUTOUT_INFER_WORKERS: '3' }).inferWorkers, 4, 'flag wins');
   for (const bad of ['0', '9', 'x', '1.5']) t.throws(() => loadConfig(['--infer-workers', bad], {}), /infer-workers/, bad);
 });
+
+t.test('--photo-nice: none unless given, 0..19', async (t) => {
+  t.equal(loadConfig([], {}).photoNice, undefined);
+  t.equal(loadConfig(['--photo-nice', '0'], {}).photoNice, 0);
+  t.equal(loadConfig([], { CUTOUT_PHOTO_NICE: '10' }).photoNice, 10);
+  t.equal(loadConfig(['--photo-nice=19'], { CUTOUT_PHOTO_NICE: '10' }).photoNice, 19, 'flag wins');
+  for (const bad of ['-1', '20', 'x', '2.5']) t.throws(() => loadConfig(['--photo-nice', bad], {}), /photo-nice/, bad);
+});
