@@ -2,11 +2,11 @@
 // model replaced by a "replay" model that returns a fixed real mask in microseconds, so what is
 // measured is everything but the GPU (decode, composite, encode, the transfers between threads, the
 // release after each task), as a GPU box's photo workers would see it with an infinitely fast GPU.
-//   node dist/bench/staged-cpu-side.js [--root CHECKOUT] [--photo FILE] [--concurrency 1,4] [--requests 24] [--photo-nice N]
+//   node dist/bench/staged-cpu-side.js [--root CHECKOUT] [--photo FILE] [--concurrency 1,4] [--requests 24] [--photo-nice N] [--gap-ms MS]
 // --root runs another checkout's build (an older worktree: before/after in one run, taking turns).
 // The mask is the default CPU model's for the photo, made once here. Prints img/s and p50/p90 per
 // concurrency, the process's peak RSS during the level and its RSS a second after, as one JSON line
-// per level.
+// per level, with the median of each Server-Timing stage.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,6 +54,8 @@ const photoFile = arg('photo', path.join('bench', '.photos', 'nuthatch-1mp.jpg')
 const levels = arg('concurrency', '1,4').split(',').map(Number);
 const requests = Number(arg('requests', '24'));
 const photoNice = Number(arg('photo-nice', '0'));
+// Idle time a lane waits after each answer before its next request (0: back to back).
+const gapMs = Number(arg('gap-ms', '0'));
 const input = fs.readFileSync(photoFile);
 
 // The real mask of this photo, from the default CPU model (this checkout's addon).
@@ -71,22 +73,29 @@ const { createRemovalPool } = await import(path.join(root, 'dist', 'src', 'pool'
 const { DEFAULT_OPTIONS } = await import(path.join(root, 'dist', 'src', 'domain', 'removal.js'));
 const pool = await createRemovalPool({ model: 'isnet-fp16-batch', modelPath, device: 'cpu', warmUp: false, ...(photoNice ? { photoNice } : {}) });
 try {
+  // Each request's stage timings (Server-Timing's), for the level's medians.
+  let timings: Record<string, number>[] = [];
   const once = async (): Promise<number> => {
     const t0 = performance.now();
     const r = await pool.run({ input: new Uint8Array(input), options: { ...DEFAULT_OPTIONS, size: 'full', format: 'png' } });
     if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+    timings.push(r.timings);
     return performance.now() - t0;
   };
   for (let i = 0; i < 3; i++) await once(); // warm-up
   for (const c of levels) {
     const ms: number[] = [];
+    timings = [];
     let next = 0;
     // The process's RSS (workers are its threads) every 20 ms: the level's peak.
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
     const t0 = performance.now();
     await Promise.all(Array.from({ length: c }, async () => {
-      while (next++ < requests) ms.push(await once());
+      while (next++ < requests) {
+        ms.push(await once());
+        if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+      }
     }));
     const wall = performance.now() - t0;
     clearInterval(sampler);
@@ -94,7 +103,8 @@ try {
     // Idle again: what the pool still holds a second later (kept scratch and put-off garbage gone).
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const idleRssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
-    console.log(JSON.stringify({ root, photo: path.basename(photoFile), photoNice, concurrency: c, requests, imgPerS: r1((requests * 1000) / wall), p50: r1(quantile(ms, 0.5)), p90: r1(quantile(ms, 0.9)), peakRssMb: Math.round(peak / 2 ** 20), idleRssMb }));
+    const stages = Object.fromEntries([...new Set(timings.flatMap((s) => Object.keys(s)))].map((k) => [k, r1(quantile(timings.map((s) => s[k] ?? 0), 0.5))]));
+    console.log(JSON.stringify({ root, photo: path.basename(photoFile), photoNice, gapMs, concurrency: c, requests, imgPerS: r1((requests * 1000) / wall), p50: r1(quantile(ms, 0.5)), p90: r1(quantile(ms, 0.9)), peakRssMb: Math.round(peak / 2 ** 20), idleRssMb, stages }));
   }
 } finally {
   await pool.close();

@@ -84,13 +84,10 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   const cpu: FifoQueue<CpuJob, unknown> = new FifoQueue<CpuJob, unknown>(
     async (job) => {
       const decodeSlot = decodeMemory.claimSlot();
-      const { running, queued } = cpu.stats();
-      // A photo alone takes the idle photo workers' cores for its passes; with work waiting, the
-      // worker may put its release off.
-      const threads = photoThreadsNow(cfg.cores, running, cfg.worker.photoThreads);
-      const moreWaiting = queued > 0;
+      // A photo alone takes the idle photo workers' cores for its passes.
+      const threads = photoThreadsNow(cfg.cores, cpu.stats().running, cfg.worker.photoThreads);
       try {
-        return await cpuPiscina.run({ ...job.task, decodeSlot, threads, moreWaiting }, { name: job.name, transferList: job.transfer });
+        return await cpuPiscina.run({ ...job.task, decodeSlot, threads }, { name: job.name, transferList: job.transfer });
       } catch (err) {
         throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
       } finally {
@@ -191,7 +188,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
         inFlight.delete(work);
         if (low) lowInFlight--;
         // Nothing in the pipeline: the kept scratch goes back, and each photo worker collects what it
-        // put off under load: one `release` per worker, through the FIFO at low priority (so new
+        // put off (release-policy.ts): one `release` per worker, through the FIFO at low priority (so new
         // requests go first and Piscina still never queues); all workers idle, each takes one.
         if (inFlight.size === 0) {
           binding.releaseScratch();

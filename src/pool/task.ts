@@ -104,6 +104,4 @@ export interface FinishTask {
   decodeSlot?: number;
   /** As RemoveTask's: set by the pool as the stage starts. */
   threads?: number;
-  /** The pool had more work waiting as this stage started: the worker may put its release off (src/worker/release-policy.ts). */
-  moreWaiting?: boolean;
 }

@@ -56,7 +56,7 @@ function releaseDecodeMemory(slot: number | undefined): void {
 // the next task arrives. So every task ends by collecting its garbage, letting Node run the Buffer
 // finalizers (they free sharp's memory on the next turn of the event loop) and handing the freed
 // heap pages back to the system: 5 to 25 ms a task (docs/memory.md). The staged path's finish puts it
-// off while work waits, up to a bound (release-policy.ts).
+// off, up to a bound or until the pool goes idle (release-policy.ts).
 async function releaseMemory(): Promise<void> {
   collectGarbage();
   await new Promise((resolve) => setImmediate(resolve));
@@ -113,8 +113,8 @@ export async function finish(task: FinishTask): Promise<unknown> {
   } catch (err) {
     result = asFailure(err);
   }
-  // Under load the release waits for a few photos' garbage (release-policy.ts).
-  if (finishReleases.afterTask(finishGarbageBytes(task.plan, task.mask.byteLength), task.moreWaiting === true)) await releaseMemory();
+  // The release waits for a few photos' garbage, or for the pool's idle `release` (release-policy.ts).
+  if (finishReleases.afterTask(finishGarbageBytes(task.plan, task.mask.byteLength))) await releaseMemory();
   releaseDecodeMemory(task.decodeSlot);
   return moveResult(result);
 }
