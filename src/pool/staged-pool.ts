@@ -60,9 +60,17 @@ const round = (ms: number): number => Math.round(ms * 10) / 10;
  * Composite scratch kept per photo worker while requests are in the pipeline (native/src/scratch.h):
  * a 1 MP photo's passes use ~50 MB of it, a 12 MP photo's a little more. Kept, the next photo finds
  * its pages mapped instead of faulting them in again (docs/native.md, "Scratch memory"); all of it
- * goes back to the system whenever the pipeline is empty.
+ * goes back to the system once the pipeline has been empty for SCRATCH_IDLE_RELEASE_MS.
  */
 export const SCRATCH_PER_WORKER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How long the scratch outlives an empty pipeline. A client sending one photo after another (a
+ * benchmark at concurrency 1, a catalogue script) empties the pipeline between its requests; handed
+ * back at once, every photo would fault its ~50 MB in again (1 MP on 2 cores: 36–48 ms of composite
+ * kept, 47–67 faulted in: docs/memory.md). Two idle seconds and it goes.
+ */
+export const SCRATCH_IDLE_RELEASE_MS = 2000;
 
 function transferable(bytes: Uint8Array): ArrayBuffer[] {
   return bytes.buffer.byteLength > 0 && ownsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : [];
@@ -122,6 +130,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   /** Low-priority requests in the pipeline: capped by lowPlaces, not counted against capacity + maxQueue. */
   let lowInFlight = 0;
   let closed = false;
+  let scratchRelease: NodeJS.Timeout | undefined;
   // Requests in the pipeline; `stop` withdraws one that has not started yet (close()).
   const inFlight = new Map<Promise<unknown>, { started: boolean; stop: AbortController }>();
 
@@ -187,11 +196,12 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       } finally {
         inFlight.delete(work);
         if (low) lowInFlight--;
-        // Nothing in the pipeline: the kept scratch goes back, and each photo worker collects what it
-        // put off (release-policy.ts): one `release` per worker, through the FIFO at low priority (so new
+        // Nothing in the pipeline: the kept scratch goes back if nothing comes for a while, and each
+        // photo worker collects what it put off (release-policy.ts) at once: one `release` per worker, through the FIFO at low priority (so new
         // requests go first and Piscina still never queues); all workers idle, each takes one.
         if (inFlight.size === 0) {
-          binding.releaseScratch();
+          clearTimeout(scratchRelease);
+          scratchRelease = setTimeout(() => inFlight.size === 0 && binding.releaseScratch(), SCRATCH_IDLE_RELEASE_MS).unref();
           if (!closed) for (let i = 0; i < cfg.cpuWorkers; i++) void cpu.run({ name: 'release', task: {}, transfer: [] }, undefined, undefined, 'low').catch(() => undefined);
         }
       }
@@ -204,6 +214,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       await Promise.allSettled([...inFlight.keys()]);
       await Promise.all([cpu.close(), gpu.close()]);
       await Promise.all([cpuPiscina.close(), inferPiscina.close()]);
+      clearTimeout(scratchRelease);
       binding.scratchCache(0);
     },
   };

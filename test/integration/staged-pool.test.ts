@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import t from 'tap';
 import sharp from 'sharp';
 import { createRemovalPool } from '../../src/pool/pool.js';
-import { SCRATCH_PER_WORKER_BYTES } from '../../src/pool/staged-pool.js';
+import { SCRATCH_IDLE_RELEASE_MS, SCRATCH_PER_WORKER_BYTES } from '../../src/pool/staged-pool.js';
 import { loadBinding } from '../../src/native/binding.js';
 import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/domain/removal.js';
 import type { RemoveResult } from '../../src/pool/task.js';
@@ -94,7 +94,7 @@ t.test('admission is bounded (maxQueue beyond what runs) and close lets running 
   await t.rejects(p.run({ input: Buffer.from(input), options }), { code: 'pool_closed' });
 });
 
-t.test('composite scratch is kept while requests are in the pipeline and none once it is empty', async (t) => {
+t.test('composite scratch is kept while requests come and none once the pipeline has been empty a while', async (t) => {
   const binding = loadBinding();
   const p = await pool({ maxBatch: 2, batchWaitMs: 20, workers: 2 });
   t.equal(binding.scratchCache().limit, 2 * SCRATCH_PER_WORKER_BYTES, 'the limit: 64 MB per photo worker');
@@ -102,9 +102,26 @@ t.test('composite scratch is kept while requests are in the pipeline and none on
   const spots = [[10, 10], [100, 20], [200, 150], [270, 190]] as const;
   const results = await Promise.all(spots.map(async ([x, y]) => p.run({ input: await photo(x, y), options: refined })));
   t.ok(results.every((r) => r.ok), 'all four done');
-  t.equal(binding.scratchCache().cached, 0, 'the pipeline empty: every block handed back');
+  const kept = binding.scratchCache().cached;
+  t.ok(kept > 0, `the pipeline just emptied: ${kept} bytes kept for the next photo`);
+  // The next request within the idle time finds them and restarts the clock.
+  await new Promise((resolve) => setTimeout(resolve, SCRATCH_IDLE_RELEASE_MS / 2));
+  ok(await p.run({ input: await photo(50, 60), options: refined }));
+  await new Promise((resolve) => setTimeout(resolve, SCRATCH_IDLE_RELEASE_MS / 2));
+  t.ok(binding.scratchCache().cached > 0, 'still kept more than one idle time after the burst: the clock restarted with the last request');
+  await new Promise((resolve) => setTimeout(resolve, SCRATCH_IDLE_RELEASE_MS * 0.75));
+  t.equal(binding.scratchCache().cached, 0, 'empty for longer than the idle time: every block handed back');
   await p.close();
   t.same(binding.scratchCache(), { limit: 0, cached: 0 }, 'closed: off again');
+});
+
+t.test('closing with scratch kept hands it back at once', async (t) => {
+  const binding = loadBinding();
+  const p = await pool({ workers: 2 });
+  ok(await p.run({ input: await photo(10, 10), options: { ...DEFAULT_OPTIONS } }));
+  t.ok(binding.scratchCache().cached > 0, 'kept after the request');
+  await p.close();
+  t.same(binding.scratchCache(), { limit: 0, cached: 0 }, 'closed: nothing kept, no idle time waited');
 });
 
 /** Nice value of each thread of this process, by thread id (/proc/self/task/<tid>/stat, field 19). */
