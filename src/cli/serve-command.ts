@@ -41,8 +41,8 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --processes N        server processes sharing the port via SO_REUSEPORT (CUTOUT_PROCESSES, default 1)
   --max-queue N        removals waiting per process before 503 service_busy (CUTOUT_MAX_QUEUE, default 64)
   --max-batch N        batch models (the CUDA default): most photos per inference batch (CUTOUT_MAX_BATCH, default 8)
-  --batch-wait-ms MS   batch models: how long a free inference worker waits for a batch to fill
-                       (CUTOUT_BATCH_WAIT_MS, default 2)
+  --batch-wait-ms MS   batch models: how long a free inference worker waits for a batch to fill, while
+                       other photos are being prepared (CUTOUT_BATCH_WAIT_MS, default 2)
   --infer-workers N    batch models: inference workers sharing the model session, 1..8
                        (CUTOUT_INFER_WORKERS, default 2)
   --photo-nice N       nice value 0..19 of the photo workers' threads, so the main thread and the

@@ -7,8 +7,9 @@
 // never queues anything.
 //
 // Batching (for a GPU session): a free slot takes up to `maxBatch` waiting tasks, in arrival order,
-// and waits at most `maxWaitMs` after the oldest one arrived for the batch to fill. With the
-// defaults (1, 0 ms) it is a plain FIFO of single tasks.
+// and waits at most `maxWaitMs` after the oldest one arrived for the batch to fill, unless
+// `companyExpected` says nothing more is coming. With the defaults (1, 0 ms) it is a plain FIFO of
+// single tasks.
 
 export interface FifoQueueOptions {
   /** Batches (or single tasks) running at once: the pool's workers. */
@@ -19,6 +20,12 @@ export interface FifoQueueOptions {
   maxBatch?: number;
   /** How long the oldest waiting task may wait for a fuller batch while a slot is free (default 0). */
   maxWaitMs?: number;
+  /**
+   * Whether more tasks are on their way (default: always). When it says no, a batch that is not full
+   * leaves at once instead of waiting maxWaitMs for company that cannot come in time (the staged
+   * pool: no photo being prepared). Asked each time the queue decides whether to wait.
+   */
+  companyExpected?: () => boolean;
   /**
    * Low-priority tasks running or waiting at once before run() rejects one with code 'share_full'
    * (default: no cap). They are not counted against `maxQueue`, and every normal task goes ahead of
@@ -222,7 +229,7 @@ export class FifoQueue<T, R> {
       const oldest = this.waiting[0]!;
       const waited = performance.now() - oldest.enqueuedAt;
       const full = this.waiting.length >= this.maxBatch;
-      if (!full && !oldest.solo && waited < this.maxWaitMs && !this.closed) {
+      if (!full && !oldest.solo && waited < this.maxWaitMs && !this.closed && (this.opts.companyExpected?.() ?? true)) {
         // Give the batch until the oldest task's wait runs out to fill up.
         if (!this.timer) this.timer = setTimeout(() => ((this.timer = undefined), this.pump()), this.maxWaitMs - waited);
         return;

@@ -105,6 +105,8 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     // Admission below bounds the pipeline; this queue never refuses what was admitted.
     { concurrency: cfg.cpuWorkers, maxQueue: Number.MAX_SAFE_INTEGER },
   );
+  /** Requests in their first stage (queued for it or running it): the batches' possible company. */
+  let preparing = 0;
   const gpu = new FifoQueue<Uint8Array, Mask>(
     async (images) => {
       let out: InferBatchResult;
@@ -117,7 +119,9 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       cfg.onBatch?.({ size: images.length, bucket: out.batch, ms: out.ms });
       return out.masks.map((mask) => ({ status: 'fulfilled', value: { mask, ms: out.ms, batch: out.batch } }));
     },
-    { concurrency: cfg.inferWorkers, maxQueue: Number.MAX_SAFE_INTEGER, maxBatch: cfg.maxBatch, maxWaitMs: cfg.maxWaitMs },
+    // Company for a batch can only come from a photo being prepared now: with none, a lone photo
+    // (concurrency 1, light load) goes at once instead of waiting maxWaitMs for nobody.
+    { concurrency: cfg.inferWorkers, maxQueue: Number.MAX_SAFE_INTEGER, maxBatch: cfg.maxBatch, maxWaitMs: cfg.maxWaitMs, companyExpected: () => preparing > 0 },
     'batched',
   );
 
@@ -137,13 +141,19 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   async function run(task: RemoveTask, signal: AbortSignal, events: RunEvents | undefined, state: { started: boolean }, priority: RunPriority): Promise<RemoveResult> {
     let waited = 0;
     // Only the entry is ordered by priority: once prepared, a request's later stages go in turn.
-    const prepared = (await cpu.run({ name: 'prepare', task, transfer: transferable(task.input) }, signal, {
-      onStart(waitMs) {
-        state.started = true;
-        waited += waitMs;
-        events?.onStart?.(waitMs);
-      },
-    }, priority)) as PrepareResult;
+    preparing++;
+    let prepared: PrepareResult;
+    try {
+      prepared = (await cpu.run({ name: 'prepare', task, transfer: transferable(task.input) }, signal, {
+        onStart(waitMs) {
+          state.started = true;
+          waited += waitMs;
+          events?.onStart?.(waitMs);
+        },
+      }, priority)) as PrepareResult;
+    } finally {
+      preparing--;
+    }
     if (!prepared.ok) return prepared;
     const queued = performance.now();
     const inferred = await gpu.run(prepared.modelInput, signal);

@@ -13,7 +13,7 @@ interface Batch {
   crash(err: Error): void;
 }
 
-function harness(opts: { maxBatch: number; maxWaitMs: number; concurrency?: number; maxQueue?: number }) {
+function harness(opts: { maxBatch: number; maxWaitMs: number; concurrency?: number; maxQueue?: number; companyExpected?: () => boolean }) {
   const batches: Batch[] = [];
   let arrived: (() => void) | undefined;
   const q = new FifoQueue<number, string>(
@@ -33,7 +33,7 @@ function harness(opts: { maxBatch: number; maxWaitMs: number; concurrency?: numb
         });
         arrived?.();
       }),
-    { concurrency: opts.concurrency ?? 1, maxQueue: opts.maxQueue ?? 1000, maxBatch: opts.maxBatch, maxWaitMs: opts.maxWaitMs },
+    { concurrency: opts.concurrency ?? 1, maxQueue: opts.maxQueue ?? 1000, maxBatch: opts.maxBatch, maxWaitMs: opts.maxWaitMs, ...(opts.companyExpected && { companyExpected: opts.companyExpected }) },
     'batched',
   );
   /** Resolves when the executor has been called `n` times in all. */
@@ -73,6 +73,31 @@ t.test('the time bound: a lone task waits for company at most maxWaitMs, then ru
   t.ok(batches[0]!.waits[0]! >= 28, `it waited for the batch window (${batches[0]!.waits[0]} ms)`);
   batches[0]!.finish();
   t.equal(await r, 'r1');
+});
+
+t.test('no company expected: a lone task leaves at once; company expected: it waits the window', async (t) => {
+  let coming = false;
+  const { q, batches, batchCount } = harness({ maxBatch: 8, maxWaitMs: NEVER, companyExpected: () => coming });
+  const lone = q.run(1);
+  await batchCount(1);
+  t.same(batches[0]!.ids, [1], 'nothing on its way: the batch of one left without waiting');
+  t.ok(batches[0]!.waits[0]! < 1000, `waited ${batches[0]!.waits[0]} ms, not the ${NEVER} ms window`);
+  batches[0]!.finish();
+  t.equal(await lone, 'r1');
+
+  coming = true;
+  const a = q.run(2);
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  t.equal(batches.length, 1, 'company on its way: the task waits for it');
+  const b = q.run(3);
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  t.equal(batches.length, 1, 'still waiting: the batch is not full and more may come');
+  coming = false;
+  const c = q.run(4); // the last one: the queue asks again as it arrives
+  await batchCount(2);
+  t.same(batches[1]!.ids, [2, 3, 4], 'the three went together once nothing more was coming');
+  batches[1]!.finish();
+  t.same(await Promise.all([a, b, c]), ['r2', 'r3', 'r4']);
 });
 
 t.test('one bad input among good ones fails only its own request', async (t) => {
