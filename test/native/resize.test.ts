@@ -1,6 +1,8 @@
 // The addon's model-input resize (native/src/resize.h) gives what sharp's cubic resize gives, within a
 // few levels, on every kind of axis (shrunk, unchanged, enlarged, mixed); the same bytes on any
-// thread count; and refuses broken arguments with coded errors.
+// thread count; the very bytes the eval figures were measured with (pinned checksums); and refuses
+// broken arguments with coded errors.
+import crypto from 'node:crypto';
 import t from 'tap';
 import sharp from 'sharp';
 import { loadBinding } from '../../src/native/binding.js';
@@ -92,6 +94,24 @@ t.test('the same bytes on any thread count', async (t) => {
   const src = seededBytes(700 * 300 * 3, 3);
   const one = resize(src, 700, 300, 3, 512, 512, 1);
   for (const threads of [2, 3, 8]) t.same(Buffer.from(resize(src, 700, 300, 3, 512, 512, threads)), Buffer.from(one), `${threads} threads`);
+});
+
+// The eval/dev figures of docs/models.md were measured with these bytes: a faster resize must give
+// them exactly (x64 builds: -march=x86-64-v3 fixes where multiply-adds are fused).
+t.test('the pinned bytes: noise through every kind of axis', { skip: process.arch !== 'x64' && 'pinned for the x64 build' }, async (t) => {
+  const pins: Array<[number, number, 3 | 4, string]> = [
+    [333, 187, 3, 'ca7d75a381d57fed'],
+    [333, 187, 4, '622c2a5b953f6609'],
+    [1500, 700, 3, 'afe9c2a87554ce94'],
+    [1200, 1300, 4, '1fb041b308633cbd'],
+    [90, 2000, 3, '5b1a0f81356bff40'],
+  ];
+  for (const [w, h, c, want] of pins) {
+    for (const threads of [1, 3]) {
+      const got = crypto.createHash('sha256').update(resize(seededBytes(w * h * c, w * 7 + h), w, h, c, 1024, 1024, threads)).digest('hex').slice(0, 16);
+      t.equal(got, want, `${w}x${h}x${c} → 1024², ${threads} thread(s)`);
+    }
+  }
 });
 
 t.test('broken arguments get coded TypeErrors', async (t) => {
