@@ -23,6 +23,27 @@ void AreaSums(const uint8_t* rgba, int w, const std::vector<int>& cx, const std:
   std::vector<uint64_t> sums(static_cast<size_t>(gx1 - gx0) * 4);
   uint32_t* __restrict acc = accv.data();
   for (int j = gy0; j < gy1; ++j) {
+    if (cy[j + 1] - cy[j] == 1) {
+      // One photo row per grid row (a grid as tall as the photo: every photo up to the matte's
+      // height): the cells' sums straight from that row, no column sums to build first.
+      const uint8_t* __restrict row = rgba + static_cast<size_t>(cy[j]) * row_bytes;
+      for (int i = gx0; i < gx1; ++i) {
+        uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;  // a cell's row: at most 2^24 pixels of 255
+        for (size_t x = static_cast<size_t>(cx[i]) * 4; x < static_cast<size_t>(cx[i + 1]) * 4; x += 4) {
+          s0 += row[x];
+          s1 += row[x + 1];
+          s2 += row[x + 2];
+          s3 += row[x + 3];
+        }
+        uint64_t* s = &sums[static_cast<size_t>(i - gx0) * 4];
+        s[0] = s0;
+        s[1] = s1;
+        s[2] = s2;
+        s[3] = s3;
+      }
+      for (int i = gx0; i < gx1; ++i) store(j, i, &sums[static_cast<size_t>(i - gx0) * 4], 1, cx[i + 1] - cx[i]);
+      continue;
+    }
     std::fill(sums.begin(), sums.end(), 0);
     int y = cy[j];
     while (y < cy[j + 1]) {
