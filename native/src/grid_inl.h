@@ -35,13 +35,9 @@ void AreaSums(const uint8_t* rgba, int w, const std::vector<int>& cx, const std:
           s2 += row[x + 2];
           s3 += row[x + 3];
         }
-        uint64_t* s = &sums[static_cast<size_t>(i - gx0) * 4];
-        s[0] = s0;
-        s[1] = s1;
-        s[2] = s2;
-        s[3] = s3;
+        const uint64_t s[4] = {s0, s1, s2, s3};
+        store(j, i, s, 1, cx[i + 1] - cx[i]);
       }
-      for (int i = gx0; i < gx1; ++i) store(j, i, &sums[static_cast<size_t>(i - gx0) * 4], 1, cx[i + 1] - cx[i]);
       continue;
     }
     std::fill(sums.begin(), sums.end(), 0);

@@ -62,6 +62,8 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
   const cudaOptions = opts.cudaOptions ?? process.env.CUTOUT_CUDA_OPTIONS;
   const onDevice = { device: device.kind, deviceId: device.index, ...(cudaOptions ? { cudaOptions } : {}) };
   const modelName = opts.modelPath ? path.basename(opts.modelPath) : model.name;
+  // What every photo worker takes, on either path: the default quality level and its nice value.
+  const photoWork = { ...(opts.quality ? { quality: opts.quality } : {}), ...(opts.photoNice ? { nice: opts.photoNice } : {}) };
 
   if (model.entry.batch) {
     // Photo work on every core (one thread each: under load the cores are taken by other photos);
@@ -77,7 +79,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
     const info: PoolInfo = { device, model: modelName, workers: cpuWorkers, threadsPerWorker: photoThreads, batching: { maxBatch, maxWaitMs, inferWorkers } };
     return createStagedPool({
       info,
-      worker: { ...session, mode: 'stages', modelPath, photoThreads, ...(opts.quality ? { quality: opts.quality } : {}), ...(opts.photoNice ? { nice: opts.photoNice } : {}) },
+      worker: { ...session, mode: 'stages', modelPath, photoThreads, ...photoWork },
       cpuWorkers,
       infer: { ...session, modelPath, maxBatch, ...(opts.warmUp === false ? { warmUp: false } : {}) },
       inferWorkers,
@@ -97,7 +99,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
   return createWholePool({
     info,
     // ORT's threads idle while the photo is composited and encoded: those passes take them.
-    worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads, ...(opts.quality ? { quality: opts.quality } : {}), ...(opts.photoNice ? { nice: opts.photoNice } : {}) },
+    worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads, ...photoWork },
     workers,
     maxQueue,
     cores,

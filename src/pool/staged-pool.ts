@@ -206,9 +206,10 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       } finally {
         inFlight.delete(work);
         if (low) lowInFlight--;
-        // Nothing in the pipeline: the kept scratch goes back if nothing comes for a while, and each
-        // photo worker collects what it put off (release-policy.ts) at once: one `release` per worker, through the FIFO at low priority (so new
-        // requests go first and Piscina still never queues); all workers idle, each takes one.
+        // Nothing in the pipeline: the kept scratch goes back if nothing comes for a while; what the
+        // photo workers put off (release-policy.ts) is collected at once: one `release` per worker,
+        // through the FIFO at low priority (new requests go first and Piscina still never queues);
+        // all workers idle, each takes one.
         if (inFlight.size === 0) {
           clearTimeout(scratchRelease);
           scratchRelease = setTimeout(() => inFlight.size === 0 && binding.releaseScratch(), SCRATCH_IDLE_RELEASE_MS).unref();
