@@ -8,6 +8,9 @@
 #include "parallel.h"
 
 namespace cutout {
+namespace {
+constexpr int kSmallCells = 16;  // pixels in a cell
+}  // namespace
 
 std::vector<int> CellEdges(int n_src, int n_dst) {
   std::vector<int> e(n_dst + 1);
@@ -17,10 +20,21 @@ std::vector<int> CellEdges(int n_src, int n_dst) {
 
 void AreaAverage(const uint8_t* rgba, int w, const std::vector<int>& cx, const std::vector<int>& cy, int gx0, int gx1,
                  int gy0, int gy1, float* G, int gw) {
-  AreaSums(rgba, w, cx, cy, gx0, gx1, gy0, gy1, [&](int j, int i, const uint64_t* sums, int rows, int cols) {
-    const double inv = 1.0 / (255.0 * rows * cols);
+  // 1 / (255 · pixels) for the small cells that make up most grids, worked out once: a division per
+  // cell would hold up the stores behind it. The same value as computed per cell.
+  double small_inv[kSmallCells + 1];
+  for (int n = 1; n <= kSmallCells; ++n) small_inv[n] = 1.0 / (255.0 * n);
+  AreaSums(rgba, w, cx, cy, gx0, gx1, gy0, gy1, [&](int j, int i, const auto* sums, int rows, int cols) {
+    const int64_t n = static_cast<int64_t>(rows) * cols;
+    const double inv = n <= kSmallCells ? small_inv[n] : 1.0 / (255.0 * rows * cols);
     float* o = G + (static_cast<size_t>(j - gy0) * gw + i) * 4;
-    for (int c = 0; c < 4; ++c) o[c] = static_cast<float>(sums[c] * inv);
+    // Through signed integers: x86 before AVX-512 converts only those to double in vectors. Both
+    // kinds of sums (u32 below 2^24, u64 below 2^53) convert exactly either way.
+    if constexpr (sizeof(*sums) == 4) {
+      for (int c = 0; c < 4; ++c) o[c] = static_cast<float>(static_cast<double>(static_cast<int32_t>(sums[c])) * inv);
+    } else {
+      for (int c = 0; c < 4; ++c) o[c] = static_cast<float>(static_cast<double>(static_cast<int64_t>(sums[c])) * inv);
+    }
   });
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -15,10 +16,17 @@ std::vector<int> CellEdges(int n_src, int n_dst);
 
 // Sums of the full-res RGBA image (w pixels wide, row stride w*4) over grid cells [gx0,gx1)×[gy0,gy1)
 // with cell edges cx, cy (absolute pixel columns and rows). For each cell, row by row:
-// store(j, i, sums[4], pixel_count). Integer sums: exact whatever the order.
+// store(j, i, sums[4], rows, cols), `sums` u32 where a cell is one photo row (below 2^24: a generic
+// store takes `const auto*`) and u64 otherwise. Integer sums: exact whatever the order.
 template <typename Store>
 void AreaSums(const uint8_t* rgba, int w, const std::vector<int>& cx, const std::vector<int>& cy, int gx0, int gx1,
               int gy0, int gy1, Store&& store);
+
+// What one AreaSums call over `pixels` photo columns and `cells` grid columns allocates: column sums
+// (u32) and their running sums (u64), one more pixel's worth each, and the cells' sums (u64).
+inline size_t AreaSumsScratchBytes(size_t pixels, size_t cells) {
+  return (pixels + 1) * 4 * (sizeof(uint32_t) + sizeof(uint64_t)) + cells * 4 * sizeof(uint64_t);
+}
 
 // AreaSums normalised: G points at the output for row gy0, 4 floats per cell (r,g,b,a in 0..1), cell i
 // of row j at G[((j - gy0) * gw + i) * 4].

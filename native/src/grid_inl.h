@@ -12,33 +12,50 @@
 
 namespace cutout {
 
-// Column sums over a cell's rows first (contiguous u8 adds, vectorised), then one horizontal
-// reduction per cell.
+// A pixel's four channel sums as one vector (GCC/Clang vector extension), narrow and wide.
+typedef uint32_t PixelSums __attribute__((vector_size(16)));
+typedef uint64_t WideSums __attribute__((vector_size(32)));
+
+// Column sums over a cell's rows first (contiguous u8 adds, vectorised), then running sums along
+// them, so each cell is the difference of two: no loop per cell, whose few pixels (a photo up to a few
+// times the grid's width) the branch predictor cannot guess. Scratch: AreaSumsScratchBytes.
 template <typename Store>
 void AreaSums(const uint8_t* rgba, int w, const std::vector<int>& cx, const std::vector<int>& cy, int gx0, int gx1,
               int gy0, int gy1, Store&& store) {
   const size_t row_bytes = static_cast<size_t>(w) * 4;
   const size_t xa = static_cast<size_t>(cx[gx0]) * 4, xb = static_cast<size_t>(cx[gx1]) * 4;
-  std::vector<uint32_t> accv(xb - xa);
+  // Column sums of the span, or in the one-row path its running sums (one more pixel's worth).
+  std::vector<uint32_t> accv(xb - xa + 4);
   std::vector<uint64_t> sums(static_cast<size_t>(gx1 - gx0) * 4);
   uint32_t* __restrict acc = accv.data();
+  std::vector<uint64_t> runv;  // running sums of the column sums: only grids of cells taller than a row
+  uint64_t* __restrict run = nullptr;
   for (int j = gy0; j < gy1; ++j) {
     if (cy[j + 1] - cy[j] == 1) {
       // One photo row per grid row (a grid as tall as the photo: every photo up to the matte's
-      // height): the cells' sums straight from that row, no column sums to build first.
-      const uint8_t* __restrict row = rgba + static_cast<size_t>(cy[j]) * row_bytes;
+      // height): the running sums straight from that row, no column sums to build first. u32: a row
+      // of 2^16 pixels of 255 stays below 2^24.
+      const uint8_t* __restrict row = rgba + static_cast<size_t>(cy[j]) * row_bytes + xa;
+      PixelSums p = {};
+      for (size_t x = 0; x < xb - xa; x += 4) {
+        std::memcpy(acc + x, &p, sizeof(p));
+        p += PixelSums{row[x], row[x + 1], row[x + 2], row[x + 3]};
+      }
+      std::memcpy(acc + (xb - xa), &p, sizeof(p));
       for (int i = gx0; i < gx1; ++i) {
-        uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;  // a cell's row: at most 2^24 pixels of 255
-        for (size_t x = static_cast<size_t>(cx[i]) * 4; x < static_cast<size_t>(cx[i + 1]) * 4; x += 4) {
-          s0 += row[x];
-          s1 += row[x + 1];
-          s2 += row[x + 2];
-          s3 += row[x + 3];
-        }
-        const uint64_t s[4] = {s0, s1, s2, s3};
-        store(j, i, s, 1, cx[i + 1] - cx[i]);
+        PixelSums a, b;
+        std::memcpy(&a, acc + (static_cast<size_t>(cx[i]) * 4 - xa), sizeof(a));
+        std::memcpy(&b, acc + (static_cast<size_t>(cx[i + 1]) * 4 - xa), sizeof(b));
+        const PixelSums d = b - a;
+        uint32_t s[4];
+        std::memcpy(s, &d, sizeof(s));
+        store(j, i, static_cast<const uint32_t*>(s), 1, cx[i + 1] - cx[i]);
       }
       continue;
+    }
+    if (!run) {
+      runv.resize(xb - xa + 4);
+      run = runv.data();
     }
     std::fill(sums.begin(), sums.end(), 0);
     int y = cy[j];
@@ -50,19 +67,23 @@ void AreaSums(const uint8_t* rgba, int w, const std::vector<int>& cx, const std:
         const uint8_t* __restrict row = rgba + static_cast<size_t>(y) * row_bytes + xa;
         for (size_t k = 0; k < xb - xa; ++k) acc[k] += row[k];
       }
+      // Running sums of the column sums (u64: a chunk's columns may hold 2^24 rows of 255).
+      WideSums p = {};
+      for (size_t x = 0; x < xb - xa; x += 4) {
+        std::memcpy(run + x, &p, sizeof(p));
+        PixelSums c;
+        std::memcpy(&c, acc + x, sizeof(c));
+        p += __builtin_convertvector(c, WideSums);
+      }
+      std::memcpy(run + (xb - xa), &p, sizeof(p));
       for (int i = gx0; i < gx1; ++i) {
-        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (size_t x = static_cast<size_t>(cx[i]) * 4 - xa; x < static_cast<size_t>(cx[i + 1]) * 4 - xa; x += 4) {
-          s0 += acc[x];
-          s1 += acc[x + 1];
-          s2 += acc[x + 2];
-          s3 += acc[x + 3];
-        }
-        uint64_t* s = &sums[static_cast<size_t>(i - gx0) * 4];
-        s[0] += s0;
-        s[1] += s1;
-        s[2] += s2;
-        s[3] += s3;
+        WideSums a, b, s;
+        std::memcpy(&a, run + (static_cast<size_t>(cx[i]) * 4 - xa), sizeof(a));
+        std::memcpy(&b, run + (static_cast<size_t>(cx[i + 1]) * 4 - xa), sizeof(b));
+        uint64_t* out = &sums[static_cast<size_t>(i - gx0) * 4];
+        std::memcpy(&s, out, sizeof(s));
+        s += b - a;
+        std::memcpy(out, &s, sizeof(s));
       }
     }
     for (int i = gx0; i < gx1; ++i)
@@ -70,10 +91,30 @@ void AreaSums(const uint8_t* rgba, int w, const std::vector<int>& cx, const std:
   }
 }
 
+// Four doubles of a cell's N sums as one vector (GCC/Clang vector extension): the horizontal window
+// moves a whole vector at a time, each lane adding and subtracting as the scalar loop did.
+typedef double SumQuad __attribute__((vector_size(32)));
+
 template <int N, typename AddRow, typename Emit, typename RowDone>
 void ClippedBoxSums(int gw, int gh, int r, AddRow&& add_row, Emit&& emit, RowDone&& row_done) {
+  static_assert(N % 4 == 0, "whole vectors of sums");
+  constexpr int Q = N / 4;
   std::vector<double> colv(static_cast<size_t>(N) * gw, 0.0);
   double* __restrict col = colv.data();
+  auto add = [col](SumQuad* s, int x) {
+    for (int q = 0; q < Q; ++q) {
+      SumQuad v;
+      std::memcpy(&v, &col[N * x + 4 * q], sizeof(v));
+      s[q] += v;
+    }
+  };
+  auto sub = [col](SumQuad* s, int x) {
+    for (int q = 0; q < Q; ++q) {
+      SumQuad v;
+      std::memcpy(&v, &col[N * x + 4 * q], sizeof(v));
+      s[q] -= v;
+    }
+  };
   for (int j = 0; j <= std::min(r, gh - 1); ++j) add_row(col, j, 1.0);
   for (int y = 0; y < gh; ++y) {
     if (y > 0) {
@@ -81,18 +122,17 @@ void ClippedBoxSums(int gw, int gh, int r, AddRow&& add_row, Emit&& emit, RowDon
       if (y - r - 1 >= 0) add_row(col, y - r - 1, -1.0);
     }
     const int ny = std::min(y + r, gh - 1) - std::max(y - r, 0) + 1;
-    double s[N] = {};
-    for (int x = 0; x <= std::min(r, gw - 1); ++x)
-      for (int k = 0; k < N; ++k) s[k] += col[N * x + k];
+    SumQuad s[Q] = {};
+    for (int x = 0; x <= std::min(r, gw - 1); ++x) add(s, x);
     for (int x = 0; x < gw; ++x) {
       if (x > 0) {
-        if (x + r < gw)
-          for (int k = 0; k < N; ++k) s[k] += col[N * (x + r) + k];
-        if (x - r - 1 >= 0)
-          for (int k = 0; k < N; ++k) s[k] -= col[N * (x - r - 1) + k];
+        if (x + r < gw) add(s, x + r);
+        if (x - r - 1 >= 0) sub(s, x - r - 1);
       }
       const int nx = std::min(x + r, gw - 1) - std::max(x - r, 0) + 1;
-      emit(y, x, s, 1.0 / (static_cast<double>(nx) * ny));
+      double flat[N];
+      std::memcpy(flat, s, sizeof(flat));
+      emit(y, x, static_cast<const double*>(flat), 1.0 / (static_cast<double>(nx) * ny));
     }
     row_done(y);
   }
@@ -100,27 +140,46 @@ void ClippedBoxSums(int gw, int gh, int r, AddRow&& add_row, Emit&& emit, RowDon
 
 namespace blur {
 
+// A cell's CH floats as one vector (GCC/Clang vector extension: AVX for 8, SSE or NEON for 4). Each
+// lane does what the scalar loop over channels did, in the same order: the same bytes, without the
+// running sum spread over CH scalar registers.
+template <int CH>
+struct CellVecOf;
+template <>
+struct CellVecOf<4> {
+  typedef float type __attribute__((vector_size(16)));
+};
+template <>
+struct CellVecOf<8> {
+  typedef float type __attribute__((vector_size(32)));
+};
+template <int CH>
+using CellVec = typename CellVecOf<CH>::type;
+
+template <int CH>
+inline CellVec<CH> LoadCell(const float* p) {
+  CellVec<CH> v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
 // Rows [y0, y1) of the horizontal pass, each through a copy of the row (`row`: w*CH floats).
 template <int CH>
 void Rows(float* a, int w, int r, int y0, int y1, float* __restrict row) {
+  using V = CellVec<CH>;
+  static_assert(sizeof(V) == sizeof(float) * CH, "one vector per cell");
   const size_t n = static_cast<size_t>(w) * CH;
   const float inv = 1.f / (2 * r + 1);
   for (int y = y0; y < y1; ++y) {
     float* __restrict d = a + static_cast<size_t>(y) * n;
     std::memcpy(row, d, n * sizeof(float));
-    float s[CH] = {};
-    for (int x = -r; x < r; ++x) {
-      const int xx = std::clamp(x, 0, w - 1);
-      for (int c = 0; c < CH; ++c) s[c] += row[xx * CH + c];
-    }
+    V s = {};
+    for (int x = -r; x < r; ++x) s += LoadCell<CH>(&row[std::clamp(x, 0, w - 1) * CH]);
     for (int x = 0; x < w; ++x) {
-      const float* ad = &row[std::min(x + r, w - 1) * CH];
-      const float* rm = &row[std::max(x - r, 0) * CH];
-      for (int c = 0; c < CH; ++c) {
-        s[c] += ad[c];
-        d[x * CH + c] = s[c] * inv;
-        s[c] -= rm[c];
-      }
+      s += LoadCell<CH>(&row[std::min(x + r, w - 1) * CH]);
+      const V out = s * inv;
+      std::memcpy(&d[x * CH], &out, sizeof(out));
+      s -= LoadCell<CH>(&row[std::max(x - r, 0) * CH]);
     }
   }
 }

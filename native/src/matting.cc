@@ -249,7 +249,7 @@ size_t MattingScratchBytes(int w, int h, int lw, int lh, const MattingParams& p,
   shared += (gw + gh + 2) * sizeof(int) + (gh + kRowsPerPass - 1) / kRowsPerPass;         // edges, flags
   size_t worker = 0;
   worker += w0 * kCh * sizeof(float) * (r + 2);                                  // blur row, or column sums + ring
-  worker += static_cast<size_t>(w) * 4 * sizeof(uint32_t) + gw * 4 * sizeof(uint64_t);  // area sums
+  worker += AreaSumsScratchBytes(w, gw);                                          // area sums
   worker += gw * kRowsPerPass * 4 * sizeof(float);                                      // averaged cells
   worker += gw * (sizeof(CellModel) + 1);                                                // row models
   return shared + static_cast<size_t>(std::max(threads, 1)) * worker;

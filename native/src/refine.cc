@@ -335,7 +335,7 @@ size_t RefineScratchBytes(int w, int h, int lw, int lh, const RefineParams& p, i
   size_t worker = 0;
   worker += bw * bh * 4 * sizeof(float) * 2;                                      // a,b of a tile and their box mean
   worker += bw * (kLanes * sizeof(double) + kStats * sizeof(float)) + bw * 4 * sizeof(double);
-  worker += static_cast<size_t>(w) * 4 * sizeof(uint32_t) + gw * 4 * sizeof(uint64_t);  // area sums
+  worker += AreaSumsScratchBytes(w, gw);                                          // area sums
   worker += gw * 4 * sizeof(float);                                               // blended coefficient row
   return shared + static_cast<size_t>(std::max(threads, 1)) * worker;
 }
