@@ -276,12 +276,16 @@ void WriteBackRows(const WriteBack wb, int ya, int yb, float* frow) {
       const uint8_t* up = row - (y > 0 ? row_bytes : 0);
       const uint8_t* dn = row + (y < h - 1 ? row_bytes : 0);
       bool blended = false;
+      // Most of the box is sure foreground or background: step over it eight pixels at a time (one
+      // vector test at the start of each group) rather than a branch per pixel.
+      int group = wb.bx0;
       for (int x = wb.bx0; x < wb.bx1; ++x) {
-        // Most of the box is sure foreground or background: step over it eight pixels at a time
-        // (one vector test) rather than a branch per pixel.
-        if ((x - wb.bx0) % 8 == 0 && x + 8 <= wb.bx1 && !RowHasPartial(row + static_cast<size_t>(x) * 4, 8)) {
-          x += 7;
-          continue;
+        if (x == group) {
+          group += 8;
+          if (group <= wb.bx1 && !RowHasPartial(row + static_cast<size_t>(x) * 4, 8)) {
+            x = group - 1;
+            continue;
+          }
         }
         uint8_t* px = row + static_cast<size_t>(x) * 4;
         if (!Partial(px[3])) continue;

@@ -9,12 +9,9 @@
 #include <vector>
 
 #include "parallel.h"
+#include "vec.h"
 
 namespace cutout {
-
-// A pixel's four channel sums as one vector (GCC/Clang vector extension), narrow and wide.
-typedef uint32_t PixelSums __attribute__((vector_size(16)));
-typedef uint64_t WideSums __attribute__((vector_size(32)));
 
 // Column sums over a cell's rows first (contiguous u8 adds, vectorised), then running sums along
 // them, so each cell is the difference of two: no loop per cell, whose few pixels (a photo up to a few
@@ -36,19 +33,16 @@ void AreaSums(const uint8_t* rgba, int w, const std::vector<int>& cx, const std:
       // height): the running sums straight from that row, no column sums to build first. u32: a row
       // of 2^16 pixels of 255 stays below 2^24.
       const uint8_t* __restrict row = rgba + static_cast<size_t>(cy[j]) * row_bytes + xa;
-      PixelSums p = {};
+      U32x4 p = {};  // a pixel's four channels at once
       for (size_t x = 0; x < xb - xa; x += 4) {
-        std::memcpy(acc + x, &p, sizeof(p));
-        p += PixelSums{row[x], row[x + 1], row[x + 2], row[x + 3]};
+        StoreVec(acc + x, p);
+        p += U32x4{row[x], row[x + 1], row[x + 2], row[x + 3]};
       }
-      std::memcpy(acc + (xb - xa), &p, sizeof(p));
+      StoreVec(acc + (xb - xa), p);
       for (int i = gx0; i < gx1; ++i) {
-        PixelSums a, b;
-        std::memcpy(&a, acc + (static_cast<size_t>(cx[i]) * 4 - xa), sizeof(a));
-        std::memcpy(&b, acc + (static_cast<size_t>(cx[i + 1]) * 4 - xa), sizeof(b));
-        const PixelSums d = b - a;
         uint32_t s[4];
-        std::memcpy(s, &d, sizeof(s));
+        StoreVec(s, LoadVec<U32x4>(acc + (static_cast<size_t>(cx[i + 1]) * 4 - xa)) -
+                        LoadVec<U32x4>(acc + (static_cast<size_t>(cx[i]) * 4 - xa)));
         store(j, i, static_cast<const uint32_t*>(s), 1, cx[i + 1] - cx[i]);
       }
       continue;
@@ -68,22 +62,16 @@ void AreaSums(const uint8_t* rgba, int w, const std::vector<int>& cx, const std:
         for (size_t k = 0; k < xb - xa; ++k) acc[k] += row[k];
       }
       // Running sums of the column sums (u64: a chunk's columns may hold 2^24 rows of 255).
-      WideSums p = {};
+      U64x4 p = {};
       for (size_t x = 0; x < xb - xa; x += 4) {
-        std::memcpy(run + x, &p, sizeof(p));
-        PixelSums c;
-        std::memcpy(&c, acc + x, sizeof(c));
-        p += __builtin_convertvector(c, WideSums);
+        StoreVec(run + x, p);
+        p += __builtin_convertvector(LoadVec<U32x4>(acc + x), U64x4);
       }
-      std::memcpy(run + (xb - xa), &p, sizeof(p));
+      StoreVec(run + (xb - xa), p);
       for (int i = gx0; i < gx1; ++i) {
-        WideSums a, b, s;
-        std::memcpy(&a, run + (static_cast<size_t>(cx[i]) * 4 - xa), sizeof(a));
-        std::memcpy(&b, run + (static_cast<size_t>(cx[i + 1]) * 4 - xa), sizeof(b));
         uint64_t* out = &sums[static_cast<size_t>(i - gx0) * 4];
-        std::memcpy(&s, out, sizeof(s));
-        s += b - a;
-        std::memcpy(out, &s, sizeof(s));
+        StoreVec(out, LoadVec<U64x4>(out) + (LoadVec<U64x4>(run + (static_cast<size_t>(cx[i + 1]) * 4 - xa)) -
+                                            LoadVec<U64x4>(run + (static_cast<size_t>(cx[i]) * 4 - xa))));
       }
     }
     for (int i = gx0; i < gx1; ++i)
@@ -91,30 +79,14 @@ void AreaSums(const uint8_t* rgba, int w, const std::vector<int>& cx, const std:
   }
 }
 
-// Four doubles of a cell's N sums as one vector (GCC/Clang vector extension): the horizontal window
-// moves a whole vector at a time, each lane adding and subtracting as the scalar loop did.
-typedef double SumQuad __attribute__((vector_size(32)));
-
+// The horizontal window moves four of a cell's N sums at a time (F64x4), each lane adding and
+// subtracting as the scalar loop did.
 template <int N, typename AddRow, typename Emit, typename RowDone>
 void ClippedBoxSums(int gw, int gh, int r, AddRow&& add_row, Emit&& emit, RowDone&& row_done) {
   static_assert(N % 4 == 0, "whole vectors of sums");
   constexpr int Q = N / 4;
   std::vector<double> colv(static_cast<size_t>(N) * gw, 0.0);
   double* __restrict col = colv.data();
-  auto add = [col](SumQuad* s, int x) {
-    for (int q = 0; q < Q; ++q) {
-      SumQuad v;
-      std::memcpy(&v, &col[N * x + 4 * q], sizeof(v));
-      s[q] += v;
-    }
-  };
-  auto sub = [col](SumQuad* s, int x) {
-    for (int q = 0; q < Q; ++q) {
-      SumQuad v;
-      std::memcpy(&v, &col[N * x + 4 * q], sizeof(v));
-      s[q] -= v;
-    }
-  };
   for (int j = 0; j <= std::min(r, gh - 1); ++j) add_row(col, j, 1.0);
   for (int y = 0; y < gh; ++y) {
     if (y > 0) {
@@ -122,12 +94,15 @@ void ClippedBoxSums(int gw, int gh, int r, AddRow&& add_row, Emit&& emit, RowDon
       if (y - r - 1 >= 0) add_row(col, y - r - 1, -1.0);
     }
     const int ny = std::min(y + r, gh - 1) - std::max(y - r, 0) + 1;
-    SumQuad s[Q] = {};
-    for (int x = 0; x <= std::min(r, gw - 1); ++x) add(s, x);
+    F64x4 s[Q] = {};
+    for (int x = 0; x <= std::min(r, gw - 1); ++x)
+      for (int q = 0; q < Q; ++q) s[q] += LoadVec<F64x4>(&col[N * x + 4 * q]);
     for (int x = 0; x < gw; ++x) {
       if (x > 0) {
-        if (x + r < gw) add(s, x + r);
-        if (x - r - 1 >= 0) sub(s, x - r - 1);
+        if (x + r < gw)
+          for (int q = 0; q < Q; ++q) s[q] += LoadVec<F64x4>(&col[N * (x + r) + 4 * q]);
+        if (x - r - 1 >= 0)
+          for (int q = 0; q < Q; ++q) s[q] -= LoadVec<F64x4>(&col[N * (x - r - 1) + 4 * q]);
       }
       const int nx = std::min(x + r, gw - 1) - std::max(x - r, 0) + 1;
       double flat[N];
@@ -140,33 +115,10 @@ void ClippedBoxSums(int gw, int gh, int r, AddRow&& add_row, Emit&& emit, RowDon
 
 namespace blur {
 
-// A cell's CH floats as one vector (GCC/Clang vector extension: AVX for 8, SSE or NEON for 4). Each
-// lane does what the scalar loop over channels did, in the same order: the same bytes, without the
-// running sum spread over CH scalar registers.
-template <int CH>
-struct CellVecOf;
-template <>
-struct CellVecOf<4> {
-  typedef float type __attribute__((vector_size(16)));
-};
-template <>
-struct CellVecOf<8> {
-  typedef float type __attribute__((vector_size(32)));
-};
-template <int CH>
-using CellVec = typename CellVecOf<CH>::type;
-
-template <int CH>
-inline CellVec<CH> LoadCell(const float* p) {
-  CellVec<CH> v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
 // Rows [y0, y1) of the horizontal pass, each through a copy of the row (`row`: w*CH floats).
 template <int CH>
 void Rows(float* a, int w, int r, int y0, int y1, float* __restrict row) {
-  using V = CellVec<CH>;
+  using V = F32xN<CH>;  // a cell's CH floats: one vector instead of CH scalar registers
   static_assert(sizeof(V) == sizeof(float) * CH, "one vector per cell");
   const size_t n = static_cast<size_t>(w) * CH;
   const float inv = 1.f / (2 * r + 1);
@@ -174,12 +126,11 @@ void Rows(float* a, int w, int r, int y0, int y1, float* __restrict row) {
     float* __restrict d = a + static_cast<size_t>(y) * n;
     std::memcpy(row, d, n * sizeof(float));
     V s = {};
-    for (int x = -r; x < r; ++x) s += LoadCell<CH>(&row[std::clamp(x, 0, w - 1) * CH]);
+    for (int x = -r; x < r; ++x) s += LoadVec<V>(&row[std::clamp(x, 0, w - 1) * CH]);
     for (int x = 0; x < w; ++x) {
-      s += LoadCell<CH>(&row[std::min(x + r, w - 1) * CH]);
-      const V out = s * inv;
-      std::memcpy(&d[x * CH], &out, sizeof(out));
-      s -= LoadCell<CH>(&row[std::max(x - r, 0) * CH]);
+      s += LoadVec<V>(&row[std::min(x + r, w - 1) * CH]);
+      StoreVec(&d[x * CH], V(s * inv));
+      s -= LoadVec<V>(&row[std::max(x - r, 0) * CH]);
     }
   }
 }

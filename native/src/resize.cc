@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "parallel.h"
+#include "vec.h"
 
 namespace cutout {
 namespace {
@@ -107,9 +108,8 @@ Taps AxisTaps(int in, int out, bool other_enlarged) {
   return Pack(ws, in);
 }
 
-// Four floats, one pixel (r, g, b, unused): the horizontal taps are one 4-wide multiply-add each
-// (GCC/Clang vector extension, SSE on x86, NEON on ARM).
-typedef float Px __attribute__((vector_size(16)));
+// Four floats, one pixel (r, g, b, unused): the horizontal taps are one 4-wide multiply-add each.
+typedef F32x4 Px;
 
 // One input row resampled horizontally: dw pixels. `row4` is w pixels of scratch (the row widened
 // once, alpha dropped).
@@ -155,14 +155,12 @@ void RowPass(const uint8_t* row, int w, int channels, const Taps& tx, int dw, Px
   }
 }
 
-typedef int32_t Px32 __attribute__((vector_size(16)));
-
 // Rounded to bytes as (v <= 0 ? 0 : v >= 255 ? 255 : v + 0.5) truncated, four lanes at once.
 inline void StoreRgb(Px v, uint8_t* o) {
   const Px zero = {0.f, 0.f, 0.f, 0.f}, top = {255.f, 255.f, 255.f, 255.f}, half = {.5f, .5f, .5f, .5f};
   v = v < zero ? zero : v;  // lane-wise selects (vector extension ternaries)
   v = v > top ? top : v;
-  const Px32 b = __builtin_convertvector(v + half, Px32);
+  const I32x4 b = __builtin_convertvector(v + half, I32x4);
   o[0] = static_cast<uint8_t>(b[0]);
   o[1] = static_cast<uint8_t>(b[1]);
   o[2] = static_cast<uint8_t>(b[2]);

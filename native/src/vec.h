@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Small fixed-size vectors for the pixel kernels (GCC/Clang vector extensions: SSE/AVX on x86, NEON
+// on ARM). Each lane computes what the scalar code computed, in the same order, so a kernel moved to
+// them keeps its bytes. Typedefs per size on purpose: GCC 12 drops a `vector_size` attribute put on
+// an alias template (the "vector" silently became one float), so generic code picks among these.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace cutout {
+
+typedef float F32x4 __attribute__((vector_size(16)));
+typedef float F32x8 __attribute__((vector_size(32)));
+typedef double F64x4 __attribute__((vector_size(32)));
+typedef int32_t I32x4 __attribute__((vector_size(16)));
+typedef uint32_t U32x4 __attribute__((vector_size(16)));
+typedef uint64_t U64x4 __attribute__((vector_size(32)));
+
+// CH floats as one vector (CH = 4 or 8).
+template <int CH>
+using F32xN = std::conditional_t<CH == 8, F32x8, std::conditional_t<CH == 4, F32x4, void>>;
+
+// An unaligned load and store (memcpy: no aliasing or alignment assumptions; compiles to one move).
+template <typename V, typename T>
+inline V LoadVec(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+template <typename V, typename T>
+inline void StoreVec(T* p, const V& v) {
+  std::memcpy(p, &v, sizeof(v));
+}
+
+}  // namespace cutout
