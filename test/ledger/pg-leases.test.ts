@@ -15,8 +15,12 @@ const CHILD = fileURLToPath(new URL('./pg-child.js', import.meta.url));
 const LEASE_MS = 1500;
 const server = await startPostgres(t);
 
-async function node(t: Test, url: string, reports?: ReconcileReport[]): Promise<LedgerBackend> {
-  const l = await openPgLedger(url, { leaseMs: LEASE_MS, onReconcile: (r) => reports?.push(r), onError: (err) => t.fail(err.message) });
+// Background errors (the pool's idle connections, lease renewals) are collected and asserted empty at
+// the end of each test's body, not failed on the spot: one arriving after the body (the server's
+// shutdown dropping an idle connection, seen once in CI as "test assertion after Promise resolution"
+// at the file's teardown) is not the test's and must not fail the file.
+async function node(t: Test, url: string, errors: string[], reports?: ReconcileReport[]): Promise<LedgerBackend> {
+  const l = await openPgLedger(url, { leaseMs: LEASE_MS, onReconcile: (r) => reports?.push(r), onError: (err) => errors.push(err.message) });
   t.teardown(() => l.close());
   return l;
 }
@@ -25,8 +29,9 @@ t.test('kill -9 of a node holding slots and holds: they come back after the leas
   const url = await server.createDatabase();
   const reports: ReconcileReport[] = [];
   // Two live nodes sweep concurrently; together they must refund each hold once.
-  const a = await node(t, url, reports);
-  const b = await node(t, url, reports);
+  const errors: string[] = [];
+  const a = await node(t, url, errors, reports);
+  const b = await node(t, url, errors, reports);
   const { account, apiKey } = await a.createAccount({ subscription: 5, payg: 2, freeCallsPerMonth: 1, concurrency: 3 });
 
   const child = fork(CHILD, [url, apiKey, String(LEASE_MS), '3'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -54,12 +59,14 @@ t.test('kill -9 of a node holding slots and holds: they come back after the leas
   const slot = await b.acquireSlot(account);
   t.ok(slot, 'slots usable again');
   await slot!.release();
+  t.same(errors, [], 'no background ledger error while the test ran');
 });
 
 t.test('a request on a live node outlasting the lease keeps its slot and settles normally', async (t) => {
   const url = await server.createDatabase();
-  const a = await node(t, url);
-  const b = await node(t, url);
+  const errors: string[] = [];
+  const a = await node(t, url, errors);
+  const b = await node(t, url, errors);
   const { account } = await a.createAccount({ subscription: 1, freeCallsPerMonth: 0, concurrency: 1 });
   const slot = await a.acquireSlot(account);
   const r = await a.reserve(account, 'full');
@@ -70,14 +77,16 @@ t.test('a request on a live node outlasting the lease keeps its slot and settles
   await slot!.release();
   t.match(await b.balances(account.id), { total: 0 });
   t.match(await b.summarizeUsage(0), [{ accountId: account.id, requests: 1, credits: 1 }]);
+  t.same(errors, [], 'no background ledger error while the test ran');
 });
 
 t.test('many sweeps at once on lapsed leases: every hold refunded exactly once between them', async (t) => {
   const url = await server.createDatabase();
   // Long leases here: these nodes' own timers stay out of the way; only the child's 1.5 s lease lapses.
+  const errors: string[] = [];
   const nodes = await Promise.all(
     Array.from({ length: 4 }, async () => {
-      const l = await openPgLedger(url, { leaseMs: 600_000, onError: (err) => t.fail(err.message) });
+      const l = await openPgLedger(url, { leaseMs: 600_000, onError: (err) => errors.push(err.message) });
       t.teardown(() => l.close());
       return l;
     }),
@@ -96,4 +105,5 @@ t.test('many sweeps at once on lapsed leases: every hold refunded exactly once b
   t.same(sum, { holds: 6, credits: 3, freeCalls: 3, slots: 6 }, '12 concurrent sweeps on 4 nodes: each hold and slot given back once');
   t.match(await nodes[2]!.balances(account.id), { total: 6, freeCalls: 3 }, 'balances exactly as before the child');
   t.same(await nodes[3]!.inFlight(account.id), { holds: 0, slotOwners: [] });
+  t.same(errors, [], 'no background ledger error while the test ran');
 });
