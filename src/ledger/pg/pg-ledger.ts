@@ -18,6 +18,7 @@ import { redactUrl } from '../ledger-url.js';
 import { DEMO_ACCOUNT } from '../prices.js';
 import { migrate } from './migrate.js';
 import { LeaseKeeper } from './pg-leases.js';
+import { openConnections } from './pool-connections.js';
 
 export interface PgLedgerOptions {
   /** Clock for months, rate windows and usage times, unix ms (tests inject one). Leases use the database's clock. */
@@ -35,6 +36,9 @@ export interface PgLedgerOptions {
   onReconcile?: ((report: ReconcileReport) => void) | undefined;
   onError?: ((err: Error) => void) | undefined;
 }
+
+/** close() waits this long at most for the pool's sockets to close. */
+const CLOSE_WAIT_MS = 5000;
 
 /** pg_advisory_xact_lock key for the demo account ('cutout-d'). */
 const DEMO_LOCK = 0x6375746f75742d64n.toString();
@@ -100,6 +104,7 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
   const leaseMs = opts.leaseMs ?? 30_000;
   const shown = redactUrl(url);
   const node = opts.nodeId ?? `${hostname()}/${process.pid}/${randomBase62(6)}`;
+  let open = true;
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.maxConnections ?? 10,
@@ -114,8 +119,10 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
     // consistency. fsync: every commit waits for its WAL flush.
     ...((opts.durability ?? 'periodic') === 'periodic' && { options: '-c synchronous_commit=off' }),
   });
-  // An idle connection dropped by the server must not crash the process; the pool reconnects.
-  pool.on('error', (err) => opts.onError?.(err));
+  // An idle connection dropped by the server must not crash the process; the pool reconnects. Once
+  // closing, a connection's error is part of its ending (the server's own shutdown), not news.
+  pool.on('error', (err) => void (open && opts.onError?.(err)));
+  const connections = openConnections(pool);
 
   try {
     await pool.query('SELECT 1');
@@ -144,7 +151,6 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
     },
     { leaseMs, onReconcile: opts.onReconcile, onError: opts.onError },
   );
-  let open = true;
 
   const accountRecord = async (accountId: string): Promise<AccountRecord> => {
     const { rows } = await run<AccountRow>('account', [accountId]);
@@ -288,6 +294,7 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
       await Promise.all([...leases.holds].map((id) => run('refund', [id]).catch(() => {})));
       await Promise.all([...leases.slots].map((id) => run('releaseSlot', [id]).catch(() => {})));
       await pool.end();
+      await connections.allClosed(CLOSE_WAIT_MS);
     },
 
     async createAccount(spec) {
