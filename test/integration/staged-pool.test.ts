@@ -108,8 +108,12 @@ t.test('composite scratch is kept while requests come and none once the pipeline
   // The next request within the idle time finds them and restarts the clock.
   await new Promise((resolve) => setTimeout(resolve, SCRATCH_IDLE_RELEASE_MS / 2));
   ok(await p.run({ input: await photo(50, 60), options: refined }));
+  const lastDone = performance.now();
   await new Promise((resolve) => setTimeout(resolve, SCRATCH_IDLE_RELEASE_MS / 2));
-  t.ok(binding.scratchCache().cached > 0, 'still kept more than one idle time after the burst: the clock restarted with the last request');
+  // Kept until one idle time after the last request; a test process stalled past that (a loaded box)
+  // may rightly find it gone, so the claim is checked against the time that really passed.
+  const cached = binding.scratchCache().cached, idleFor = performance.now() - lastDone;
+  t.ok(cached > 0 || idleFor >= SCRATCH_IDLE_RELEASE_MS, `still kept more than one idle time after the burst: the clock restarted with the last request (${cached} bytes, ${Math.round(idleFor)} ms since it)`);
   // The release is a timer: on a loaded box it may fire late, so wait for it (up to three idle times).
   await pollUntilAsync(async () => binding.scratchCache().cached === 0, 'the kept scratch to go', SCRATCH_IDLE_RELEASE_MS * 3);
   t.equal(binding.scratchCache().cached, 0, 'empty for longer than the idle time: every block handed back');
