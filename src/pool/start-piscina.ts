@@ -36,8 +36,9 @@ export async function startPiscina(spec: PiscinaSpec): Promise<Piscina> {
     else process.stderr.write(`cutout: a worker of ${spec.filename} failed outside a task: ${err.message}\n`);
   });
   try {
-    // One ping per worker: each worker takes one task at a time, so N concurrent pings resolve only
-    // once N workers have loaded.
+    // One ping per worker: Piscina posts each to an idle worker, loaded or still loading (all N exist
+    // from the start), and each takes one task at a time, so N concurrent pings resolve only once N
+    // workers have loaded (test/unit/start-piscina.test.ts, with workers that load unevenly).
     await Promise.race([Promise.all(Array.from({ length: spec.threads }, () => piscina.run(null, { name: 'ping' }))), failed]);
   } catch (err) {
     await piscina.destroy();

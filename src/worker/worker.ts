@@ -4,6 +4,7 @@
 //   mode 'stages': no session; `prepare` and `finish` run the two halves around a batched inference
 //                  that runs in the inference worker (src/worker/infer-worker.ts): the GPU path.
 import os from 'node:os';
+import { threadId } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
@@ -133,5 +134,5 @@ export async function release(): Promise<boolean> {
  */
 export async function ping(): Promise<{ loadedModels: number; threadId: number }> {
   await releaseMemory();
-  return { loadedModels: binding.loadedModels(), threadId: (globalThis as { threadId?: number }).threadId ?? 0 };
+  return { loadedModels: binding.loadedModels(), threadId };
 }
