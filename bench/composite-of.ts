@@ -12,6 +12,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadBinding, type NativeBinding } from '../src/native/binding.js';
 import { PACKAGE_ROOT, modelEntry, sessionOptionsFor } from '../src/model/manifest.js';
+import { SCRATCH_PER_WORKER_BYTES } from '../src/pool/staged-pool.js';
 import * as codec from '../src/worker/codec.js';
 import { cpuFacts } from './cpu-facts.js';
 import { markdownTable, median, quantile } from './stats.js';
@@ -32,7 +33,8 @@ const threads = Number(values.threads);
 
 const require = createRequire(import.meta.url);
 const builds = addons.map((file) => ({ file, binding: require(path.resolve(file)) as NativeBinding, ms: [] as number[], sha: new Set<string>() }));
-for (const b of builds) b.binding.scratchCache(64 * 1024 * 1024);
+// One photo worker's share of the staged pool's scratch cache.
+for (const b of builds) b.binding.scratchCache(SCRATCH_PER_WORKER_BYTES);
 
 const input = new Uint8Array(fs.readFileSync(values.photo));
 const probe = await codec.probe(input);

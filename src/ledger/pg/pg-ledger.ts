@@ -123,17 +123,23 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
   // closing, a connection's error is part of its ending (the server's own shutdown), not news.
   pool.on('error', (err) => void (open && opts.onError?.(err)));
   const connections = openConnections(pool);
+  /** The pool ended and its sockets closed; errors from then on are the ending's own. */
+  const endPool = async (): Promise<void> => {
+    open = false;
+    await pool.end();
+    await connections.allClosed(CLOSE_WAIT_MS);
+  };
 
   try {
     await pool.query('SELECT 1');
   } catch (err) {
-    await pool.end().catch(() => {});
+    await endPool().catch(() => {});
     throw new LedgerUnavailableError(`cannot reach the ledger database ${shown}: ${(err as Error).message}`, { cause: err });
   }
   try {
     await migrate(pool);
   } catch (err) {
-    await pool.end().catch(() => {});
+    await endPool().catch(() => {});
     throw new LedgerUnavailableError(`cannot migrate the ledger database ${shown}: ${(err as Error).message}`, { cause: err });
   }
 
@@ -293,8 +299,7 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
       // A drained server owns nothing; after a forced stop, give back now rather than at lease end.
       await Promise.all([...leases.holds].map((id) => run('refund', [id]).catch(() => {})));
       await Promise.all([...leases.slots].map((id) => run('releaseSlot', [id]).catch(() => {})));
-      await pool.end();
-      await connections.allClosed(CLOSE_WAIT_MS);
+      await endPool();
     },
 
     async createAccount(spec) {
