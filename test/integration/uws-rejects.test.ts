@@ -86,9 +86,9 @@ function inTwoParts(port: number, first: string, rest: string, pauseMs: number):
 }
 
 // uWS 20.30 keeps at most 4 kB of a request head it has not seen the end of (HttpParser's fallback
-// buffer, a compile-time 4096 in this build). Over a network a head arrives in ~1.4 kB segments, so
-// there a head over 4 kB is usually closed unanswered; one that arrives in a single read may be far
-// bigger (up to the ~128 kB of the table).
+// buffer, a compile-time 4096 in this build). Over a network a head comes in TCP segments of ~1.4 kB,
+// which a slow link hands over in several reads: there a head over 4 kB may be closed unanswered. One
+// that arrives in a single read may be far bigger (up to the ~128 kB of the table).
 t.test('a request head that does not arrive in one read must fit in 4 kB', async (t) => {
   const { server, events } = await startTestServer(t);
   const start = 'GET /nope HTTP/1.1\r\nHost: a\r\n';
