@@ -2,13 +2,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRemover, RemoveError } from '../lib/remove.js';
-import { DEFAULT_OPTIONS, parseQuality, QUALITY_LEVELS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
+import { DEFAULT_OPTIONS, OUTPUT_FORMATS, parseQuality, QUALITY_LEVELS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
 import { parseArgs } from './args.js';
 
 const SIZES: Record<string, SizeTier> = {
   preview: 'preview', small: 'preview', regular: 'preview', medium: 'medium', hd: 'hd', full: 'full', '4k': 'full', '50mp': '50MP', auto: 'full',
 };
-const FORMATS: ReadonlySet<string> = new Set(['auto', 'png', 'jpg', 'webp', 'zip']);
+const FORMATS: ReadonlySet<string> = new Set(OUTPUT_FORMATS);
 const EXT: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp', 'application/zip': '.zip' };
 
 export const REMOVE_USAGE = `Usage: cutout remove <file|dir>... [-o OUT] [--size full|preview|medium|hd|4k|50MP] [--format png|jpg|webp|zip|auto]

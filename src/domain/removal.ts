@@ -13,6 +13,10 @@ export type OutputFormat = 'auto' | 'png' | 'jpg' | 'webp' | 'zip';
 
 export type Channels = 'rgba' | 'alpha';
 
+export const SIZE_TIERS: readonly SizeTier[] = Object.freeze(['preview', 'medium', 'hd', 'full', '50MP']);
+export const OUTPUT_FORMATS: readonly OutputFormat[] = Object.freeze(['auto', 'png', 'jpg', 'webp', 'zip']);
+export const CHANNELS: readonly Channels[] = Object.freeze(['rgba', 'alpha']);
+
 /**
  * How much work a removal may spend on quality (docs/quality.md, "Quality levels"): `fast`, `balanced`
  * (the default) or `best`. What each runs depends on the device (src/worker/quality-level.ts).
@@ -41,6 +45,12 @@ export interface Margins {
   bottom: Length;
   left: Length;
 }
+
+/** The most a crop margin may add on one side (remove.bg: 50% of the subject's size or 500 px). */
+export const MAX_CROP_MARGIN: Readonly<{ px: number; percent: number }> = Object.freeze({ px: 500, percent: 50 });
+
+/** The smallest `scale` (the subject's share of the canvas; at most 1 = 100%). */
+export const MIN_SCALE = 0.1;
 
 /** Region of interest in input coordinates: only pixels inside can be foreground. */
 export interface Roi {

@@ -1,10 +1,12 @@
 // Library API: removeBackground(input, options) on a lazily created shared pool, or an explicit
 // remover (createRemover) whose pool the caller closes. An edge, like the HTTP API: the input's type
-// is sniffed here (JPEG, PNG or WebP), once, before it goes to a worker.
+// is sniffed here (JPEG, PNG or WebP), once, before it goes to a worker, and every option checked
+// (check-options.ts).
 import { createRemovalPool, type PoolOptions, type RemovalPool } from '../pool/pool.js';
-import { DEFAULT_OPTIONS, parseQuality, QUALITY_LEVELS, type RemoveOptions } from '../domain/removal.js';
+import { DEFAULT_OPTIONS, type RemoveOptions } from '../domain/removal.js';
 import { describeFileType, sniffImageType } from '../image/image-type.js';
 import type { RemoveInputOptions, RemoveOutput } from './remove-api.js';
+import { checkQuality, checkRemoveOptions } from './check-options.js';
 
 export type { RemoveInputOptions, RemoveOutput } from './remove-api.js';
 
@@ -18,35 +20,10 @@ export class RemoveError extends Error {
   }
 }
 
-// The quality switches callers set by hand (the HTTP API and the CLI build theirs): a wrong type would
-// otherwise be coerced silently in the worker.
-const BOOLEAN_OPTIONS = ['refine', 'matting', 'decontaminate'] as const;
-
 function checkInput(input: unknown): void {
   if (!(input instanceof Uint8Array)) {
     const shown = input === null ? 'null' : typeof input === 'object' ? `an object of type ${input.constructor?.name ?? 'Object'}` : `${String(input).slice(0, 40)} of type ${typeof input}`;
     throw Object.assign(new TypeError(`Expected a Uint8Array or Buffer for input but received ${shown}`), { code: 'ERR_INVALID_ARG_TYPE' });
-  }
-}
-
-function checkOptions(options: RemoveInputOptions): void {
-  for (const name of BOOLEAN_OPTIONS) {
-    const value: unknown = options[name];
-    if (value !== undefined && typeof value !== 'boolean') {
-      throw Object.assign(new TypeError(`Expected a boolean for ${name} but received ${String(value)} of type ${typeof value}`), {
-        code: 'ERR_INVALID_ARG_TYPE',
-      });
-    }
-  }
-  checkQuality(options.quality, 'quality');
-}
-
-/** `quality`, where a caller names one (remove options, createRemover's pool options). */
-function checkQuality(value: unknown, name: string): void {
-  if (value !== undefined && parseQuality(value) === undefined) {
-    throw Object.assign(new TypeError(`Expected one of ${QUALITY_LEVELS.join(', ')} for ${name} but received ${String(value)} of type ${typeof value}`), {
-      code: 'ERR_INVALID_ARG_TYPE',
-    });
   }
 }
 
@@ -76,7 +53,7 @@ export async function createRemover(poolOptions: PoolOptions = {}): Promise<Remo
       };
       const { transferInput, ...rest } = options;
       checkInput(input);
-      checkOptions(rest);
+      checkRemoveOptions(rest);
       if (!sniffImageType(input)) throw fail('invalid_file_type', `Expected jpg/png/webp, received ${describeFileType(input)}`);
       const opts: RemoveOptions = { ...DEFAULT_OPTIONS, ...rest };
       const result = await pool.run({ input: transferInput ? input : new Uint8Array(input), options: opts });

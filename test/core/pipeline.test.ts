@@ -60,6 +60,13 @@ t.test('matting:false is accepted and only softens the edge band; the quality sw
       message: `Expected a boolean for ${name} but received ${shown}`,
     }, `${name}: ${JSON.stringify(bad)}`);
   }
+  // Every option is checked at the edge (test/unit/library-options.test.ts); size 'auto' used to reach
+  // the worker and come back as internal_error "… for width but received NaN".
+  await t.rejects(remover.remove(photo, { size: 'auto' } as never), {
+    name: 'TypeError',
+    code: 'ERR_INVALID_ARG_TYPE',
+    message: 'Expected one of preview, medium, hd, full, 50MP for size but received auto of type string',
+  }, "size 'auto'");
 });
 
 t.test('EXIF orientation is applied: a rotated file comes out upright', async (t) => {

@@ -1,7 +1,7 @@
 // The layout fields' syntax: lengths, crop_margin, roi, scale, position (REMOVEBG-API.md §1). Pure.
 // Only what can be decided without the image is checked here; the worker resolves the rest.
 
-import type { Length, Margins, Roi } from '../../domain/removal.js';
+import { MAX_CROP_MARGIN, MIN_SCALE, type Length, type Margins, type Roi } from '../../domain/removal.js';
 import { ApiError, invalidParameter } from '../errors.js';
 
 const LENGTH_RE = /^(\d+(?:\.\d+)?|\.\d+)(px|%)?$/i;
@@ -20,12 +20,12 @@ export function parseLength(token: string): Length | null {
 const splitTokens = (text: string): string[] => text.split(/[\s,]+/).filter((t) => t !== '');
 
 export function parseCropMargin(text: string): Margins {
-  const fail = () => invalidParameter('crop_margin', "1, 2 or 4 values in px or % (each at most 500px or 50%)", text);
+  const fail = () => invalidParameter('crop_margin', `1, 2 or 4 values in px or % (each at most ${MAX_CROP_MARGIN.px}px or ${MAX_CROP_MARGIN.percent}%)`, text);
   const tokens = splitTokens(text);
   if (tokens.length !== 1 && tokens.length !== 2 && tokens.length !== 4) throw fail();
   const values = tokens.map((t) => {
     const len = parseLength(t);
-    if (!len || (len.unit === 'px' && (len.value > 500 || !Number.isInteger(len.value))) || (len.unit === '%' && len.value > 50)) throw fail();
+    if (!len || (len.unit === 'px' && (len.value > MAX_CROP_MARGIN.px || !Number.isInteger(len.value))) || (len.unit === '%' && len.value > MAX_CROP_MARGIN.percent)) throw fail();
     return len;
   });
   // CSS order: top right bottom left; 1 value = all sides, 2 = vertical horizontal.
@@ -55,7 +55,7 @@ export function parseScale(text: string): number | undefined {
   if (text.toLowerCase() === 'original') return undefined;
   const m = PERCENT_RE.exec(text);
   const pct = m ? Number(m[1]) : NaN;
-  if (!(pct >= 10 && pct <= 100)) throw invalidParameter('scale', "a percentage from '10%' to '100%' or 'original'", text);
+  if (!(pct >= MIN_SCALE * 100 && pct <= 100)) throw invalidParameter('scale', `a percentage from '${MIN_SCALE * 100}%' to '100%' or 'original'`, text);
   return pct / 100;
 }
 
