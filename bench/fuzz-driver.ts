@@ -9,11 +9,12 @@
 // looks for. Used by bench/fuzz-http.ts (npm run bench:fuzz-http) and the CI-sized fuzz test.
 
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fuzzRequest, Rng, smallImages, type FuzzRequest } from './fuzz-requests.js';
-import { cutoutCli, processMemory, startServer, stopServer } from './soak-driver.js';
+import { balance, cutoutCli, processMemory, startServer, stopServer } from './soak-driver.js';
 
 export interface FuzzOptions {
   seconds: number;
@@ -153,12 +154,6 @@ function answerProblem(req: FuzzRequest, r: Response): string | null {
   return null;
 }
 
-async function account(port: number, key: string): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${port}/v1.0/account`, { headers: { 'X-Api-Key': key } });
-  const json = (await res.json()) as { data: { attributes: { credits: { total: number } } } };
-  return json.data.attributes.credits.total;
-}
-
 export interface FuzzReport {
   seconds: number;
   lanes: number;
@@ -184,7 +179,8 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const server = await startServer(dataDir, { args: ['--workers', '1', '--request-timeout', String(REQUEST_TIMEOUT_S), '--sandbox-rate-per-minute', '1000000'] });
   const port = Number(new URL(server.url).port);
   const images = await smallImages();
-  const creditsBefore = await account(port, key);
+  const agent = new http.Agent();
+  const creditsBefore = await balance(agent, server.url, key);
   const rssStart = processMemory(server.child.pid!).rssMb;
 
   const statuses: Record<string, number> = {};
@@ -233,7 +229,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     if (!alive) failures.push(serverFailure(`server exited (${server.child.exitCode}): ${server.stderr.join('').slice(-400)}`));
     const health = alive ? (await fetch(`http://127.0.0.1:${port}/healthz`)).status : 0;
     if (alive && health !== 200) failures.push(serverFailure(`/healthz answered ${health} after the run`));
-    const creditsAfter = alive ? await account(port, key) : NaN;
+    const creditsAfter = alive ? await balance(agent, server.url, key) : NaN;
     const debit = creditsBefore - creditsAfter;
     if (alive && debit !== charged) failures.push(serverFailure(`credits: headers say ${charged} charged, the ledger debited ${debit}`));
     const rssEnd = alive ? processMemory(server.child.pid!).rssMb : NaN;
@@ -250,6 +246,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
       failures,
     };
   } finally {
+    agent.destroy();
     await stopServer(server);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
