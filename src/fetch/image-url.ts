@@ -128,16 +128,25 @@ function requestOnce(
   });
 }
 
-function readCapped(res: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+function readCapped(res: http.IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let settled = false;
     // The first outcome wins: destroying the stream fires 'aborted'/'error' after our own verdict.
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
+      signal.removeEventListener('abort', onAbort);
       res.destroy();
       reject(err);
     };
+    // A body without Content-Length ends where the connection does: when the timeout or the client's
+    // abort destroys the socket, node completes the message and 'end' would hand on the bytes so far.
+    const onAbort = () => fail(signal.reason);
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
     const tooLarge = () => new ImageFetchError(`File exceeds limit of ${Math.round(maxBytes / 1048576)}MB`);
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {
@@ -160,6 +169,7 @@ function readCapped(res: http.IncomingMessage, maxBytes: number): Promise<Buffer
       }
       if (settled) return;
       settled = true;
+      signal.removeEventListener('abort', onAbort);
       // One copy into an unpooled buffer the pool can take by transfer.
       const out = Buffer.allocUnsafeSlow(total);
       let offset = 0;
@@ -187,7 +197,11 @@ function describeNetworkError(err: unknown, opts: FetchImageOptions): ImageFetch
     case 'HPE_INVALID_CONSTANT':
     case 'HPE_INVALID_STATUS':
       return new ImageFetchError('The remote server sent an invalid HTTP response');
+    case 'HPE_HEADER_OVERFLOW':
+      return new ImageFetchError("The remote server's response headers exceed 16 kB");
     default:
+      // The rest of node's parser refusals (bad header bytes, conflicting lengths, …), code kept for the curious.
+      if (e?.code?.startsWith('HPE_')) return new ImageFetchError(`The remote server sent an invalid HTTP response (${e.code})`);
       if (e?.code?.startsWith('ERR_TLS') || e?.code?.includes('CERT') || e?.code === 'EPROTO') {
         return new ImageFetchError(`TLS error (${e.code})`);
       }
@@ -246,7 +260,7 @@ async function fetchWithin(url: URL, opts: FetchImageOptions, gate: FetchGate): 
         throw new ImageFetchError(`HTTP Status ${status}`);
       }
       try {
-        const data = await readCapped(res, opts.maxBytes);
+        const data = await readCapped(res, opts.maxBytes, signal);
         return { data, contentType: res.headers['content-type'], finalUrl: current };
       } catch (err) {
         if (opts.signal?.aborted) throw opts.signal.reason;
