@@ -7,6 +7,7 @@ import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '
 import type { DecodeMemory } from '../pool/decode-memory.js';
 import { MAX_DECODE_BYTES, MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type QualityLevel, type RemoveOptions } from '../domain/removal.js';
 import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
+import { decoderMessage } from '../image/decoder-message.js';
 import * as codec from './codec.js';
 import { addBytes, decodeCost, describeDecode, toMB, type DecodeCost } from './decode-budget.js';
 import { atInputResolution, cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
@@ -111,7 +112,7 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     probe = await codec.probe(input);
   } catch (err) {
     if (err instanceof codec.UnsupportedFormatError) return fail('invalid_file_type', `Expected jpg/png/webp, received ${err.format}`);
-    return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
+    return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
   }
   const inputPixels = probe.width * probe.height;
   if (inputPixels > MAX_INPUT_PIXELS) {
@@ -167,7 +168,7 @@ async function planBackground(bgImage: Uint8Array, out: { width: number; height:
   try {
     probe = await codec.probe(bgImage);
   } catch (err) {
-    return fail('failed_bg_image', `Failed to read background image: ${(err as Error).message}`);
+    return fail('failed_bg_image', `Failed to read background image: ${decoderMessage(err)}`);
   }
   const pixels = probe.width * probe.height;
   if (pixels > MAX_INPUT_PIXELS) {
@@ -199,7 +200,7 @@ async function decodeModelInput(ctx: PipelineContext, input: Uint8Array, plan: R
   try {
     return await codec.decodeForModel(input, MAX_INPUT_PIXELS, ctx.model.width, ctx.model.height, photo, ctx.threads);
   } catch (err) {
-    return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
+    return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
   }
 }
 
@@ -210,7 +211,7 @@ async function decodeOnce(ctx: PipelineContext, input: Uint8Array, plan: Removal
     const full = working.width === plan.inputWidth && working.height === plan.inputHeight;
     work = await codec.decodeRgba(input, MAX_INPUT_PIXELS, working.width, working.height, full);
   } catch (err) {
-    return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
+    return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
   }
   const modelInput = await codec.resizeForModel(work, ctx.model.width, ctx.model.height, !plan.hasAlpha, ctx.threads);
   const same = work.width === plan.width && work.height === plan.height;
@@ -285,7 +286,7 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
     try {
       rgba = await codec.decodeRgba(task.input, MAX_INPUT_PIXELS, plan.width, plan.height, true);
     } catch (err) {
-      return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
+      return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
     }
     modelInput = await codec.resizeForModel(rgba, ctx.model.width, ctx.model.height, true, ctx.threads);
     // sharp's Buffers cannot be transferred: one copy into bytes of their own.
@@ -332,7 +333,7 @@ async function finishRemoval(
   try {
     rgba = await rgbaPromise;
   } catch (err) {
-    return fail('failed_to_read_image', `Failed to read image: ${(err as Error).message}`);
+    return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
   }
   watch.mark('decodeOutput');
 
@@ -370,7 +371,7 @@ async function finishRemoval(
     try {
       bg = await codec.decodeBackground(options.bgImage, result.width, result.height);
     } catch (err) {
-      return fail('failed_bg_image', `Failed to read background image: ${(err as Error).message}`);
+      return fail('failed_bg_image', `Failed to read background image: ${decoderMessage(err)}`);
     }
     ctx.binding.blendOver(result.data, bg.data);
   } else if (options.bgColor) {
