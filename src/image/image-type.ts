@@ -17,6 +17,9 @@ export function sniffImageType(bytes: Uint8Array): AcceptedImageType | null {
   return null;
 }
 
+/** Names a client may declare for the types we accept. */
+const ACCEPTED_NAMES = new Set(['jpg', 'jpeg', 'pjpeg', 'png', 'apng', 'webp']);
+
 /** A short name for what the bytes look like, for "Expected jpg/png/webp, received <x>". */
 export function describeFileType(bytes: Uint8Array, declaredType?: string, filename?: string): string {
   const known = sniffImageType(bytes);
@@ -34,15 +37,19 @@ export function describeFileType(bytes: Uint8Array, declaredType?: string, filen
     if (brand.startsWith('qt')) return 'mov';
     return 'mp4';
   }
-  if (ascii(bytes, 0, 4) === 'RIFF') return ascii(bytes, 8, 12).trim().toLowerCase() || 'riff';
+  if (ascii(bytes, 0, 4) === 'RIFF') return (bytes.length >= 12 && ascii(bytes, 8, 12).trim().toLowerCase()) || 'riff';
   if (startsWith(bytes, [0x1a, 0x45, 0xdf, 0xa3])) return 'webm';
   const head = ascii(bytes, 0, 64).trimStart().toLowerCase();
   if (head.startsWith('<svg') || (head.startsWith('<?xml') && head.includes('svg'))) return 'svg';
   if (head.startsWith('<')) return 'html';
-  // Fall back on what the client declared, stripped to a token (never echo arbitrary text).
+  // Fall back on what the client declared, stripped to a token (never echo arbitrary text). A
+  // declared jpg/png/webp whose bytes are not one (cut short, mislabelled) is not "received png".
   const declared = declaredType?.split(';')[0]?.split('/')[1]?.trim().toLowerCase();
-  if (declared && /^[a-z0-9.+-]{1,20}$/.test(declared) && declared !== 'octet-stream') return declared;
   const ext = filename?.split('.').pop()?.toLowerCase();
-  if (ext && ext !== filename?.toLowerCase() && /^[a-z0-9]{1,8}$/.test(ext)) return ext;
-  return 'an unknown file type';
+  const token =
+    declared && /^[a-z0-9.+-]{1,20}$/.test(declared) && declared !== 'octet-stream' ? declared
+    : ext && ext !== filename?.toLowerCase() && /^[a-z0-9]{1,8}$/.test(ext) ? ext
+    : null;
+  if (token && ACCEPTED_NAMES.has(token)) return `an unknown file type (declared ${token})`;
+  return token ?? 'an unknown file type';
 }

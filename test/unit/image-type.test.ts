@@ -31,3 +31,10 @@ t.test('names for refused types', async (t) => {
   t.equal(describeFileType(b('hello'), undefined, 'image_file'), 'an unknown file type', 'a dummy filename is not an extension');
   t.equal(describeFileType(b('hello'), 'text/<script>'), 'an unknown file type', 'never echoes odd text');
 });
+
+t.test('bytes declared as an accepted type that are not one (cut short, mislabelled)', async (t) => {
+  t.equal(describeFileType(b(0x89, 'PN'), 'image/png'), 'an unknown file type (declared png)', 'a PNG cut inside its signature');
+  t.equal(describeFileType(b('hello'), 'image/jpeg; charset=x'), 'an unknown file type (declared jpeg)');
+  t.equal(describeFileType(b('hello'), undefined, 'photo.webp'), 'an unknown file type (declared webp)');
+  t.equal(describeFileType(b('RIFF', 0, 0, 0, 0, 'WE')), 'riff', 'a WebP cut inside its fourcc is not "we"');
+});
