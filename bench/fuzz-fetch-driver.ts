@@ -1,14 +1,15 @@
 // Fuzz driver for image_url downloads: hostile image hosts (fuzz-hosts.ts) on loopback, fetched for
 // a time from several lanes, either by the fetcher itself (`fetchImage`, src/fetch/image-url.ts) or
-// through one real `cutout serve` (POST /v1.0/removebg with image_url; loopback let through by
-// CUTOUT_TEST_ALLOW_LOOPBACK_FETCH). Checked for every scenario:
+// through one real `cutout serve` (POST /v1.0/removebg with image_url or bg_image_url, POST
+// /v1.0/improve with image_url; loopback let through by CUTOUT_TEST_ALLOW_LOOPBACK_FETCH). Checked
+// for every scenario:
 // - the fetch settles: before the timeout unless the host stalls, never later than just after it;
 // - a download gives exactly the bytes the host framed, never part of them; an error is an
 //   ImageFetchError whose reason fits what the host did (the client's own abort: its reason);
 // - through the service (the photo or the background from the host): a whole image is removed (200,
 //   credits charged), a failed download is a 400 failed_image_download (failed_bg_download) JSON
 //   naming the reason, bytes that are no image are some other 400, no 5xx but 503; the ledger
-//   debited what the headers charged;
+//   debited what the headers charged; improve stores what arrived whole (an id, no charge);
 // - a second after it settled, no connection of the scenario is still open on the host's side;
 // - at the end the fetcher's places are all free, nothing was thrown outside a fetch, and the server
 //   is alive and healthy.
@@ -151,16 +152,19 @@ interface ErrorBody {
   errors?: Array<{ title?: string; code?: string; detail?: string }>;
 }
 
-/** POSTs image_url to the server, scenario after scenario, and checks each answer. */
+/** POSTs the host's URL to the server (removebg's image_url or bg_image_url, improve's image_url), scenario after scenario, and checks each answer. */
 async function serviceLane(ctx: ServiceContext, lane: number, rng: Rng): Promise<void> {
   for (let index = 0; performance.now() < ctx.deadline; index++) {
     const scenario = hostileScenario(rng, ctx.host, ctx.images, ctx.limits);
     const fail = (what: string) => ctx.fail({ what, lane, index, scenario: scenario.describe });
     const url = ctx.host.url(scenario.id);
-    // The photo from the host, or a photo uploaded (base64) and its background from the host.
-    const field = rng.chance(0.7) ? 'image_url' : 'bg_image_url';
-    const fields: Record<string, string> = { [field]: url, size: 'preview' };
-    if (field === 'bg_image_url') fields.image_file_b64 = ctx.images[0]!.toString('base64');
+    // The photo from the host, a photo uploaded (base64) and its background from the host, or an
+    // image for /v1.0/improve from the host.
+    const roll = rng.next();
+    const target: Target = roll < 0.6 ? 'image_url' : roll < 0.85 ? 'bg_image_url' : 'improve';
+    const fields: Record<string, string> =
+      target === 'improve' ? { image_url: url, tag: 'fuzz' } : { [target]: url, size: 'preview' };
+    if (target === 'bg_image_url') fields.image_file_b64 = ctx.images[0]!.toString('base64');
     const json = rng.chance(0.5);
     const body = Buffer.from(json ? JSON.stringify(fields) : new URLSearchParams(fields).toString());
     const headers = { 'X-Api-Key': ctx.key, 'Content-Type': json ? 'application/json' : 'application/x-www-form-urlencoded', 'Content-Length': body.length };
@@ -168,7 +172,8 @@ async function serviceLane(ctx: ServiceContext, lane: number, rng: Rng): Promise
     const leave = scenario.stalls && scenario.expect.kind === 'error' && rng.chance(0.3) ? new AbortController() : null;
     const leaveTimer = leave && setTimeout(() => leave.abort(), ctx.limits.totalTimeoutMs * (0.2 + 0.3 * rng.next()));
     const started = performance.now();
-    const answer = await send(ctx.agent, `${ctx.server.url}/v1.0/removebg`, 'POST', headers, body, 30_000, leave ? { signal: leave.signal } : {});
+    const path = target === 'improve' ? '/v1.0/improve' : '/v1.0/removebg';
+    const answer = await send(ctx.agent, `${ctx.server.url}${path}`, 'POST', headers, body, 30_000, leave ? { signal: leave.signal } : {});
     if (leaveTimer) clearTimeout(leaveTimer);
     const ms = performance.now() - started;
     ctx.report.slowestMs = Math.max(ctx.report.slowestMs, Math.round(ms));
@@ -177,17 +182,34 @@ async function serviceLane(ctx: ServiceContext, lane: number, rng: Rng): Promise
       if (leave?.signal.aborted) ctx.count('left by the client');
       else fail('no answer within 30 s');
     } else {
-      ctx.count(checkAnswer(ctx, scenario, field, answer.status, answer.headers, answer.body, fail));
+      ctx.count(`${target === 'improve' ? 'improve ' : ''}${checkAnswer(ctx, scenario, target, answer.status, answer.headers, answer.body, fail)}`);
     }
     if (!(await closedSoon(ctx.host, scenario))) fail(`a connection still open on the host ${CLOSE_MS} ms after the answer`);
     ctx.host.forget(scenario);
   }
 }
 
+/** Where the host's URL goes: the photo's or the background's field of removebg, or improve's image_url. */
+type Target = 'image_url' | 'bg_image_url' | 'improve';
+
 /** Checks one answer; returns its label for the counts (status, error code, reason class). */
-function checkAnswer(ctx: ServiceContext, scenario: Scenario, field: string, status: number, headers: http.IncomingHttpHeaders, body: Buffer, fail: (what: string) => void): string {
+function checkAnswer(ctx: ServiceContext, scenario: Scenario, target: Target, status: number, headers: http.IncomingHttpHeaders, body: Buffer, fail: (what: string) => void): string {
+  const field = target === 'bg_image_url' ? 'bg_image_url' : 'image_url';
   const downloadCode = field === 'bg_image_url' ? 'failed_bg_download' : 'failed_image_download';
   const expect = scenario.expect;
+  if (status === 200 && target === 'improve') {
+    // Stored, not decoded: any bytes with an image signature (a cut image too); never a failed download.
+    let id: unknown;
+    try {
+      id = (JSON.parse(body.toString()) as { id?: unknown }).id;
+    } catch {
+      // checked below
+    }
+    if (typeof id !== 'string') fail(`improve 200 without an id: ${body.toString().slice(0, 200)}`);
+    if (headers['x-credits-charged'] !== undefined && headers['x-credits-charged'] !== '0') fail(`improve charged ${headers['x-credits-charged']}`);
+    if (expect.kind === 'error') fail(`improve stored a download that failed (${expect.reason})`);
+    return '200';
+  }
   if (status === 200) {
     const credits = Number(headers['x-credits-charged']);
     if (!Number.isInteger(credits)) fail(`200 without an integer X-Credits-Charged (${headers['x-credits-charged']})`);
