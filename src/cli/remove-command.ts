@@ -1,15 +1,14 @@
 // `cutout remove <file|dir>... [-o out] [--size] [--format] [--bg-color]`: batch removal on the local pool.
 import fs from 'node:fs';
-import path from 'node:path';
 import { createRemover, RemoveError } from '../lib/remove.js';
 import { DEFAULT_OPTIONS, OUTPUT_FORMATS, parseQuality, QUALITY_LEVELS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
 import { parseArgs } from './args.js';
+import { collectInputs, naturalStem, RESULT_EXTENSION, resultStems } from './collect-inputs.js';
 
 const SIZES: Record<string, SizeTier> = {
   preview: 'preview', small: 'preview', regular: 'preview', medium: 'medium', hd: 'hd', full: 'full', '4k': 'full', '50mp': '50MP', auto: 'full',
 };
 const FORMATS: ReadonlySet<string> = new Set(OUTPUT_FORMATS);
-const EXT: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp', 'application/zip': '.zip' };
 
 export const REMOVE_USAGE = `Usage: cutout remove <file|dir>... [-o OUT] [--size full|preview|medium|hd|4k|50MP] [--format png|jpg|webp|zip|auto]
                      [--bg-color HEX] [--channels rgba|alpha] [--no-refine] [--quality fast|balanced|best] [--workers N]
@@ -28,24 +27,6 @@ export function parseHexColor(s: string): [number, number, number, number] | nul
   const full = hex.length <= 4 ? [...hex].map((c) => c + c).join('') : hex;
   const n = (i: number): number => parseInt(full.slice(i, i + 2), 16);
   return [n(0), n(2), n(4), full.length === 8 ? n(6) : 255];
-}
-
-function collect(inputs: string[], out: string[], missing: string[]): void {
-  for (const p of inputs) {
-    let st: fs.Stats;
-    try {
-      st = fs.statSync(p);
-    } catch {
-      missing.push(p);
-      continue;
-    }
-    if (st.isDirectory()) {
-      const entries = fs.readdirSync(p).sort().map((e) => path.join(p, e));
-      collect(entries, out, missing);
-    } else if (st.isFile()) {
-      out.push(p);
-    }
-  }
 }
 
 function progress(io: CliIo, done: number, total: number, failed: number): void {
@@ -98,12 +79,12 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
   const workers = typeof workersFlag === 'string' ? Number(workersFlag) : undefined;
   if (workers !== undefined && !(Number.isInteger(workers) && workers > 0)) return usageError(io, '--workers expects a positive integer');
 
-  const files: string[] = [];
-  const skipped: string[] = [];
-  const missing: string[] = [];
-  collect(positionals, files, missing);
-  for (const m of missing) io.stderr.write(`cutout: ${m}: no such file or folder\n`);
+  const { files, skipped, failed: unreadable } = collectInputs(positionals);
+  for (const m of unreadable) io.stderr.write(`cutout: ${m}\n`);
   if (typeof outDir === 'string') fs.mkdirSync(outDir, { recursive: true });
+  const outName = typeof outDir === 'string' ? outDir : undefined;
+  const stems = resultStems(files, outName);
+  const renamed: string[] = [];
 
   const model = flags.get('model');
   if (model === true) return usageError(io, '--model needs a model name (see models/manifest.json)');
@@ -118,13 +99,14 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
     return 1;
   }
   let ok = 0;
-  let failed = missing.length;
+  let failed = unreadable.length;
   const started = Date.now();
-  const queue = [...files];
+  const queue = files.map((file, i) => ({ file, stem: stems[i]! }));
   const total = files.length;
   let done = 0;
   const next = async (): Promise<void> => {
-    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+      const { file, stem } = item;
       try {
         let out;
         try {
@@ -135,9 +117,10 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
           skipped.push(`${file}: not a JPEG, PNG or WebP image`);
           continue;
         }
-        const base = path.basename(file, path.extname(file));
-        const dest = typeof outDir === 'string' ? path.join(outDir, `${base}${EXT[out.contentType]}`) : path.join(path.dirname(file), `${base}.cutout${EXT[out.contentType]}`);
+        const dest = `${stem}${RESULT_EXTENSION[out.contentType]}`;
         fs.writeFileSync(dest, out.data);
+        const natural = naturalStem(file, outName);
+        if (stem !== natural) renamed.push(`${file} → ${dest} (${natural}.* is an input or another result)`);
         ok++;
       } catch (err) {
         failed++;
@@ -155,6 +138,7 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
   }
   if ((io.stdout as { isTTY?: boolean }).isTTY) io.stdout.write('\n');
   for (const s of skipped) io.stderr.write(`cutout: skipped ${s}\n`);
+  for (const r of renamed) io.stderr.write(`cutout: wrote ${r}\n`);
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   io.stdout.write(`${ok} done, ${failed} failed, ${skipped.length} skipped in ${secs} s\n`);
   // Skipped non-images are not failures; unreadable or failed images are.

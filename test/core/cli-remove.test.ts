@@ -45,3 +45,24 @@ t.test('a broken image fails the run; bad flags are usage errors', async (t) => 
   t.equal(run(['remove']).status, 2);
   t.match(run(['remove', '--help']).stdout, /Usage: cutout remove/);
 });
+
+t.test('a link loop runs each photo once; results never overwrite a photo or each other', async (t) => {
+  const dir = t.testdir({ a: {}, b: {} });
+  const photo = await syntheticPhoto(80, 60);
+  fs.writeFileSync(path.join(dir, 'a', 'x.jpg'), photo);
+  fs.writeFileSync(path.join(dir, 'b', 'x.jpg'), photo);
+  fs.symlinkSync('..', path.join(dir, 'a', 'up'));
+  const first = run(['remove', dir, '--size', 'preview', '--format', 'png', '--workers', '1']);
+  t.equal(first.status, 0, first.stderr);
+  t.match(first.stdout, /^2 done, 0 failed, 1 skipped in/m);
+  t.match(first.stderr, /skipped .*a\/up: the folder .*, already searched/);
+  t.ok(fs.existsSync(path.join(dir, 'a', 'x.cutout.png')) && fs.existsSync(path.join(dir, 'b', 'x.cutout.png')));
+  // Again, into a/: the earlier results are not inputs, a/x.jpg's result does not replace b/x.jpg's.
+  const again = run(['remove', dir, '-o', path.join(dir, 'a'), '--size', 'preview', '--format', 'jpg', '--workers', '1']);
+  t.equal(again.status, 0, again.stderr);
+  t.match(again.stdout, /^2 done, 0 failed, 3 skipped in/m, 'the loop and both earlier results skipped');
+  t.match(again.stderr, /wrote .*a\/x\.jpg → .*a\/x-2\.jpg \(.*a\/x\.\* is an input or another result\)/);
+  t.match(again.stderr, /wrote .*b\/x\.jpg → .*a\/x-3\.jpg/);
+  t.same(fs.readFileSync(path.join(dir, 'a', 'x.jpg')), photo, 'the photo in OUT is untouched');
+  t.same(fs.readdirSync(path.join(dir, 'a')).sort(), ['up', 'x-2.jpg', 'x-3.jpg', 'x.cutout.png', 'x.jpg']);
+});
