@@ -2,7 +2,7 @@
 // PostgreSQL database given by --ledger / CUTOUT_LEDGER_URL. Safe while servers use the same ledger;
 // keys are printed once, at creation, and never again.
 
-import { parseArgs, type ParsedArgs } from './args.js';
+import { checkFlags, parseArgs, type ParsedArgs } from './args.js';
 import { openAdminLedger, LedgerCliError, type CommandIo } from './ledger-cli.js';
 import { BalanceLimitError, LedgerInputError, type AccountSummary, type BalanceName, type LedgerBackend } from '../ledger/ledger.js';
 import { parseDurability, type Durability } from '../ledger/durability.js';
@@ -25,6 +25,15 @@ Exit codes: 0 done, 1 no such key, account or ledger, 2 usage error, 3 refused (
 2^53-1 credits; nothing changed).`;
 
 class UsageError extends Error {}
+
+/** The flags of each subcommand, besides the ledger's (--data, --ledger, --durability) and --json. */
+const SUBCOMMAND_FLAGS: Record<string, readonly string[]> = {
+  create: ['credits', 'payg', 'enterprise', 'free-calls', 'concurrency', 'rate', 'label'],
+  list: [],
+  revoke: [],
+  credit: ['add', 'payg', 'enterprise'],
+};
+const COMMON_FLAGS = ['json', 'help', 'data', 'ledger', 'durability'];
 
 function intFlag(args: ParsedArgs, name: string): number | undefined {
   const v = args.flags.get(name);
@@ -123,6 +132,8 @@ export async function runKeysCommand(argv: string[], io: CommandIo): Promise<num
   const parsed = sub === 'create' ? parseArgs(argv, new Set(['json', 'help'])) : args;
   let durability: Durability | undefined;
   try {
+    const flagProblem = SUBCOMMAND_FLAGS[sub] ? checkFlags(parsed, [...SUBCOMMAND_FLAGS[sub], ...COMMON_FLAGS]) : null;
+    if (flagProblem) throw new UsageError(flagProblem);
     durability = durabilityOf(parsed);
   } catch (err) {
     io.stderr(`cutout keys: ${(err as Error).message}\n${HELP}\n`);

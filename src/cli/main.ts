@@ -28,8 +28,11 @@ async function main(argv: string[]): Promise<number> {
     case 'usage': {
       const dataDir = process.env.CUTOUT_DATA_DIR ?? path.resolve('data');
       const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s), dataDir, ledgerUrl: process.env.CUTOUT_LEDGER_URL };
-      const dataFlag = rest.indexOf('--data');
-      if (dataFlag >= 0 && rest[dataFlag + 1]) {
+      const dataFlag = rest.findIndex((a) => a === '--data' || a.startsWith('--data='));
+      if (dataFlag >= 0 && rest[dataFlag]!.startsWith('--data=')) {
+        io.dataDir = path.resolve(rest[dataFlag]!.slice('--data='.length));
+        rest.splice(dataFlag, 1);
+      } else if (dataFlag >= 0 && rest[dataFlag + 1]) {
         io.dataDir = path.resolve(rest[dataFlag + 1]!);
         rest.splice(dataFlag, 2);
       }

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import { createRemover, RemoveError } from '../lib/remove.js';
 import { DEFAULT_OPTIONS, OUTPUT_FORMATS, parseQuality, QUALITY_LEVELS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
-import { parseArgs } from './args.js';
+import { checkFlags, parseArgs } from './args.js';
 import { collectInputs, naturalStem, RESULT_EXTENSION, resultStems } from './collect-inputs.js';
 
 const SIZES: Record<string, SizeTier> = {
@@ -15,6 +15,8 @@ export const REMOVE_USAGE = `Usage: cutout remove <file|dir>... [-o OUT] [--size
                      [--model NAME] [--device auto|cpu|cuda[:N]]
 Removes the background of each image (folders are searched recursively) and writes the results
 to OUT (default: next to each input, as NAME.cutout.EXT). Non-images are reported and skipped.`;
+
+const REMOVE_FLAGS = ['o', 'out', 'size', 'format', 'bg-color', 'channels', 'no-refine', 'quality', 'workers', 'model', 'device', 'help'];
 
 export interface CliIo {
   stdout: NodeJS.WriteStream | { write(s: string): unknown; isTTY?: boolean };
@@ -37,11 +39,14 @@ function progress(io: CliIo, done: number, total: number, failed: number): void 
 }
 
 export async function runRemoveCommand(argv: string[], io: CliIo = process): Promise<number> {
-  const { positionals, flags } = parseArgs(argv, new Set(['no-refine', 'help']));
+  const args = parseArgs(argv, new Set(['no-refine', 'help']));
+  const { positionals, flags } = args;
   if (flags.has('help') || positionals.length === 0) {
     (positionals.length === 0 && !flags.has('help') ? io.stderr : io.stdout).write(`${REMOVE_USAGE}\n`);
     return flags.has('help') ? 0 : 2;
   }
+  const flagProblem = checkFlags(args, REMOVE_FLAGS);
+  if (flagProblem) return usageError(io, flagProblem);
   const options: RemoveOptions = { ...DEFAULT_OPTIONS };
   const size = flags.get('size');
   if (typeof size === 'string') {

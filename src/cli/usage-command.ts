@@ -1,6 +1,6 @@
 // `cutout usage`: per-account summary of the usage log (requests, credits, free calls, output MP, statuses).
 
-import { parseArgs } from './args.js';
+import { checkFlags, parseArgs } from './args.js';
 import { openAdminLedger, LedgerCliError, type CommandIo } from './ledger-cli.js';
 import type { LedgerBackend } from '../ledger/ledger.js';
 
@@ -24,6 +24,11 @@ export async function runUsageCommand(argv: string[], io: CommandIo): Promise<nu
   if (args.flags.has('help')) {
     io.stdout(HELP + '\n');
     return 0;
+  }
+  const flagProblem = checkFlags(args, ['since', 'json', 'help', 'ledger', 'data']);
+  if (flagProblem) {
+    io.stderr(`cutout usage: ${flagProblem}\n${HELP}\n`);
+    return 2;
   }
   const sinceFlag = args.flags.get('since');
   const since = sinceFlag === undefined ? 0 : sinceFlag === true ? null : parseSince(sinceFlag, Date.now());
