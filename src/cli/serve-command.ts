@@ -20,6 +20,7 @@ import { assertNativeUws, FallbackUwsError } from '../http/native-check.js';
 import { checkTlsFiles, TlsFileError } from '../http/tls.js';
 import { RECONCILE_MESSAGE, runSupervisor } from './supervisor.js';
 import { collectGarbage } from '../process/collect-garbage.js';
+import { portTaken } from '../process/port-taken.js';
 import { describeMetricsAccess } from '../api/metrics-endpoint.js';
 import { SANDBOX_PATH } from '../api/sandbox.js';
 import { PACKAGE_ROOT } from '../model/manifest.js';
@@ -162,7 +163,7 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     metrics.attachPool(pool);
 
     const observers = requestLog ? [metrics, requestLog] : [metrics];
-    const server = createServer({ config, pool, ledger, log, metrics, observers });
+    const server = createServer({ config, pool, ledger, log, metrics, observers, sharePort: isSupervisedProcess() });
     await server.listen();
     // Start-up garbage (module sources, config parsing, the ledger's first reads) goes now rather
     // than at the first busy moment; the workers did the same after loading the model.
@@ -221,7 +222,16 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     }
   }
 
-  if (config.processes > 1) return runSupervisor({ count: config.processes, childArgs: stripFlag(argv, 'processes') });
+  if (config.processes > 1) {
+    // The processes share the port (SO_REUSEPORT), so none of them could tell that another server
+    // holds it already: ask before starting them.
+    const taken = await portTaken(config.host, config.port);
+    if (taken) {
+      process.stderr.write(`cutout serve: failed to start: Could not listen on ${config.host}:${config.port} (${taken})\n`);
+      return 1;
+    }
+    return runSupervisor({ count: config.processes, childArgs: stripFlag(argv, 'processes') });
+  }
 
   let service: RunningService;
   try {
@@ -245,7 +255,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
 
   // A process of `--processes N` leaves the second signal to its supervisor: Ctrl-C and systemd
   // signal the whole process group, so it gets each signal twice (directly and forwarded).
-  const supervised = process.send !== undefined && process.env.CUTOUT_PROCESS_INDEX !== undefined;
+  const supervised = isSupervisedProcess();
   return new Promise<number>((resolveExit) => {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -291,6 +301,11 @@ export async function runServeCommand(argv: string[]): Promise<number> {
       process.on('message', onMessage);
     }
   });
+}
+
+/** A process of `serve --processes N`, started by its supervisor (supervisor.ts). */
+export function isSupervisedProcess(): boolean {
+  return process.send !== undefined && process.env.CUTOUT_PROCESS_INDEX !== undefined;
 }
 
 /** `device: cpu (no CUDA provider installed …); model isnet-int8; 1 worker × 2 threads`. */

@@ -22,12 +22,26 @@ export const consoleLogger: Logger = {
 };
 
 /** What the api needs (config, pool, ledger, fetch options, metrics), a logger, and observation hooks. */
+/**
+ * uWS.js 20.30 takes `listen(host, port, options, cb)` and exports the options' values
+ * (LIBUS_LISTEN_EXCLUSIVE_PORT: no SO_REUSEPORT), but its .d.ts declares neither.
+ */
+type ListenWithOptions = (host: string, port: number, options: number, cb: (token: us_listen_socket | false) => void) => TemplatedApp;
+const LISTEN_DEFAULT = 0;
+const LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1;
+
 export interface ServerDeps extends Omit<ApiDeps, 'log'> {
   log?: Logger;
   /** Observation points (tests): never affect the response. */
   hooks?: ServerHooks;
   /** Told of every finished request (observe/: metrics, the request log); never affect the response. */
   observers?: readonly RequestObserver[];
+  /**
+   * Listen with SO_REUSEPORT, as the processes of `serve --processes N` do to share one port.
+   * Otherwise the port is taken exclusively: a second server started on it by mistake fails to
+   * start instead of silently taking every other connection (with its own ledger and keys).
+   */
+  sharePort?: boolean;
 }
 
 export interface RequestInfo {
@@ -241,7 +255,8 @@ export function createServer(deps: ServerDeps): CutoutServer {
   return {
     listen() {
       return new Promise<number>((resolve, reject) => {
-        app.listen(config.host, config.port, (token) => {
+        const listen = app.listen.bind(app) as unknown as ListenWithOptions;
+        listen(config.host, config.port, deps.sharePort ? LISTEN_DEFAULT : LISTEN_EXCLUSIVE_PORT, (token) => {
           if (!token) {
             reject(new Error(`Could not listen on ${config.host}:${config.port} (in use or not permitted)`));
             return;
