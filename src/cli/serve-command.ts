@@ -222,16 +222,15 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     }
   }
 
-  if (config.processes > 1) {
-    // The processes share the port (SO_REUSEPORT), so none of them could tell that another server
-    // holds it already: ask before starting them.
-    const taken = await portTaken(config.host, config.port);
-    if (taken) {
-      process.stderr.write(`cutout serve: failed to start: Could not listen on ${config.host}:${config.port} (${taken})\n`);
-      return 1;
-    }
-    return runSupervisor({ count: config.processes, childArgs: stripFlag(argv, 'processes') });
+  // Before the ledger and the model: a port another server holds ends the start at once. The
+  // processes of --processes N share theirs (SO_REUSEPORT), so none of them could tell otherwise.
+  // A supervised process skips it: its siblings hold the port already.
+  const taken = isSupervisedProcess() ? null : await portTaken(config.host, config.port);
+  if (taken) {
+    process.stderr.write(`cutout serve: failed to start: Could not listen on ${config.host}:${config.port} (${taken})\n`);
+    return 1;
   }
+  if (config.processes > 1) return runSupervisor({ count: config.processes, childArgs: stripFlag(argv, 'processes') });
 
   let service: RunningService;
   try {
