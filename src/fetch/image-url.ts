@@ -87,13 +87,23 @@ async function vetHost(url: URL, opts: FetchImageOptions, gate: FetchGate, signa
   return addresses[0]!;
 }
 
-/** One HTTP exchange against a pinned address. Resolves with the response (body not read). */
+/** A response whose body is still to be read, and what the request reported after it arrived. */
+interface Exchange {
+  res: http.IncomingMessage;
+  /**
+   * An error of the request after the response began: node's parser refusing the body (a bad chunk
+   * size) is reported there, before the response's own 'aborted'/'error', which say only "aborted".
+   */
+  laterError: () => unknown;
+}
+
+/** One HTTP exchange against a pinned address. Resolves once the response's head is in. */
 function requestOnce(
   url: URL,
   pinned: { address: string; family: number },
   opts: FetchImageOptions,
   signal: AbortSignal,
-): Promise<http.IncomingMessage> {
+): Promise<Exchange> {
   return new Promise((resolve, reject) => {
     const lookup: LookupFunction = (_hostname, options, cb) => {
       // Node may ask for all records (autoSelectFamily); answer with the checked one either way.
@@ -116,19 +126,21 @@ function requestOnce(
       const event = url.protocol === 'https:' ? 'secureConnect' : 'connect';
       socket.once(event, () => clearTimeout(connectTimer));
     });
+    let laterError: unknown;
     req.on('response', (res) => {
       clearTimeout(connectTimer);
-      resolve(res);
+      resolve({ res, laterError: () => laterError });
     });
     req.on('error', (err) => {
       clearTimeout(connectTimer);
+      laterError ??= err;
       reject(err);
     });
     req.end();
   });
 }
 
-function readCapped(res: http.IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+function readCapped({ res, laterError }: Exchange, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let settled = false;
     // The first outcome wins: destroying the stream fires 'aborted'/'error' after our own verdict.
@@ -160,11 +172,12 @@ function readCapped(res: http.IncomingMessage, maxBytes: number, signal: AbortSi
       if (total > maxBytes) fail(tooLarge());
       else chunks.push(chunk);
     });
-    res.on('error', fail);
-    res.on('aborted', () => fail(new ImageFetchError('Connection closed before the body was complete')));
+    const cut = () => laterError() ?? new ImageFetchError('Connection closed before the body was complete');
+    res.on('error', (err) => fail(laterError() ?? err));
+    res.on('aborted', () => fail(cut()));
     res.on('end', () => {
       if (!res.complete) {
-        fail(new ImageFetchError('Connection closed before the body was complete'));
+        fail(cut());
         return;
       }
       if (settled) return;
@@ -236,14 +249,15 @@ async function fetchWithin(url: URL, opts: FetchImageOptions, gate: FetchGate): 
     for (let hop = 0; ; hop++) {
       if (opts.signal?.aborted) throw opts.signal.reason;
       const pinned = await vetHost(current, opts, gate, signal);
-      let res: http.IncomingMessage;
+      let exchange: Exchange;
       try {
-        res = await requestOnce(current, pinned, opts, signal);
+        exchange = await requestOnce(current, pinned, opts, signal);
       } catch (err) {
         if (opts.signal?.aborted) throw opts.signal.reason;
         if (timeout.signal.aborted) throw timeout.signal.reason;
         throw describeNetworkError(err, opts);
       }
+      const { res } = exchange;
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location) {
         res.destroy();
@@ -260,7 +274,7 @@ async function fetchWithin(url: URL, opts: FetchImageOptions, gate: FetchGate): 
         throw new ImageFetchError(`HTTP Status ${status}`);
       }
       try {
-        const data = await readCapped(res, opts.maxBytes, signal);
+        const data = await readCapped(exchange, opts.maxBytes, signal);
         return { data, contentType: res.headers['content-type'], finalUrl: current };
       } catch (err) {
         if (opts.signal?.aborted) throw opts.signal.reason;
