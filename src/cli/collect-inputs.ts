@@ -77,7 +77,7 @@ export const RESULT_EXTENSION: Readonly<Record<string, string>> = Object.freeze(
 });
 
 /** `OUT/NAME`, or `DIR/NAME.cutout` beside the input: a result's path before its extension. */
-export function naturalStem(file: string, outDir: string | undefined): string {
+function naturalStem(file: string, outDir: string | undefined): string {
   const base = path.basename(file, path.extname(file));
   return outDir !== undefined ? path.join(outDir, base) : path.join(path.dirname(file), `${base}.cutout`);
 }
@@ -103,16 +103,23 @@ export function realTarget(p: string): string {
  * a/x.png and b/x.png into one OUT, or x.png and x.jpg in one folder, do not overwrite each other,
  * and writing into a folder of photos never overwrites a photo.
  */
-export function resultStems(files: string[], outDir: string | undefined): string[] {
+export function resultStems(files: string[], outDir: string | undefined): ResultStem[] {
   const inputs = new Set(files.map(realTarget));
   const used = new Set<string>();
   const taken = (stem: string) =>
     used.has(realTarget(stem)) || Object.values(RESULT_EXTENSION).some((ext) => inputs.has(realTarget(`${stem}${ext}`)));
   return files.map((file) => {
-    const stem = naturalStem(file, outDir);
-    let unique = stem;
-    for (let n = 2; taken(unique); n++) unique = `${stem}-${n}`;
-    used.add(realTarget(unique));
-    return unique;
+    const natural = naturalStem(file, outDir);
+    let stem = natural;
+    for (let n = 2; taken(stem); n++) stem = `${natural}-${n}`;
+    used.add(realTarget(stem));
+    return { stem, natural };
   });
+}
+
+export interface ResultStem {
+  /** Where the result goes, before its extension. */
+  stem: string;
+  /** Where it would have gone (`OUT/NAME` or `DIR/NAME.cutout`); differs from `stem` when that was taken. */
+  natural: string;
 }

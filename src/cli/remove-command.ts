@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { createRemover, RemoveError } from '../lib/remove.js';
 import { DEFAULT_OPTIONS, OUTPUT_FORMATS, parseQuality, QUALITY_LEVELS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
 import { checkFlags, parseArgs } from './args.js';
-import { collectInputs, naturalStem, RESULT_EXTENSION, resultStems } from './collect-inputs.js';
+import { collectInputs, RESULT_EXTENSION, resultStems } from './collect-inputs.js';
 
 const SIZES: Record<string, SizeTier> = {
   preview: 'preview', small: 'preview', regular: 'preview', medium: 'medium', hd: 'hd', full: 'full', '4k': 'full', '50mp': '50MP', auto: 'full',
@@ -87,8 +87,7 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
   const { files, skipped, failed: unreadable } = collectInputs(positionals);
   for (const m of unreadable) io.stderr.write(`cutout: ${m}\n`);
   if (typeof outDir === 'string') fs.mkdirSync(outDir, { recursive: true });
-  const outName = typeof outDir === 'string' ? outDir : undefined;
-  const stems = resultStems(files, outName);
+  const stems = resultStems(files, typeof outDir === 'string' ? outDir : undefined);
   const renamed: string[] = [];
 
   const model = flags.get('model');
@@ -106,12 +105,12 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
   let ok = 0;
   let failed = unreadable.length;
   const started = Date.now();
-  const queue = files.map((file, i) => ({ file, stem: stems[i]! }));
+  const queue = files.map((file, i) => ({ file, ...stems[i]! }));
   const total = files.length;
   let done = 0;
   const next = async (): Promise<void> => {
     for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
-      const { file, stem } = item;
+      const { file, stem, natural } = item;
       try {
         let out;
         try {
@@ -124,7 +123,6 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
         }
         const dest = `${stem}${RESULT_EXTENSION[out.contentType]}`;
         fs.writeFileSync(dest, out.data);
-        const natural = naturalStem(file, outName);
         if (stem !== natural) renamed.push(`${file} → ${dest} (${natural}.* is an input or another result)`);
         ok++;
       } catch (err) {

@@ -143,11 +143,15 @@ function requestOnce(
 function readCapped({ res, laterError }: Exchange, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let settled = false;
-    // The first outcome wins: destroying the stream fires 'aborted'/'error' after our own verdict.
-    const fail = (err: unknown) => {
-      if (settled) return;
+    /** True for the first outcome only: destroying the stream fires 'aborted'/'error' after our own verdict. */
+    const settle = () => {
+      if (settled) return false;
       settled = true;
       signal.removeEventListener('abort', onAbort);
+      return true;
+    };
+    const fail = (err: unknown) => {
+      if (!settle()) return;
       res.destroy();
       reject(err);
     };
@@ -180,9 +184,7 @@ function readCapped({ res, laterError }: Exchange, maxBytes: number, signal: Abo
         fail(cut());
         return;
       }
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', onAbort);
+      if (!settle()) return;
       // One copy into an unpooled buffer the pool can take by transfer.
       const out = Buffer.allocUnsafeSlow(total);
       let offset = 0;

@@ -21,7 +21,6 @@ export const consoleLogger: Logger = {
   error: (msg, err) => console.error(msg, err instanceof Error ? err.stack : err ?? ''),
 };
 
-/** What the api needs (config, pool, ledger, fetch options, metrics), a logger, and observation hooks. */
 /**
  * uWS.js 20.30 takes `listen(host, port, options, cb)` and exports the options' values
  * (LIBUS_LISTEN_EXCLUSIVE_PORT: no SO_REUSEPORT), but its .d.ts declares neither.
@@ -30,6 +29,7 @@ type ListenWithOptions = (host: string, port: number, options: number, cb: (toke
 const LISTEN_DEFAULT = 0;
 const LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1;
 
+/** What the api needs (config, pool, ledger, fetch options, metrics), a logger, and observation hooks. */
 export interface ServerDeps extends Omit<ApiDeps, 'log'> {
   log?: Logger;
   /** Observation points (tests): never affect the response. */

@@ -39,6 +39,16 @@ function fail(code: RemoveFailure['code'], message: string): RemoveFailure {
   return { ok: false, code, message };
 }
 
+/** The photo did not decode: libvips' reason as one line. */
+function unreadable(err: unknown): RemoveFailure {
+  return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
+}
+
+/** The background image did not decode. */
+function unreadableBackground(err: unknown): RemoveFailure {
+  return fail('failed_bg_image', `Failed to read background image: ${decoderMessage(err)}`);
+}
+
 /**
  * Largest output (RGBA bytes) decoded while the model runs. Bigger photos are decoded after it: at
  * 20 MP that keeps 80 MB off the peak for ~110 ms more per photo (docs/memory.md).
@@ -112,7 +122,7 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     probe = await codec.probe(input);
   } catch (err) {
     if (err instanceof codec.UnsupportedFormatError) return fail('invalid_file_type', `Expected jpg/png/webp, received ${err.format}`);
-    return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
+    return unreadable(err);
   }
   const inputPixels = probe.width * probe.height;
   if (inputPixels > MAX_INPUT_PIXELS) {
@@ -168,7 +178,7 @@ async function planBackground(bgImage: Uint8Array, out: { width: number; height:
   try {
     probe = await codec.probe(bgImage);
   } catch (err) {
-    return fail('failed_bg_image', `Failed to read background image: ${decoderMessage(err)}`);
+    return unreadableBackground(err);
   }
   const pixels = probe.width * probe.height;
   if (pixels > MAX_INPUT_PIXELS) {
@@ -200,7 +210,7 @@ async function decodeModelInput(ctx: PipelineContext, input: Uint8Array, plan: R
   try {
     return await codec.decodeForModel(input, MAX_INPUT_PIXELS, ctx.model.width, ctx.model.height, photo, ctx.threads);
   } catch (err) {
-    return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
+    return unreadable(err);
   }
 }
 
@@ -211,7 +221,7 @@ async function decodeOnce(ctx: PipelineContext, input: Uint8Array, plan: Removal
     const full = working.width === plan.inputWidth && working.height === plan.inputHeight;
     work = await codec.decodeRgba(input, MAX_INPUT_PIXELS, working.width, working.height, full);
   } catch (err) {
-    return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
+    return unreadable(err);
   }
   const modelInput = await codec.resizeForModel(work, ctx.model.width, ctx.model.height, !plan.hasAlpha, ctx.threads);
   const same = work.width === plan.width && work.height === plan.height;
@@ -286,7 +296,7 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
     try {
       rgba = await codec.decodeRgba(task.input, MAX_INPUT_PIXELS, plan.width, plan.height, true);
     } catch (err) {
-      return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
+      return unreadable(err);
     }
     modelInput = await codec.resizeForModel(rgba, ctx.model.width, ctx.model.height, true, ctx.threads);
     // sharp's Buffers cannot be transferred: one copy into bytes of their own.
@@ -333,7 +343,7 @@ async function finishRemoval(
   try {
     rgba = await rgbaPromise;
   } catch (err) {
-    return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
+    return unreadable(err);
   }
   watch.mark('decodeOutput');
 
@@ -371,7 +381,7 @@ async function finishRemoval(
     try {
       bg = await codec.decodeBackground(options.bgImage, result.width, result.height);
     } catch (err) {
-      return fail('failed_bg_image', `Failed to read background image: ${decoderMessage(err)}`);
+      return unreadableBackground(err);
     }
     ctx.binding.blendOver(result.data, bg.data);
   } else if (options.bgColor) {

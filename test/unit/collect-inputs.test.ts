@@ -35,13 +35,16 @@ t.test('named arguments: a result named is processed, the same file twice once, 
   t.match(r.failed, [/nope\.png: no such file or folder/]);
 });
 
+const stems = (...args: Parameters<typeof resultStems>) => resultStems(...args).map((r) => r.stem);
+
 t.test('result names: shared names get -2, -3 in input order; no input is ever overwritten', async (t) => {
   const dir = t.testdir({ out: { 'x.png': 'a photo in OUT', 'y.webp': 'another' }, a: { 'x.jpg': 'a' }, b: { 'x.jpg': 'b' } });
   const out = path.join(dir, 'out');
   const p = (...s: string[]) => path.join(dir, ...s);
-  t.same(resultStems([p('a', 'x.jpg'), p('b', 'x.jpg'), p('x-2.png')], out), [path.join(out, 'x'), path.join(out, 'x-2'), path.join(out, 'x-2-2')], 'OUT holds no input');
-  t.same(resultStems([p('out', 'x.png'), p('a', 'x.jpg'), p('out', 'y.webp')], out), [path.join(out, 'x-2'), path.join(out, 'x-3'), path.join(out, 'y-2')], 'x.* and y.* in OUT are inputs: no result takes those names, whatever its extension');
-  t.same(resultStems(['d/x.png', 'd/x.jpg'], undefined), ['d/x.cutout', 'd/x.cutout-2'], 'beside the inputs');
+  t.same(stems([p('a', 'x.jpg'), p('b', 'x.jpg'), p('x-2.png')], out), [path.join(out, 'x'), path.join(out, 'x-2'), path.join(out, 'x-2-2')], 'OUT holds no input');
+  t.same(stems([p('out', 'x.png'), p('a', 'x.jpg'), p('out', 'y.webp')], out), [path.join(out, 'x-2'), path.join(out, 'x-3'), path.join(out, 'y-2')], 'x.* and y.* in OUT are inputs: no result takes those names, whatever its extension');
+  t.same(stems(['d/x.png', 'd/x.jpg'], undefined), ['d/x.cutout', 'd/x.cutout-2'], 'beside the inputs');
+  t.same(resultStems([p('a', 'x.jpg'), p('b', 'x.jpg')], out)[1], { stem: path.join(out, 'x-2'), natural: path.join(out, 'x') }, 'a renamed result says where it would have gone');
   fs.symlinkSync(out, p('alias'));
-  t.same(resultStems([p('out', 'x.png')], p('alias')), [p('alias', 'x-2')], 'through a link to OUT too');
+  t.same(stems([p('out', 'x.png')], p('alias')), [p('alias', 'x-2')], 'through a link to OUT too');
 });
