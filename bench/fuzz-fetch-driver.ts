@@ -10,7 +10,7 @@
 //   credits charged), a failed download is a 400 failed_image_download (failed_bg_download) JSON
 //   naming the reason, bytes that are no image are some other 400, no 5xx but 503; the ledger
 //   debited what the headers charged; improve stores what arrived whole (an id, no charge);
-// - a second after it settled, no connection of the scenario is still open on the host's side;
+// - 3 s after it settled, no connection of the scenario is still open on the host's side;
 // - at the end the fetcher's places are all free, nothing was thrown outside a fetch, and the server
 //   is alive and healthy.
 
@@ -31,6 +31,11 @@ export interface FetchFuzzOptions {
   seed: number;
   /** Through a real `cutout serve` instead of calling the fetcher in this process. */
   service: boolean;
+  /**
+   * Also fail a fetch that took 90% of its timeout where the host did not stall (a wait nothing
+   * called for). A timing check: the bench makes it, the CI test does not (a loaded box is slow).
+   */
+  timing?: boolean;
 }
 
 export interface FetchFuzzFailure {
@@ -55,10 +60,10 @@ export interface FetchFuzzReport {
 const SERVICE_LIMITS: FetchLimits = { maxBytes: 22 * 1024 * 1024, totalTimeoutMs: 1500, maxRedirects: 3 };
 /** In-process: a small cap, so that bodies over it are cheap. */
 const FETCHER_LIMITS: FetchLimits = { maxBytes: 64 * 1024, totalTimeoutMs: 1500, maxRedirects: 3 };
-/** Past the timeout: the fetch (or the answer) hangs. */
-const SLACK_MS = 1500;
+/** Past the timeout by this much, the fetch hangs (generous: a loaded box is slow, a hang never ends). */
+const SLACK_MS = 5000;
 /** A scenario's connections must be closed this soon after it settled. */
-const CLOSE_MS = 1000;
+const CLOSE_MS = 3000;
 
 /** Images the hosts serve: the fuzz's small ones and a photo of ~40 kB (several reads, under the in-process cap). */
 async function hostImages(): Promise<Buffer[]> {
@@ -86,6 +91,7 @@ interface LaneContext {
   images: Buffer[];
   limits: FetchLimits;
   deadline: number;
+  timing: boolean;
   report: FetchFuzzReport;
   count(outcome: string): void;
   fail(f: FetchFuzzFailure): void;
@@ -134,7 +140,7 @@ async function fetcherLane(ctx: LaneContext, lane: number, rng: Rng, gate: Fetch
       ctx.count(`error: ${reasonClass(outcome.err.reason)}`);
       if (expect.kind === 'ok') fail(`error "${outcome.err.reason}" where the host sent a whole body`);
       else if (expect.kind === 'error' && !expect.reason.test(outcome.err.reason)) fail(`error "${outcome.err.reason}", expected ${expect.reason}`);
-      if (!scenario.stalls && !abort && ms > ctx.limits.totalTimeoutMs * 0.9) fail(`took ${Math.round(ms)} ms though the host did not stall`);
+      if (ctx.timing && !scenario.stalls && !abort && ms > ctx.limits.totalTimeoutMs * 0.9) fail(`took ${Math.round(ms)} ms though the host did not stall`);
     }
     if (!(await closedSoon(ctx.host, scenario))) fail(`a connection still open on the host ${CLOSE_MS} ms after the fetch settled`);
     ctx.host.forget(scenario);
@@ -269,6 +275,7 @@ export async function runFetchFuzz(opts: FetchFuzzOptions): Promise<FetchFuzzRep
     images,
     limits: opts.service ? SERVICE_LIMITS : FETCHER_LIMITS,
     deadline: performance.now() + opts.seconds * 1000,
+    timing: opts.timing ?? false,
     report,
     count: (o) => void (report.outcomes[o] = (report.outcomes[o] ?? 0) + 1),
     fail: (f) => void report.failures.push(f),

@@ -24,7 +24,7 @@ const modes = flag('modes', 'fetcher,service').split(',');
 const reports: FetchFuzzReport[] = [];
 for (const mode of modes) {
   console.log(`bench:fuzz-fetch (${mode}): ${lanes} lanes for ${seconds} s, seed ${seed}`);
-  const r = await runFetchFuzz({ seconds, lanes, seed, service: mode === 'service' });
+  const r = await runFetchFuzz({ seconds, lanes, seed, service: mode === 'service', timing: true });
   reports.push(r);
   console.log(`  ${r.scenarios} scenarios, slowest ${r.slowestMs} ms`);
   for (const [o, n] of Object.entries(r.outcomes).sort((a, b) => b[1] - a[1])) console.log(`  ${String(n).padStart(6)}  ${o}`);
