@@ -8,7 +8,7 @@ import uWS from 'uWebSockets.js';
 import type { FilePart, RawFields, RawValue } from './fields.js';
 import { invalidBody } from './http-error.js';
 import { parseContentType } from './content-type.js';
-import { checkMultipartFraming, MultipartFramingError } from './multipart-framing.js';
+import { checkMultipartFraming, MultipartFramingError, type PartHead } from './multipart-framing.js';
 import { ownedCopy } from '../image/owned-bytes.js';
 
 /** Fields whose multipart parts are always binary, whatever the part headers say. */
@@ -37,9 +37,9 @@ const textDecoder = new TextDecoder('utf-8');
 
 function parseMultipart(body: Uint8Array, boundary: string | undefined): RawFields {
   if (!boundary || boundary.length > 70) throw invalidBody('Malformed multipart/form-data body: missing or invalid boundary.');
-  let expected: number;
+  let heads: PartHead[];
   try {
-    expected = checkMultipartFraming(body, boundary);
+    heads = checkMultipartFraming(body, boundary);
   } catch (err) {
     if (err instanceof MultipartFramingError) throw invalidBody(err.message);
     throw err;
@@ -47,20 +47,23 @@ function parseMultipart(body: Uint8Array, boundary: string | undefined): RawFiel
   // uWS matches the boundary literally: hand it a canonical header (lower-case type, unquoted boundary).
   const parts = uWS.getParts(body, `multipart/form-data; boundary=${boundary}`);
   if (!parts || parts.length === 0) throw invalidBody('Malformed multipart/form-data body: no parts found for the given boundary.');
-  if (parts.length !== expected) throw invalidBody(`Malformed multipart/form-data body: ${expected} parts framed, ${parts.length} readable.`);
+  if (parts.length !== heads.length) throw invalidBody(`Malformed multipart/form-data body: ${heads.length} parts framed, ${parts.length} readable.`);
   const fields = new Map<string, RawValue>();
-  for (const part of parts) {
-    if (fields.has(part.name)) throw duplicateField(part.name);
+  for (const [i, part] of parts.entries()) {
+    // Names and filenames as the framing check read them; getParts reads some dispositions otherwise
+    // (`NAME=`, `name="a\"b"`) or not at all. Its data is what it is good for.
+    const { name, filename } = heads[i]!;
+    if (fields.has(name)) throw duplicateField(name);
     // part.data is an external ArrayBuffer pointing into `body` that does NOT keep it alive: once the
     // body is collected it reads freed memory (a crash, or another request's bytes). Copy file parts
     // into a buffer of their own (which also makes them transferable to a worker); text parts are
     // decoded now, while `body` is still a live argument of this frame.
-    if (FILE_FIELDS.has(part.name) || part.filename !== undefined) {
+    if (FILE_FIELDS.has(name) || filename !== undefined) {
       const data = ownedCopy(new Uint8Array(part.data));
-      const file: FilePart = { kind: 'file', data, ...(part.filename !== undefined && { filename: part.filename }), ...(part.type !== undefined && { type: part.type }) };
-      fields.set(part.name, file);
+      const file: FilePart = { kind: 'file', data, ...(filename !== undefined && { filename }), ...(part.type !== undefined && { type: part.type }) };
+      fields.set(name, file);
     } else {
-      fields.set(part.name, textDecoder.decode(new Uint8Array(part.data)));
+      fields.set(name, textDecoder.decode(new Uint8Array(part.data)));
     }
   }
   return fields;

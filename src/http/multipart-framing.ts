@@ -2,9 +2,9 @@
 // uWS.getParts reads it. getParts is lenient: it drops a last part whose closing boundary never came,
 // takes a part without Content-Disposition, and reads a header line without a colon as part of the
 // data. A body that is not exactly well framed is refused, so what we act on is what the client sent.
-// Pure; counts the parts so the caller can check getParts saw the same ones.
-
-import { parseContentType } from './content-type.js';
+// Pure; returns each part's name and filename as read here, so that the caller reads the fields by
+// one parser's names: getParts reads `Content-Disposition` otherwise (parameter names case-sensitive,
+// the last of a repeated one, backslashes kept, nothing for a parameter it cannot parse).
 
 export class MultipartFramingError extends Error {
   constructor(detail: string) {
@@ -21,13 +21,19 @@ const CRLFCRLF = Buffer.from('\r\n\r\n');
 /** RFC 9110 field-name (token) ':' OWS value OWS; the value may hold any byte but controls (HTAB aside). */
 const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*$/;
 
+/** What a part's Content-Disposition says. */
+export interface PartHead {
+  name: string;
+  filename?: string;
+}
+
 /**
  * Throws MultipartFramingError unless `body` is: an optional preamble, one or more parts each opened by
  * `--boundary` CRLF with a header block (well-formed lines, exactly one `Content-Disposition: form-data`
- * with a non-empty name, at most one Content-Type) ended by an empty line, and the closing `--boundary--`.
- * Returns the number of parts.
+ * with a non-empty name and no parameter given twice, at most one Content-Type) ended by an empty line,
+ * and the closing `--boundary--`. Returns the parts' names and filenames, in order.
  */
-export function checkMultipartFraming(body: Uint8Array, boundary: string): number {
+export function checkMultipartFraming(body: Uint8Array, boundary: string): PartHead[] {
   const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const dashBoundary = Buffer.from(`--${boundary}`, 'latin1');
   const delimiter = Buffer.concat([CRLF, dashBoundary]);
@@ -39,11 +45,12 @@ export function checkMultipartFraming(body: Uint8Array, boundary: string): numbe
     if (first < 0) throw new MultipartFramingError('no boundary line found for the given boundary.');
     pos = first + 2; // after a preamble
   }
+  const heads: PartHead[] = [];
   for (let parts = 0; ; parts++) {
     let p = pos + dashBoundary.length;
     if (buf[p] === DASH && buf[p + 1] === DASH) {
       if (parts === 0) throw new MultipartFramingError('no parts before the closing boundary.');
-      return parts; // what follows the close delimiter is an epilogue, ignored
+      return heads; // what follows the close delimiter is an epilogue, ignored
     }
     while (buf[p] === 0x20 || buf[p] === 0x09) p++; // transport padding
     if (buf[p] !== CR || buf[p + 1] !== LF) {
@@ -57,13 +64,13 @@ export function checkMultipartFraming(body: Uint8Array, boundary: string): numbe
     if (headersEnd < 0 || (end >= 0 && end < dataStart)) {
       throw new MultipartFramingError(`part ${parts + 1} has no blank line ending its headers.`);
     }
-    checkPartHeaders(buf.toString('utf8', headersStart, Math.max(headersStart, headersEnd)), parts + 1);
+    heads.push(checkPartHeaders(buf.toString('utf8', headersStart, Math.max(headersStart, headersEnd)), parts + 1));
     if (end < 0) throw new MultipartFramingError('the closing boundary is missing.');
     pos = end + 2;
   }
 }
 
-function checkPartHeaders(block: string, part: number): void {
+function checkPartHeaders(block: string, part: number): PartHead {
   const lines = block === '' ? [] : block.split('\r\n');
   let disposition: string | undefined;
   let contentTypes = 0;
@@ -79,7 +86,31 @@ function checkPartHeaders(block: string, part: number): void {
     }
   }
   if (disposition === undefined) throw new MultipartFramingError(`part ${part} has no Content-Disposition.`);
-  const { essence, params } = parseContentType(disposition);
-  if (essence !== 'form-data') throw new MultipartFramingError(`part ${part} is not Content-Disposition: form-data.`);
-  if (!params.get('name')) throw new MultipartFramingError(`part ${part} has no field name.`);
+  const { type, params, repeated } = parseDisposition(disposition);
+  if (type !== 'form-data') throw new MultipartFramingError(`part ${part} is not Content-Disposition: form-data.`);
+  if (repeated.length > 0) throw new MultipartFramingError(`part ${part}'s Content-Disposition gives ${repeated.join(', ')} more than once.`);
+  const name = params.get('name');
+  if (!name) throw new MultipartFramingError(`part ${part} has no field name.`);
+  const filename = params.get('filename');
+  return filename === undefined ? { name } : { name, filename };
+}
+
+/**
+ * `form-data; name="…"; filename="…"` as browsers and curl write it (WHATWG's form encoding, RFC 7578
+ * §4.2: a `"` in a name is sent as %22, and a backslash is a plain character, as in a Windows path),
+ * parameter names in any case. What is not `name=value` between semicolons is passed over.
+ */
+function parseDisposition(value: string): { type: string; params: Map<string, string>; repeated: string[] } {
+  const semi = value.indexOf(';');
+  const type = (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
+  const params = new Map<string, string>();
+  const repeated: string[] = [];
+  const re = /\s*([^=;\s]+)\s*=\s*("([^"]*)"|[^;]*)\s*;?/g;
+  const rest = semi < 0 ? '' : value.slice(semi + 1);
+  for (let m = re.exec(rest); m; m = re.exec(rest)) {
+    const name = m[1]!.toLowerCase();
+    if (params.has(name)) repeated.push(name);
+    else params.set(name, m[3] ?? m[2]!.trim());
+  }
+  return { type, params, repeated };
 }

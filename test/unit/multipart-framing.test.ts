@@ -8,12 +8,13 @@ const part = (headers: string[], data: string) => `--${B}\r\n${headers.map((h) =
 const close = `--${B}--\r\n`;
 const check = (s: string) => checkMultipartFraming(Buffer.from(s, 'latin1'), B);
 
-t.test('well framed bodies pass and count their parts', async (t) => {
-  t.equal(check(part([cd('a')], 'hello') + close), 1);
-  t.equal(check(part([cd('image_file', '; filename="image_file"')], '\x89PNG\r\n--bn\r\n') + part([cd('size')], 'full') + close), 2);
-  t.equal(check('preamble\r\n' + part([cd('a')], '') + close + 'epilogue'), 1, 'preamble, empty data, epilogue');
-  t.equal(check(`--${B} \t\r\n${cd('a')}\r\nContent-Type: image/png\r\n\r\nx\r\n--${B}--`), 1, 'transport padding, no final CRLF');
-  t.equal(check(part(['content-disposition: FORM-DATA; name=a; filename="ü.png"'], 'x') + close), 1, 'any case, unquoted name, UTF-8 filename');
+t.test('well framed bodies pass and give their parts` names and filenames', async (t) => {
+  t.same(check(part([cd('a')], 'hello') + close), [{ name: 'a' }]);
+  t.same(check(part([cd('image_file', '; filename="image_file"')], '\x89PNG\r\n--bn\r\n') + part([cd('size')], 'full') + close), [{ name: 'image_file', filename: 'image_file' }, { name: 'size' }]);
+  t.same(check('preamble\r\n' + part([cd('a')], '') + close + 'epilogue'), [{ name: 'a' }], 'preamble, empty data, epilogue');
+  t.same(check(`--${B} \t\r\n${cd('a')}\r\nContent-Type: image/png\r\n\r\nx\r\n--${B}--`), [{ name: 'a' }], 'transport padding, no final CRLF');
+  const utf8 = checkMultipartFraming(Buffer.from(part(['content-disposition: FORM-DATA; NAME=a; filename="ü.png"'], 'x') + close, 'utf8'), B);
+  t.same(utf8, [{ name: 'a', filename: 'ü.png' }], 'any case, unquoted name, UTF-8 filename');
 });
 
 t.test('malformed bodies are refused', async (t) => {
@@ -35,6 +36,8 @@ t.test('malformed bodies are refused', async (t) => {
     'attachment, not form-data': [part(['Content-Disposition: attachment; name="a"'], 'x') + close, /not Content-Disposition: form-data/],
     'no name': [part(['Content-Disposition: form-data'], 'x') + close, /no field name/],
     'empty name': [part([cd('')], 'x') + close, /no field name/],
+    'name given twice': [part([cd('a', '; name="b"')], 'x') + close, /gives name more than once/],
+    'filename given twice, in two cases': [part([cd('a', '; filename="a.png"; FileName="b.png"')], 'x') + close, /gives filename more than once/],
     'headers never end': [`--${B}\r\n${cd('a')}\r\nhello\r\n--${B}--\r\n`, /no blank line/],
   };
   for (const [label, [body, re]] of Object.entries(cases)) {
