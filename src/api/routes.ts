@@ -13,7 +13,8 @@ import { handleHealth, handleReady } from './health.js';
 import { handleImprove } from './improve.js';
 import { metricsHandler, type MetricsSource } from './metrics-endpoint.js';
 import { handleRemoveBg } from './removebg.js';
-import { SANDBOX_PATH, sandboxHandler } from './sandbox.js';
+import { ClientWindow, MAX_CLIENTS_PER_WINDOW } from './client-window.js';
+import { SANDBOX_PATH, sandboxHandler, type RateWindow } from './sandbox.js';
 import { webRoutes } from '../web/routes.js';
 
 export interface ApiLogger {
@@ -32,6 +33,8 @@ export interface ApiDeps {
   metrics?: MetricsSource;
   /** Wall clock of the sandbox's per-client window (tests: a fixed minute). */
   clock?: () => number;
+  /** The sandbox's per-client window; default one of this server's own (the processes of --processes N share their supervisor's). */
+  sandboxWindow?: RateWindow;
 }
 
 export interface Api {
@@ -51,9 +54,11 @@ export function createApi(deps: ApiDeps, accepting: () => boolean): Api {
   };
   const imageDeps = { maxImageBytes: config.maxImageBytes, fetchOptions };
   const removeDeps = { ...imageDeps, ledger, pool, log };
+  const sandboxLimits = { ratePerMinute: config.sandboxRatePerMinute };
+  const sandboxWindow = deps.sandboxWindow ?? new ClientWindow(sandboxLimits.ratePerMinute, MAX_CLIENTS_PER_WINDOW, deps.clock);
   const routes: Routes = {
     '/v1.0/removebg': { POST: (ctx) => handleRemoveBg(ctx, removeDeps) },
-    ...(config.sandbox && { [SANDBOX_PATH]: { POST: sandboxHandler(removeDeps, { ratePerMinute: config.sandboxRatePerMinute }, deps.clock) } }),
+    ...(config.sandbox && { [SANDBOX_PATH]: { POST: sandboxHandler(removeDeps, sandboxLimits, sandboxWindow) } }),
     '/v1.0/account': { GET: (ctx) => handleAccount(ctx, ledger) },
     '/v1.0/improve': {
       POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve'), improveQuotaBytes: config.improveQuotaBytes }),

@@ -6,10 +6,10 @@
 // waiting. Over a limit: remove.bg's 429 with Retry-After.
 
 import type { RequestContext } from '../http/context.js';
+import type { RateDecision } from '../ledger/ledger.js';
 import { addressGroup } from '../http/client-address.js';
 import { backlogSeconds } from '../pool/pool-api.js';
 import { rateHeaders } from './auth.js';
-import { ClientWindow, MAX_CLIENTS_PER_WINDOW } from './client-window.js';
 import { rateLimitExceeded, withHeaders } from './errors.js';
 import { runRemoval, type Charge, type RemoveBgDeps, type RemovalTerms } from './removebg.js';
 
@@ -18,18 +18,25 @@ export const SANDBOX_PATH = '/sandbox/v1.0/removebg';
 export interface SandboxLimits {
   ratePerMinute: number;
 }
+
+/**
+ * Counts the sandbox's requests per client (api/client-window.ts in one process; the supervisor's
+ * window for the processes of `--processes N`, api/group-window.ts).
+ */
+export interface RateWindow {
+  take(client: string): RateDecision | Promise<RateDecision>;
+}
 // The share itself is the pool's bound on low-priority work (PoolOptions.lowPriorityPlaces, from
 // --sandbox-share): it counts places exactly, running tasks included, until each really ends.
 
 /** Nothing is held, nothing is charged. */
 const FREE: Charge = Object.freeze({ size: 'preview', credits: 0, settle: async () => {}, refund: async () => {} });
 
-/** The sandbox's handler, with its per-client window (one per server). */
-export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, clock: () => number = Date.now): (ctx: RequestContext) => Promise<void> {
-  const window = new ClientWindow(limits.ratePerMinute, MAX_CLIENTS_PER_WINDOW, clock);
+/** The sandbox's handler, counting each client's requests in `window`. */
+export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, window: RateWindow): (ctx: RequestContext) => Promise<void> {
   return async (ctx) => {
     ctx.checkBodyLength(); // 413 before the client's minute is counted
-    const rate = window.take(addressGroup(ctx.clientAddress));
+    const rate = await window.take(addressGroup(ctx.clientAddress));
     if (!rate.ok) {
       ctx.notes.rejection = 'sandbox_rate';
       throw withHeaders(rateLimitExceeded(rate.retryAfter, `The sandbox takes ${limits.ratePerMinute} requests a minute from each client; use an API key for more.`), rateHeaders(rate));

@@ -19,6 +19,11 @@ import { createServer, consoleLogger, type CutoutServer, type Logger } from '../
 import { assertNativeUws, FallbackUwsError } from '../http/native-check.js';
 import { checkTlsFiles, TlsFileError } from '../http/tls.js';
 import { RECONCILE_MESSAGE, runSupervisor } from './supervisor.js';
+import { GroupHub } from './group-hub.js';
+import { GroupClient } from '../process/group-client.js';
+import { groupMetrics } from '../observe/group-metrics.js';
+import { GroupWindow } from '../api/group-window.js';
+import { ClientWindow } from '../api/client-window.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 import { portTaken } from '../process/port-taken.js';
 import { describeMetricsAccess } from '../api/metrics-endpoint.js';
@@ -163,7 +168,13 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     metrics.attachPool(pool);
 
     const observers = requestLog ? [metrics, requestLog] : [metrics];
-    const server = createServer({ config, pool, ledger, log, metrics, observers, sharePort: isSupervisedProcess() });
+    // The processes of --processes N report one group's metrics and share one sandbox window.
+    const group = isSupervisedProcess() ? new GroupClient(process) : null;
+    const shared = group && {
+      metrics: groupMetrics(metrics, group),
+      sandboxWindow: new GroupWindow(group, new ClientWindow(config.sandboxRatePerMinute)),
+    };
+    const server = createServer({ config, pool, ledger, log, metrics, observers, sharePort: group !== null, ...shared });
     await server.listen();
     // Start-up garbage (module sources, config parsing, the ledger's first reads) goes now rather
     // than at the first busy moment; the workers did the same after loading the model.
@@ -180,6 +191,7 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
       shutdown() {
         stopping ??= (async () => {
           await server.close();
+          group?.close();
           requestLog?.flush();
           await openPool.close();
           await ledger.close();
@@ -230,7 +242,10 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     process.stderr.write(`cutout serve: failed to start: Could not listen on ${config.host}:${config.port} (${taken})\n`);
     return 1;
   }
-  if (config.processes > 1) return runSupervisor({ count: config.processes, childArgs: stripFlag(argv, 'processes') });
+  if (config.processes > 1) {
+    const hub = new GroupHub({ sandboxRatePerMinute: config.sandboxRatePerMinute });
+    return runSupervisor({ count: config.processes, childArgs: stripFlag(argv, 'processes'), hub });
+  }
 
   let service: RunningService;
   try {

@@ -5,6 +5,7 @@
 // one's held credits and concurrency slots come back without waiting for its replacement.
 // Signals: the first is forwarded (each process drains); a second kills them all at once.
 import { fork, type ChildProcess } from 'node:child_process';
+import type { GroupHub } from './group-hub.js';
 
 export interface SupervisorOptions {
   count: number;
@@ -23,6 +24,8 @@ export interface SupervisorOptions {
   log?: (line: string) => void;
   /** Crashes, give-ups, forced stops (default stderr). */
   warn?: (line: string) => void;
+  /** What the processes share through their supervisor (the sandbox window, the metrics): told of each start and exit. */
+  hub?: GroupHub;
 }
 
 /** The message a supervisor sends its live processes after one of them died. */
@@ -66,6 +69,7 @@ export function runSupervisor(opts: SupervisorOptions): Promise<number> {
       if (live().length > 0 || slots.some((s) => s.restart)) return;
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
+      opts.hub?.close();
       resolveExit(exitCode);
     };
 
@@ -73,12 +77,14 @@ export function runSupervisor(opts: SupervisorOptions): Promise<number> {
       slot.restart = null;
       const child = fork(entry, args, { env: { ...process.env, CUTOUT_PROCESS_INDEX: String(slot.index) } });
       slot.child = child;
+      opts.hub?.join(slot.index, child);
       log(`cutout supervisor: process ${slot.index} started (pid ${child.pid})`);
       child.on('exit', (code, signal) => onExit(slot, child, code, signal));
     };
 
     const onExit = (slot: Slot, child: ChildProcess, code: number | null, signal: NodeJS.Signals | null) => {
       slot.child = null;
+      opts.hub?.leave(slot.index);
       if (signals > 0) {
         if (code !== 0 && exitCode === 0) exitCode = 1;
         maybeDone();

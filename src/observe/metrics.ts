@@ -9,6 +9,7 @@ import type { MetricsSource } from '../api/metrics-endpoint.js';
 import { SANDBOX_PATH } from '../api/sandbox.js';
 import type { RequestInfo, RequestObserver } from '../http/server.js';
 import type { BatchReport, RemovalPool } from '../pool/pool-api.js';
+import type { MetricJson } from './metrics-merge.js';
 import { stageMs } from './stages.js';
 
 export interface Metrics extends MetricsSource, RequestObserver {
@@ -16,6 +17,8 @@ export interface Metrics extends MetricsSource, RequestObserver {
   observeBatch(batch: BatchReport): void;
   /** The pool whose queue the gauges read, and whose model and device build info names. */
   attachPool(pool: RemovalPool): void;
+  /** This process's registry as data (for the group's merged scrape with --processes N). */
+  snapshot(): Promise<MetricJson[]>;
 }
 
 /** Statuses counted as refusals (cutout_rejections_total): out of credits, a limit, busy. */
@@ -90,12 +93,15 @@ export function createMetrics(version: string): Metrics {
     name: 'cutout_build_info',
     help: 'Always 1: the version, model and inference device this process serves with.',
     labelNames: ['version', 'model', 'device'] as const,
+    // Merged across processes it stays 1 (the others sum).
+    aggregator: 'max',
     registers,
   });
 
   return {
     contentType: registry.contentType,
     render: () => registry.metrics(),
+    snapshot: () => registry.getMetricsAsJSON() as unknown as Promise<MetricJson[]>,
     attachPool(p) {
       pool = p;
       buildInfo.reset();

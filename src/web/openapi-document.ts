@@ -322,7 +322,7 @@ export function openApiDocument(): JsonObject {
       get: {
         summary: 'Prometheus metrics',
         description:
-          'The Prometheus text format (prom-client). With `--metrics-token` it needs `Authorization: Bearer <token>`; without one it is served only when the server binds to loopback, and refused (403 `metrics_disabled`) on any other bind.',
+          'The Prometheus text format (prom-client); with `--processes N`, the metrics of every process of the group, whichever process answers. With `--metrics-token` it needs `Authorization: Bearer <token>`; without one it is served only when the server binds to loopback, and refused (403 `metrics_disabled`) on any other bind.',
         operationId: 'metrics',
         tags: ['Operations'],
         security: [{ MetricsToken: [] }, {}],
@@ -338,6 +338,7 @@ export function openApiDocument(): JsonObject {
           }),
           '403': errorResponse('No token is configured and the server binds to a non-loopback address.', ['metrics_disabled']),
           '404': errorResponse('The server has no metrics registry (`createServer` without `metrics`, as in library use): the path is not routed.', ['not_found']),
+          '503': errorResponse("With `--processes N`: the supervisor did not answer with the group's metrics (one process's alone would read as counters resetting).", ['metrics_unavailable']),
         },
       },
       options: preflight(),
