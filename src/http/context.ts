@@ -59,6 +59,12 @@ export interface ContextOptions {
   trustProxy?: boolean;
 }
 
+/**
+ * How long an early answer on a closing connection waits for the rest of the body (EarlyBody.drainThen):
+ * a client still sending after that loses the answer to a reset, as it would without the wait.
+ */
+const LINGER_MS = 5_000;
+
 /** How long after the deadline a handler may take to unwind before the answer is sent without it. */
 const UNWIND_GRACE_MS = 1_000;
 
@@ -283,10 +289,10 @@ export class RequestContext {
     // never reads the connection's next request (and an undefined length is sent as 2^63). A refusal
     // that closes the connection says Content-Length: 0 instead; nothing follows it.
     if (this.method === 'HEAD') {
-      if (closeConnection) return this.write(status, headers, 0, () => this.res.endWithoutBody(0, true));
+      if (closeConnection) return this.write(status, headers, 0, () => this.res.endWithoutBody(0, true), true);
       return this.write(status, { ...headers, 'Content-Length': String(bytes) }, 0, () => this.res.endWithoutBody());
     }
-    return this.write(status, headers, bytes, () => this.res.end(body, closeConnection));
+    return this.write(status, headers, bytes, () => this.res.end(body, closeConnection), closeConnection);
   }
 
   /**
@@ -297,7 +303,11 @@ export class RequestContext {
     return this.write(status, headers, 0, () => this.res.endWithoutBody());
   }
 
-  private write(status: number, headers: Record<string, string>, bodyBytes: number, end: () => void): boolean {
+  /**
+   * `closing`: this answer closes the connection on purpose (a framing refusal, a 408 with the body
+   * still coming): it goes at once, whatever is still on its way.
+   */
+  private write(status: number, headers: Record<string, string>, bodyBytes: number, end: () => void, closing = false): boolean {
     if (this.done) return false;
     this.responded = true;
     this.clearDeadline();
@@ -305,15 +315,33 @@ export class RequestContext {
     this.phase = 'responding';
     this.status = status;
     this.bytesOut = bodyBytes;
+    const flush = () =>
+      this.res.cork(() => {
+        this.res.writeStatus(STATUS_TEXT[status] ?? String(status));
+        for (const [k, v] of Object.entries(COMMON_HEADERS)) this.res.writeHeader(k, v);
+        this.res.writeHeader('X-Request-Id', this.requestId);
+        for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+        end();
+      });
+    if (!closing && this.early && !this.early.complete && this.closesAfterAnswer()) {
+      // The answer waits for the rest of the body (bounded), or the close would reset the connection.
+      this.early.drainThen(() => this.clientGone || flush(), this.opts.maxBodyBytes, LINGER_MS);
+      return true;
+    }
     this.early?.discard(); // answered without reading the body (or after): uWS skips the rest
-    this.res.cork(() => {
-      this.res.writeStatus(STATUS_TEXT[status] ?? String(status));
-      for (const [k, v] of Object.entries(COMMON_HEADERS)) this.res.writeHeader(k, v);
-      this.res.writeHeader('X-Request-Id', this.requestId);
-      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
-      end();
-    });
+    flush();
     return true;
+  }
+
+  /**
+   * uWS closes the connection after this answer: the request said `Connection: close` (uWS tests for
+   * a 5-character value). A client that sent `Expect: 100-continue` reads an early answer before it
+   * sends its body (RFC 9110 §10.1.1), and a declared body over the limit is not worth reading.
+   */
+  private closesAfterAnswer(): boolean {
+    if ((this.headers['connection'] ?? '').length !== 5) return false;
+    if (this.headers['expect'] !== undefined) return false;
+    return this.declaredLength === null || this.declaredLength <= this.opts.maxBodyBytes;
   }
 
   sendJson(status: number, value: unknown, headers: Record<string, string> = {}): boolean {

@@ -19,8 +19,12 @@ export class EarlyBody implements BodySource {
   private paused = true;
   private sink: ((chunk: ArrayBuffer, isLast: boolean) => void) | null = null;
 
+  /** The body's last chunk has arrived. */
+  private ended = false;
+
   constructor(private readonly res: PausableBody) {
     res.onData((chunk, isLast) => {
+      if (isLast) this.ended = true;
       if (this.sink) return void this.sink(chunk, isLast);
       this.held.push(chunk.slice(0)); // copy now: uWS neuters the chunk on return
       this.last = isLast;
@@ -43,6 +47,37 @@ export class EarlyBody implements BodySource {
     this.sink = () => {};
     this.held = [];
     this.unpause();
+  }
+
+  /** Every byte of the body has arrived (whoever read it). */
+  get complete(): boolean {
+    return this.ended;
+  }
+
+  /**
+   * Answered before the body is in, on a connection uWS closes right after the answer: read the
+   * rest first, dropping it, then call `then`, once: when the body has ended, more than `maxBytes`
+   * were dropped, or `maxMs` passed. Closed with bytes still on their way, the connection is reset,
+   * and a client still writing its body (node, python-requests) loses the answer to EPIPE/ECONNRESET.
+   * Takes the body from whoever reads it.
+   */
+  drainThen(then: () => void, maxBytes: number, maxMs: number): void {
+    let dropped = 0;
+    let called = false;
+    const go = () => {
+      if (called) return;
+      called = true;
+      clearTimeout(timer);
+      then();
+    };
+    const timer = setTimeout(go, maxMs);
+    this.held = [];
+    this.sink = (chunk, isLast) => {
+      dropped += chunk.byteLength;
+      if (isLast || dropped > maxBytes) go();
+    };
+    this.unpause();
+    if (this.ended) go();
   }
 
   /** Always, even when the whole body is in: the socket stays paused otherwise, and keep-alive with it. */

@@ -57,3 +57,48 @@ t.test('answered without the body: held chunks dropped, later ones ignored, stre
   res.push('more', true); // uWS goes on delivering the rest: swallowed
   t.pass('no throw after discard');
 });
+
+t.test('drainThen: the answer waits for the last chunk, the byte bound or the time bound, once', async (t) => {
+  const calls: string[] = [];
+  const last = new FakeRes();
+  const early = new EarlyBody(last);
+  last.push('held');
+  early.drainThen(() => calls.push('last'), 100, 5_000);
+  t.equal(last.resumed, 1, 'the stream resumes to read the rest');
+  last.push('more');
+  t.same(calls, [], 'not before the body ends');
+  last.push('end', true);
+  last.push('late', true);
+  t.same(calls, ['last'], 'at the last chunk, once');
+  t.ok(early.complete);
+
+  const bytes = new FakeRes();
+  new EarlyBody(bytes).drainThen(() => calls.push('bytes'), 5, 5_000);
+  bytes.push('1234');
+  t.same(calls, ['last'], 'within the byte bound');
+  bytes.push('56');
+  t.same(calls, ['last', 'bytes'], 'past it');
+
+  const ended = new FakeRes();
+  const whole = new EarlyBody(ended);
+  ended.push('all', true);
+  whole.drainThen(() => calls.push('ended'), 100, 5_000);
+  t.same(calls, ['last', 'bytes', 'ended'], 'at once when the body is in already');
+
+  const stalled = new FakeRes();
+  new EarlyBody(stalled).drainThen(() => calls.push('time'), 100, 30);
+  stalled.push('x');
+  await new Promise((r) => setTimeout(r, 60));
+  t.same(calls, ['last', 'bytes', 'ended', 'time'], 'after the time bound');
+
+  // A reader that gave up mid-body (an error) hands the rest to the drain.
+  const reading = new FakeRes();
+  const read = new EarlyBody(reading);
+  const got: string[] = [];
+  read.onData((c) => got.push(Buffer.from(c).toString()));
+  reading.push('a');
+  read.drainThen(() => calls.push('taken'), 100, 5_000);
+  reading.push('b', true);
+  t.same(got, ['a'], 'the reader sees nothing after the drain took over');
+  t.same(calls.at(-1), 'taken');
+});
