@@ -1,6 +1,6 @@
 // `cutout serve` as a process: refuses uWS's JS fallback, rejects bad flags and unknown models, starts with ledger+pool, drains on SIGTERM.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,8 @@ import { postImage } from '../helpers/api.js';
 import { request } from '../helpers/http-client.js';
 import { makeImage } from '../helpers/images.js';
 import { realLedger } from '../helpers/real.js';
+import { PROVIDER_LIBS } from '../../src/device/device.js';
+import { PACKAGE_ROOT } from '../../src/model/manifest.js';
 
 const ENTRY = fileURLToPath(new URL('../helpers/serve-entry.js', import.meta.url));
 
@@ -58,14 +60,22 @@ t.test('an unknown model (flag or env) stops the start with the names it knows',
   }
 });
 
+// A clean checkout has no CUDA provider; a dev box that staged one for the GPU box (npm run gpu) has
+// it and no GPU: either way the CPU is chosen and the reason names what is missing.
+const PROVIDER_STAGED = PROVIDER_LIBS.every((lib) => existsSync(join(PACKAGE_ROOT, 'build', 'Release', lib)));
+const CPU_REASON = PROVIDER_STAGED ? 'no NVIDIA GPU found' : 'no CUDA provider installed';
+
 t.test('--device: a bad value is a usage error; cuda without its provider stops the start naming what is missing', async (t) => {
   const bad = run(['--port', '0', '--data', t.testdir(), '--device', 'gpu']);
   t.equal(await bad.exit, 2);
   t.match(bad.out.join(''), /Expected auto, cpu, cuda or cuda:N for device but received 'gpu'/);
+  const missing = PROVIDER_STAGED
+    ? /--device cuda cannot be used: no NVIDIA GPU found/
+    : /--device cuda cannot be used: no CUDA provider installed \(libonnxruntime_providers_shared\.so, libonnxruntime_providers_cuda\.so missing beside libonnxruntime\.so\.1 in build\/Release\)/;
   for (const [args, env] of [[['--device', 'cuda'], {}], [[], { CUTOUT_DEVICE: 'cuda:0' }]] as const) {
     const { out, exit } = run(['--port', '0', '--data', t.testdir(), '--no-demo-key', ...args], env);
     t.equal(await exit, 1, 'no silent fallback to the CPU');
-    t.match(out.join(''), /--device cuda cannot be used: no CUDA provider installed \(libonnxruntime_providers_shared\.so, libonnxruntime_providers_cuda\.so missing beside libonnxruntime\.so\.1 in build\/Release\)/);
+    t.match(out.join(''), missing);
   }
 });
 
@@ -77,7 +87,7 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   t.teardown(() => void child.kill('SIGKILL'));
   const demo = waitForLine(child, /Demo API key \(shown once\): (\S+)/).catch(() => null);
   const [, deviceLine, base] = await waitForLine(child, /(device: .*\n)[^]*listening on (https?:\/\/\S+)/);
-  t.match(deviceLine, /^device: cpu \(no CUDA provider installed .*\); model isnet-\w+; 1 worker × \d+ threads?\n$/, 'start-up names the device, why, and the model');
+  t.match(deviceLine, new RegExp(`^device: cpu \\(${CPU_REASON} .*\\); model isnet-\\w+; 1 worker × \\d+ threads?\n$`), 'start-up names the device, why, and the model');
   const key = (await Promise.race([demo, Promise.resolve(null)]))?.[1] ?? null;
   t.ok(base, `listening at ${base}`);
   t.equal((await request(`${base}/readyz`)).status, 200);
@@ -88,7 +98,7 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   const inflight = postImage(base!, await makeImage('jpeg', 200, 150), {}, { 'X-Api-Key': key! });
   const health = await request(`${base}/healthz`); // the removal's request was read before this one
   t.equal(health.status, 200);
-  t.match(JSON.parse(health.body.toString()), { status: 'ok', device: 'cpu', device_reason: /^no CUDA provider installed/, workers: 1 }, '/healthz shows the device');
+  t.match(JSON.parse(health.body.toString()), { status: 'ok', device: 'cpu', device_reason: new RegExp(`^${CPU_REASON}`), workers: 1 }, '/healthz shows the device');
   child.kill('SIGTERM');
   const res = await inflight;
   t.equal(res.status, 200, 'in-flight request finished during shutdown');
