@@ -168,6 +168,13 @@ t.test('type, type_level, shadows: validated, accepted, not acted on', async (t)
 t.test('sources', async (t) => {
   t.equal(code(() => parseRemoveRequest(new Map())), 'missing_source');
   t.equal(code(() => parseRemoveRequest(new Map([['image_file_b64', '']]))), 'missing_source');
+  for (const notText of [5, 0, true, false]) {
+    t.throws(
+      () => parseRemoveRequest(new Map<string, RawValue>([['image_file_b64', notText]])),
+      { code: 'invalid_image_file_b64', detail: `Expected a string (the image in base64) for image_file_b64 but received ${notText} of type ${typeof notText}` },
+      `JSON ${notText}: a type mistake, not "an empty file"`,
+    );
+  }
   t.equal(code(() => parseRemoveRequest(withImage({ image_url: 'https://example.com/a.jpg' }))), 'multiple_sources');
   t.equal(code(() => parseRemoveRequest(new Map<string, RawValue>([['image_file_b64', 'aGk='], ['image_url', 'https://e.com/x']]))), 'multiple_sources');
   const b64 = parseRemoveRequest(new Map([['image_file_b64', Buffer.from(PNG).toString('base64')]]));

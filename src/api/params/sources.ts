@@ -45,12 +45,23 @@ export function readFile(fields: RawFields, name: 'image_file' | 'bg_image_file'
   throw invalidParameter(name, 'a file upload (multipart/form-data)', v);
 }
 
+/**
+ * image_file_b64's text. A JSON number or boolean is refused as not a string: read as text, `5` is
+ * base64 for nothing and `true` for three stray bytes, and the client was told "an empty file" or "an
+ * unknown file type" about what is a type mistake.
+ */
+function readBase64Text(fields: RawFields): string | undefined {
+  const raw = fields.get('image_file_b64');
+  if (typeof raw === 'number' || typeof raw === 'boolean') throw invalidParameter('image_file_b64', 'a string (the image in base64)', raw);
+  return readText(fields, 'image_file_b64');
+}
+
 /** Exactly one of image_file / image_file_b64 / image_url. Shared by /removebg and /improve. */
 export function readImageSource(fields: RawFields): ImageSource {
   const given: ImageSource[] = [];
   const file = readFile(fields, 'image_file');
   if (file) given.push(file);
-  const b64 = readText(fields, 'image_file_b64');
+  const b64 = readBase64Text(fields);
   if (b64 !== undefined) given.push({ kind: 'bytes', field: 'image_file_b64', data: decodeBase64(b64) });
   const url = readUrl(fields, 'image_url');
   if (url) given.push({ kind: 'url', field: 'image_url', url });
