@@ -6,6 +6,8 @@
 // one parser's names: getParts reads `Content-Disposition` otherwise (parameter names case-sensitive,
 // the last of a repeated one, backslashes kept, nothing for a parameter it cannot parse).
 
+import { parseParameterized } from './content-type.js';
+
 export class MultipartFramingError extends Error {
   constructor(detail: string) {
     super(`Malformed multipart/form-data body: ${detail}`);
@@ -86,31 +88,12 @@ function checkPartHeaders(block: string, part: number): PartHead {
     }
   }
   if (disposition === undefined) throw new MultipartFramingError(`part ${part} has no Content-Disposition.`);
-  const { type, params, repeated } = parseDisposition(disposition);
-  if (type !== 'form-data') throw new MultipartFramingError(`part ${part} is not Content-Disposition: form-data.`);
+  // As browsers and curl write it: quoted values without backslash escapes (a Windows path keeps its own).
+  const { essence, params, repeated } = parseParameterized(disposition, false);
+  if (essence !== 'form-data') throw new MultipartFramingError(`part ${part} is not Content-Disposition: form-data.`);
   if (repeated.length > 0) throw new MultipartFramingError(`part ${part}'s Content-Disposition gives ${repeated.join(', ')} more than once.`);
   const name = params.get('name');
   if (!name) throw new MultipartFramingError(`part ${part} has no field name.`);
   const filename = params.get('filename');
   return filename === undefined ? { name } : { name, filename };
-}
-
-/**
- * `form-data; name="…"; filename="…"` as browsers and curl write it (WHATWG's form encoding, RFC 7578
- * §4.2: a `"` in a name is sent as %22, and a backslash is a plain character, as in a Windows path),
- * parameter names in any case. What is not `name=value` between semicolons is passed over.
- */
-function parseDisposition(value: string): { type: string; params: Map<string, string>; repeated: string[] } {
-  const semi = value.indexOf(';');
-  const type = (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
-  const params = new Map<string, string>();
-  const repeated: string[] = [];
-  const re = /\s*([^=;\s]+)\s*=\s*("([^"]*)"|[^;]*)\s*;?/g;
-  const rest = semi < 0 ? '' : value.slice(semi + 1);
-  for (let m = re.exec(rest); m; m = re.exec(rest)) {
-    const name = m[1]!.toLowerCase();
-    if (params.has(name)) repeated.push(name);
-    else params.set(name, m[3] ?? m[2]!.trim());
-  }
-  return { type, params, repeated };
 }
