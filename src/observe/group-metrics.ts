@@ -7,7 +7,7 @@ import { ApiError } from '../api/errors.js';
 import type { MetricsSource } from '../api/metrics-endpoint.js';
 import { GroupUnavailableError, type GroupClient } from '../process/group-client.js';
 import type { Metrics } from './metrics.js';
-import { isMetricParts, mergeMetrics, type MetricJson } from './metrics-merge.js';
+import { mergeMetrics, type MetricJson } from './metrics-merge.js';
 import { Registry } from './prom.js';
 
 export function groupMetrics(local: Metrics, group: GroupClient): MetricsSource {
@@ -22,7 +22,7 @@ export function groupMetrics(local: Metrics, group: GroupClient): MetricsSource 
         if (!(err instanceof GroupUnavailableError)) throw err;
         throw new ApiError(503, 'metrics_unavailable', 'Metrics unavailable', `The other processes' metrics could not be collected: ${err.message}.`);
       }
-      return renderMetrics(mergeMetrics(parts.filter(isMetricParts)));
+      return renderMetrics(mergeMetrics(parts)); // each part checked by the hub as it came in
     },
   };
 }
