@@ -14,7 +14,6 @@ interface Upload {
   answeredAfter: number;
   written: number;
   writeError: string | null;
-  ms: number;
 }
 
 /**
@@ -23,7 +22,6 @@ interface Upload {
  */
 function upload(port: number, head: string, bodyBytes: number, opts: { holdAfterFirst?: number; stall?: boolean } = {}): Promise<Upload> {
   return new Promise((resolve) => {
-    const t0 = performance.now();
     const s = net.connect(port, '127.0.0.1');
     const got: Buffer[] = [];
     let written = 0;
@@ -36,7 +34,7 @@ function upload(port: number, head: string, bodyBytes: number, opts: { holdAfter
       answered();
     });
     s.on('error', (e: NodeJS.ErrnoException) => (writeError = e.code ?? e.message));
-    s.on('close', () => resolve({ status: Buffer.concat(got).toString('latin1').split('\r\n')[0]!, answeredAfter, written, writeError, ms: performance.now() - t0 }));
+    s.on('close', () => resolve({ status: Buffer.concat(got).toString('latin1').split('\r\n')[0]!, answeredAfter, written, writeError }));
     const safety = setTimeout(() => s.destroy(), 20_000);
     s.on('close', () => clearTimeout(safety));
     s.write(head);
@@ -93,10 +91,10 @@ t.test('still at once: keep-alive, Expect: 100-continue, a declared body over th
   t.equal(tooBig.answeredAfter, 2048, 'over the limit: not read');
 });
 
-t.test('a client that stops sending gets the answer after the 5 s bound', async (t) => {
+t.test('a client that stops sending still gets the answer (the wait is bounded)', async (t) => {
   const { server } = await startTestServer(t);
+  // Without the bound nothing would come before the client's own 20 s give-up, and no status.
   const r = await upload(server.port, head('POST', '/nowhere', 'Connection: close\r\n'), BODY, { stall: true });
   t.match(r.status, /^HTTP\/1\.1 404 /);
-  t.equal(r.written, 2048);
-  t.ok(r.ms >= 4_500 && r.ms < 15_000, `answered after ${Math.round(r.ms)} ms`);
+  t.equal(r.written, 2048, 'with the body never finished');
 });

@@ -97,9 +97,8 @@ t.test('a scrape sums every process; a slow one counts with its latest answer', 
 
   // Process 2 never answers a round: without an answer yet it is absent, and the round ends on time.
   const silent = member(hub, 2, null);
-  const started = Date.now();
   parts = await silent.client.ask({ what: 'metrics' });
-  t.ok(Date.now() - started >= 90, 'the round waited for the silent process');
+  t.equal(parts.length, 2, 'the round ends without it');
   t.equal(valueOf(parts, 'req_total'), 12);
 
   // Process 1 is busy from now on: it answers each round after the round has ended.
