@@ -33,6 +33,7 @@ import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { multipartBody } from './multipart.js';
 import { sizedBenchPhotos, type SizedPhoto } from './photos.js';
+import { reapWithBench } from './server-reaper.js';
 import { cpuInfo, cutoutCli, processMemory, send, serverTimings, startServer, stopServer, type Server } from './soak-driver.js';
 import { markdownTable, median, quantile } from './stats.js';
 
@@ -183,6 +184,7 @@ function startGpuSampler(): { stop(): Promise<GpuSample | null> } {
   let failed = false;
   let rest = '';
   const child = spawn('nvidia-smi', ['--query-gpu=utilization.gpu,memory.used', '--format=csv,noheader,nounits', '-lms', '200'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  reapWithBench(child);
   child.on('error', () => (failed = true));
   child.stdout.on('data', (d: Buffer) => {
     const lines = (rest + d.toString()).split('\n');

@@ -18,6 +18,7 @@ import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { benchPhotos } from './photos.js';
 import { markdownTable, median } from './stats.js';
 import { multipartBody } from './multipart.js';
+import { reapWithBench } from './server-reaper.js';
 import { settledRss } from './soak-driver.js';
 
 const CLI = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -68,6 +69,7 @@ async function removePeak(file: string): Promise<{ hwmMb: number; seconds: numbe
   const args = [CLI, 'remove', file, '--size', 'full', '-o', out, ...(MODEL ? ['--model', MODEL] : [])];
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  reapWithBench(child);
   const { code, hwmMb } = await watch(child).done;
   fs.rmSync(out, { recursive: true, force: true });
   if (code !== 0) throw new Error(`cutout remove ${file} exited with ${code}`);
@@ -96,6 +98,7 @@ async function serveSoak(photos: Array<{ name: string; file: string }>) {
 
   const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--workers', String(WORKERS), '--no-demo-key', ...(MODEL ? ['--model', MODEL] : [])];
   const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  reapWithBench(child);
   const w = watch(child);
   let banner = '';
   const url = await new Promise<string>((resolve, reject) => {

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { multipartBody } from './multipart.js';
+import { reapWithBench } from './server-reaper.js';
 import { median, quantile } from './stats.js';
 
 const CLI = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -146,6 +147,7 @@ function soakServerArgs(opts: SoakOptions): string[] {
 export async function startServer(dataDir: string, opts: ServerOptions): Promise<Server> {
   const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--no-demo-key', ...opts.args];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  reapWithBench(child);
   const stderr: string[] = [];
   child.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));
   let out = '';
