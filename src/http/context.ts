@@ -132,6 +132,9 @@ export class RequestContext {
   private readonly controller = new AbortController();
   private responded = false;
   private clientGone = false;
+  /** An answer waiting for the rest of its body before it is written (see write). */
+  private lingering: Promise<void> | null = null;
+  private lingered: (() => void) | null = null;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   /** Gives this request's body bytes back to the budget; called once the request is done. */
   private releaseBody: (() => void) | undefined;
@@ -154,6 +157,7 @@ export class RequestContext {
       this.clearDeadline();
       this.releaseBody?.();
       this.controller.abort(abortError());
+      this.lingered?.();
       opts.onAbort?.(this);
     });
     this.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
@@ -206,6 +210,15 @@ export class RequestContext {
   /** The client went away: nobody to answer. */
   get aborted(): boolean {
     return this.clientGone;
+  }
+
+  /**
+   * Resolves once the answer is on the wire or will never be (the client left): after the handler
+   * for an answer that waits for the rest of its body (at most LINGER_MS), so the request counts as
+   * in flight, for the drain and the metrics, until then.
+   */
+  written(): Promise<void> {
+    return this.lingering ?? Promise.resolve();
   }
 
   get done(): boolean {
@@ -325,7 +338,19 @@ export class RequestContext {
       });
     if (!closing && this.early && !this.early.complete && this.closesAfterAnswer()) {
       // The answer waits for the rest of the body (bounded), or the close would reset the connection.
-      this.early.drainThen(() => this.clientGone || flush(), this.opts.maxBodyBytes, LINGER_MS);
+      this.lingering = new Promise<void>((resolve) => {
+        this.lingered = resolve; // the client leaving ends the wait too (onAborted)
+        this.early!.drainThen(
+          () => {
+            if (!this.clientGone) flush();
+            // Called inside uWS's data callback, whose cork holds the answer until it returns: a
+            // shutdown's close of every connection in this turn would drop it unsent.
+            setImmediate(resolve);
+          },
+          this.opts.maxBodyBytes,
+          LINGER_MS,
+        );
+      });
       return true;
     }
     this.early?.discard(); // answered without reading the body (or after): uWS skips the rest

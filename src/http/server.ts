@@ -241,6 +241,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
     inflight++;
     dispatch(ctx)
       .catch((err) => log.error('unhandled error in dispatch', err))
+      .then(() => ctx.written())
       .finally(() => {
         settle();
         observe(ctx);

@@ -4,6 +4,7 @@
 // lost the answer to EPIPE/ECONNRESET (bench:fuzz-http seed 101, an OPTIONS with a body). The answer
 // now waits for the rest of the body (dropped unread), up to 5 s. Keep-alive requests, clients that
 // sent `Expect: 100-continue`, and declared bodies over the limit are still answered at once.
+// Such an answer counts as in flight until it is written, so a shutdown drains it (2026-11-27).
 import net from 'node:net';
 import t from 'tap';
 import { KEY, startTestServer } from '../helpers/server.js';
@@ -97,4 +98,21 @@ t.test('a client that stops sending still gets the answer (the wait is bounded)'
   const r = await upload(server.port, head('POST', '/nowhere', 'Connection: close\r\n'), BODY, { stall: true });
   t.match(r.status, /^HTTP\/1\.1 404 /);
   t.equal(r.written, 2048, 'with the body never finished');
+});
+
+t.test('an answer waiting for its body is in flight: a shutdown drains it, and it arrives', async (t) => {
+  const { server } = await startTestServer(t);
+  let inflightWhileWaiting = -1;
+  let closed: Promise<void> | null = null;
+  // The handler has answered 404 by the time the first piece is in; the answer waits for the rest.
+  setTimeout(() => {
+    inflightWhileWaiting = server.inflight;
+    closed = server.close();
+  }, 500);
+  const r = await upload(server.port, head('POST', '/nowhere', 'Connection: close\r\n'), BODY, { holdAfterFirst: 1_500 });
+  await closed;
+  t.equal(inflightWhileWaiting, 1, 'counted in flight until it is written');
+  t.match(r.status, /^HTTP\/1\.1 404 /, 'the drain let it finish');
+  t.equal(r.answeredAfter, BODY, 'after the whole body');
+  t.equal(r.writeError, null);
 });
