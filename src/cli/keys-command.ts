@@ -38,7 +38,10 @@ const COMMON_FLAGS = ['json', 'help', 'data', 'ledger', 'durability'];
 function intFlag(args: ParsedArgs, name: string): number | undefined {
   const v = args.flags.get(name);
   if (v === undefined) return undefined;
-  if (v === true || !/^\d+$/.test(v)) throw new UsageError(`Expected a non-negative integer for --${name} but received ${String(v)}`);
+  // Past 2^53-1 a number is rounded (9007199254740993 reads as …992): refuse it as written.
+  if (v === true || !/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) {
+    throw new UsageError(`Expected a non-negative integer up to ${Number.MAX_SAFE_INTEGER} for --${name} but received ${String(v)}`);
+  }
   return Number(v);
 }
 

@@ -63,7 +63,12 @@ t.test('keys: errors and exit codes', async (t) => {
   const { out, io, reset } = capture(dir);
   t.equal(await runKeysCommand(['list'], io), 1, 'no ledger yet');
   t.equal(await runKeysCommand(['create', '--credits', 'lots'], io), 2);
-  t.match(out.stderr, /Expected a non-negative integer for --credits/);
+  t.match(out.stderr, 'Expected a non-negative integer up to 9007199254740991 for --credits but received lots');
+  reset();
+  // Rounded by Number(), it used to be refused as "received 9007199254740992" (a number not typed).
+  t.equal(await runKeysCommand(['create', '--credits', '9007199254740993'], io), 2);
+  t.match(out.stderr, 'but received 9007199254740993');
+  t.equal(await runKeysCommand(['create', '--payg', '9007199254740991'], io), 0, 'the largest exact integer is taken');
   t.equal(await runKeysCommand(['create', '--concurrency', '0'], io), 2);
   reset();
   t.equal(await runKeysCommand(['create'], io), 0);
