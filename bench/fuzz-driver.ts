@@ -20,6 +20,10 @@ export interface FuzzOptions {
   seconds: number;
   lanes: number;
   seed: number;
+  /** A postgres:// ledger for the key and the server instead of LMDB in a temp folder. */
+  ledgerUrl?: string;
+  /** More `cutout serve` flags (e.g. `--processes 2`). */
+  serveArgs?: string[];
 }
 
 /** The server's --request-timeout: a body that never completes is answered 408 after it. */
@@ -175,8 +179,11 @@ const serverFailure = (what: string): Failure => ({ what, lane: -1, index: -1, r
 export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const { lanes, seed } = opts;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-fuzz-'));
-  const key = cutoutCli(['keys', 'create', '--credits', '1000000', '--free-calls', '0', '--concurrency', String(lanes + 2), '--rate', '1000000'], dataDir);
-  const server = await startServer(dataDir, { args: ['--workers', '1', '--request-timeout', String(REQUEST_TIMEOUT_S), '--sandbox-rate-per-minute', '1000000'] });
+  const ledger = opts.ledgerUrl ? ['--ledger', opts.ledgerUrl] : [];
+  const key = cutoutCli(['keys', 'create', '--credits', '1000000', '--free-calls', '0', '--concurrency', String(lanes + 2), '--rate', '1000000', ...ledger], dataDir);
+  const server = await startServer(dataDir, {
+    args: ['--workers', '1', '--request-timeout', String(REQUEST_TIMEOUT_S), '--sandbox-rate-per-minute', '1000000', ...ledger, ...(opts.serveArgs ?? [])],
+  });
   const port = Number(new URL(server.url).port);
   const images = await smallImages();
   const agent = new http.Agent();

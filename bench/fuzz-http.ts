@@ -2,7 +2,10 @@
 // answer checked. Prints a summary, writes bench/results/fuzz-http.json, exits 1 when a check failed
 // (the first failures are printed with the seed, lane and index that replay them).
 //
-//   npm run bench:fuzz-http -- [--seconds 120] [--lanes 6] [--seed 1]
+//   npm run bench:fuzz-http -- [--seconds 120] [--lanes 6] [--seed 1] [--ledger postgres://…] [-- <serve flags>]
+//
+// --ledger: the key and the server use that PostgreSQL ledger (credits are still checked exactly);
+// flags after a second `--` go to `cutout serve` as they are (e.g. `-- --processes 2`).
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,8 +18,18 @@ function flag(name: string, fallback: string): string {
   return i >= 0 ? process.argv[i + 1]! : fallback;
 }
 
-const opts = { seconds: Number(flag('seconds', '120')), lanes: Number(flag('lanes', '6')), seed: Number(flag('seed', '1')) };
-console.log(`bench:fuzz-http: ${opts.lanes} lanes for ${opts.seconds} s, seed ${opts.seed}`);
+const split = process.argv.indexOf('--', 2);
+const serveArgs = split >= 0 ? process.argv.slice(split + 1) : [];
+const ledgerUrl = flag('ledger', '');
+const opts = {
+  seconds: Number(flag('seconds', '120')),
+  lanes: Number(flag('lanes', '6')),
+  seed: Number(flag('seed', '1')),
+  serveArgs,
+  ...(ledgerUrl ? { ledgerUrl } : {}),
+};
+const extra = [ledgerUrl && 'a PostgreSQL ledger', serveArgs.length > 0 && `serve ${serveArgs.join(' ')}`].filter(Boolean).join(', ');
+console.log(`bench:fuzz-http: ${opts.lanes} lanes for ${opts.seconds} s, seed ${opts.seed}${extra ? `; ${extra}` : ''}`);
 const r = await runFuzz(opts);
 const cpu = cpuFacts();
 console.log(`server: ${r.server}`);
@@ -27,6 +40,6 @@ for (const f of r.failures.slice(0, 10)) console.log(`FAIL ${f.what} (lane ${f.l
 console.log(`${r.failures.length} failed checks`);
 const out = path.join(PACKAGE_ROOT, 'bench', 'results');
 fs.mkdirSync(out, { recursive: true });
-const report = { date: new Date().toISOString(), cpu: { model: cpu.model, cores: cpu.cores, simd: cpu.simd }, ...r, failures: r.failures.length, firstFailures: r.failures.slice(0, 20) };
+const report = { date: new Date().toISOString(), cpu: { model: cpu.model, cores: cpu.cores, simd: cpu.simd }, ledger: ledgerUrl ? 'postgres' : 'lmdb', serveArgs, ...r, failures: r.failures.length, firstFailures: r.failures.slice(0, 20) };
 fs.writeFileSync(path.join(out, 'fuzz-http.json'), `${JSON.stringify(report, null, 1)}\n`);
 process.exitCode = r.failures.length > 0 ? 1 : 0;
