@@ -5,7 +5,8 @@
 //   npm run bench:fuzz-http -- [--seconds 120] [--lanes 6] [--seed 1] [--ledger postgres://…] [-- <serve flags>]
 //
 // --ledger: the key and the server use that PostgreSQL ledger (credits are still checked exactly);
-// flags after a second `--` go to `cutout serve` as they are (e.g. `-- --processes 2`).
+// flags after a second `--` go to `cutout serve` as they are (e.g. `-- --processes 2 --port 18931`:
+// a group needs a fixed port).
 
 import fs from 'node:fs';
 import path from 'node:path';
