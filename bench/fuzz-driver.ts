@@ -14,7 +14,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fuzzRequest, Rng, smallImages, type FuzzRequest } from './fuzz-requests.js';
-import { balance, cutoutCli, processMemory, startServer, stopServer } from './soak-driver.js';
+import { balance, cutoutCli, processTreeRssMb, startServer, stopServer } from './soak-driver.js';
 
 export interface FuzzOptions {
   seconds: number;
@@ -188,7 +188,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const images = await smallImages();
   const agent = new http.Agent();
   const creditsBefore = await balance(agent, server.url, key);
-  const rssStart = processMemory(server.child.pid!).rssMb;
+  const rssStart = processTreeRssMb(server.child.pid!);
 
   const statuses: Record<string, number> = {};
   const silent: Record<string, number> = {};
@@ -239,7 +239,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     const creditsAfter = alive ? await balance(agent, server.url, key) : NaN;
     const debit = creditsBefore - creditsAfter;
     if (alive && debit !== charged) failures.push(serverFailure(`credits: headers say ${charged} charged, the ledger debited ${debit}`));
-    const rssEnd = alive ? processMemory(server.child.pid!).rssMb : NaN;
+    const rssEnd = alive ? processTreeRssMb(server.child.pid!) : NaN;
     return {
       seconds: opts.seconds,
       lanes,

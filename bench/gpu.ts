@@ -34,7 +34,7 @@ import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { multipartBody } from './multipart.js';
 import { sizedBenchPhotos, type SizedPhoto } from './photos.js';
 import { reapWithBench } from './server-reaper.js';
-import { cpuInfo, cutoutCli, processMemory, send, serverTimings, startServer, stopServer, type Server } from './soak-driver.js';
+import { cpuInfo, cutoutCli, processTreeRssMb, send, serverTimings, startServer, stopServer, type Server } from './soak-driver.js';
 import { markdownTable, median, quantile } from './stats.js';
 
 interface Options {
@@ -305,7 +305,7 @@ async function runLevel(t: Target, p: Prepared, concurrency: number, requests: n
     stagesMs,
     gpu: gpuSample,
     clientCpuPct: round(((cpu.user + cpu.system) / 1000 / (wallS * 1000)) * 100),
-    serverRssMb: round(processMemory(t.pid).rssMb),
+    serverRssMb: round(processTreeRssMb(t.pid)),
     responseBytes: Math.round(median(ok.map((r) => r.bytes))) || 0,
     errorSamples: [...new Set(records.filter((r) => r.error).map((r) => `${r.status} ${r.error}`))].slice(0, 3),
   };

@@ -117,6 +117,36 @@ export function processMemory(pid: number): { rssMb: number; hwmMb: number } {
   return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
 }
 
+/**
+ * VmRSS of a process and every process under it, in MB: a `--processes N` server is a supervisor
+ * (~60 MB) whose N children hold the pools. A process that ends while this reads counts as nothing.
+ */
+export function processTreeRssMb(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone since readdir
+    }
+  }
+  let total = 0;
+  for (const queue = [pid]; queue.length > 0; ) {
+    const p = queue.pop()!;
+    try {
+      total += processMemory(p).rssMb;
+    } catch {
+      continue;
+    }
+    queue.push(...(children.get(p) ?? []));
+  }
+  return total;
+}
+
 export interface ServerOptions {
   /** `cutout serve` flags after the fixed ones (loopback, any free port, --data, --no-demo-key). */
   args: string[];
