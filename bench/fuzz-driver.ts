@@ -8,13 +8,16 @@
 // the same address in that event-loop turn (http/context.ts), which is by design and not what this
 // looks for. Used by bench/fuzz-http.ts (npm run bench:fuzz-http) and the CI-sized fuzz test.
 
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 import { fuzzRequest, Rng, smallImages, type FuzzRequest } from './fuzz-requests.js';
-import { balance, cutoutCli, processTreeRssMb, startServer, stopServer } from './soak-driver.js';
+import { balance, cutoutCli, processTreeRssMb, send, startServer, stopServer } from './soak-driver.js';
 
 export interface FuzzOptions {
   seconds: number;
@@ -24,6 +27,8 @@ export interface FuzzOptions {
   ledgerUrl?: string;
   /** More `cutout serve` flags (e.g. `--processes 2`). */
   serveArgs?: string[];
+  /** Serve HTTPS (a throwaway self-signed certificate) and send every request over TLS. */
+  tls?: boolean;
 }
 
 /** The server's --request-timeout: a body that never completes is answered 408 after it. */
@@ -87,9 +92,11 @@ interface Exchange {
 }
 
 /** Sends one request from `localAddress` and collects everything until the server closes. */
-function exchange(port: number, localAddress: string, req: FuzzRequest, rng: Rng): Promise<Exchange> {
+function exchange(port: number, localAddress: string, req: FuzzRequest, rng: Rng, overTls: boolean): Promise<Exchange> {
   return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress });
+    // Over TLS the same bytes go through the handshake first (written before it ends, they wait).
+    const tcp = net.connect({ port, host: '127.0.0.1', localAddress });
+    const socket = overTls ? tls.connect({ socket: tcp, rejectUnauthorized: false }) : tcp;
     const got: Buffer[] = [];
     const t0 = performance.now();
     let done = false;
@@ -173,6 +180,14 @@ export interface FuzzReport {
   failures: Failure[];
 }
 
+/** `--tls-cert`/`--tls-key` flags for a throwaway self-signed certificate made in `dir` with openssl. */
+function selfSignedTls(dir: string): string[] {
+  const cert = path.join(dir, 'fuzz-cert.pem');
+  const key = path.join(dir, 'fuzz-key.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+  return ['--tls-cert', cert, '--tls-key', key];
+}
+
 const serverFailure = (what: string): Failure => ({ what, lane: -1, index: -1, response: '' });
 
 /** Runs the fuzz for `seconds` and reports; every failed check is in `failures`. */
@@ -182,11 +197,11 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const ledger = opts.ledgerUrl ? ['--ledger', opts.ledgerUrl] : [];
   const key = cutoutCli(['keys', 'create', '--credits', '1000000', '--free-calls', '0', '--concurrency', String(lanes + 2), '--rate', '1000000', ...ledger], dataDir);
   const server = await startServer(dataDir, {
-    args: ['--workers', '1', '--request-timeout', String(REQUEST_TIMEOUT_S), '--sandbox-rate-per-minute', '1000000', ...ledger, ...(opts.serveArgs ?? [])],
+    args: ['--workers', '1', '--request-timeout', String(REQUEST_TIMEOUT_S), '--sandbox-rate-per-minute', '1000000', ...ledger, ...(opts.tls ? selfSignedTls(dataDir) : []), ...(opts.serveArgs ?? [])],
   });
   const port = Number(new URL(server.url).port);
   const images = await smallImages();
-  const agent = new http.Agent();
+  const agent = opts.tls ? new https.Agent({ rejectUnauthorized: false }) : new http.Agent();
   const creditsBefore = await balance(agent, server.url, key);
   const rssStart = processTreeRssMb(server.child.pid!);
 
@@ -202,7 +217,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     const localAddress = `127.0.0.${10 + n}`;
     for (let index = 0; performance.now() < deadline; index++) {
       const req = fuzzRequest(rng, images, key, port);
-      const ex = await exchange(port, localAddress, req, rng);
+      const ex = await exchange(port, localAddress, req, rng, opts.tls === true);
       sent++;
       const answers = parseResponses(ex.data, [req.method, 'GET']);
       const fail = (what: string) => {
@@ -234,7 +249,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     await Promise.all(Array.from({ length: lanes }, (_, n) => lane(n)));
     const alive = server.child.exitCode === null;
     if (!alive) failures.push(serverFailure(`server exited (${server.child.exitCode}): ${server.stderr.join('').slice(-400)}`));
-    const health = alive ? (await fetch(`http://127.0.0.1:${port}/healthz`)).status : 0;
+    const health = alive ? ((await send(agent, `${server.url}/healthz`, 'GET', {}, undefined, 30_000))?.status ?? 0) : 0;
     if (alive && health !== 200) failures.push(serverFailure(`/healthz answered ${health} after the run`));
     const creditsAfter = alive ? await balance(agent, server.url, key) : NaN;
     const debit = creditsBefore - creditsAfter;

@@ -2,8 +2,9 @@
 // answer checked. Prints a summary, writes bench/results/fuzz-http.json, exits 1 when a check failed
 // (the first failures are printed with the seed, lane and index that replay them).
 //
-//   npm run bench:fuzz-http -- [--seconds 120] [--lanes 6] [--seed 1] [--ledger postgres://…] [-- <serve flags>]
+//   npm run bench:fuzz-http -- [--seconds 120] [--lanes 6] [--seed 1] [--tls] [--ledger postgres://…] [-- <serve flags>]
 //
+// --tls: the server serves HTTPS (a throwaway self-signed certificate) and every request goes over TLS;
 // --ledger: the key and the server use that PostgreSQL ledger (credits are still checked exactly);
 // flags after a second `--` go to `cutout serve` as they are (e.g. `-- --processes 2 --port 18931`:
 // a group needs a fixed port).
@@ -27,9 +28,10 @@ const opts = {
   lanes: Number(flag('lanes', '6')),
   seed: Number(flag('seed', '1')),
   serveArgs,
+  tls: process.argv.slice(2, split >= 0 ? split : undefined).includes('--tls'),
   ...(ledgerUrl ? { ledgerUrl } : {}),
 };
-const extra = [ledgerUrl && 'a PostgreSQL ledger', serveArgs.length > 0 && `serve ${serveArgs.join(' ')}`].filter(Boolean).join(', ');
+const extra = [opts.tls && 'over TLS', ledgerUrl && 'a PostgreSQL ledger', serveArgs.length > 0 && `serve ${serveArgs.join(' ')}`].filter(Boolean).join(', ');
 console.log(`bench:fuzz-http: ${opts.lanes} lanes for ${opts.seconds} s, seed ${opts.seed}${extra ? `; ${extra}` : ''}`);
 const r = await runFuzz(opts);
 const cpu = cpuFacts();
@@ -41,6 +43,6 @@ for (const f of r.failures.slice(0, 10)) console.log(`FAIL ${f.what} (lane ${f.l
 console.log(`${r.failures.length} failed checks`);
 const out = path.join(PACKAGE_ROOT, 'bench', 'results');
 fs.mkdirSync(out, { recursive: true });
-const report = { date: new Date().toISOString(), cpu: { model: cpu.model, cores: cpu.cores, simd: cpu.simd }, ledger: ledgerUrl ? 'postgres' : 'lmdb', serveArgs, ...r, failures: r.failures.length, firstFailures: r.failures.slice(0, 20) };
+const report = { date: new Date().toISOString(), cpu: { model: cpu.model, cores: cpu.cores, simd: cpu.simd }, ledger: ledgerUrl ? 'postgres' : 'lmdb', tls: opts.tls, serveArgs, ...r, failures: r.failures.length, firstFailures: r.failures.slice(0, 20) };
 fs.writeFileSync(path.join(out, 'fuzz-http.json'), `${JSON.stringify(report, null, 1)}\n`);
 process.exitCode = r.failures.length > 0 ? 1 : 0;

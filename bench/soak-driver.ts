@@ -6,6 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
@@ -225,7 +226,7 @@ export interface SendOptions {
 /** One request; resolves null when it was never answered within `timeoutMs` (or was aborted). */
 export function send(agent: http.Agent, url: string, method: string, headers: Record<string, string | number>, body: Buffer | undefined, timeoutMs: number, opts: SendOptions = {}): Promise<Answer | null> {
   return new Promise((resolve) => {
-    const req = http.request(url, { method, agent, headers, ...(opts.signal ? { signal: opts.signal } : {}) }, (res) => {
+    const req = (url.startsWith('https:') ? https : http).request(url, { method, agent, headers, ...(opts.signal ? { signal: opts.signal } : {}) }, (res) => {
       const status = res.statusCode ?? 0;
       const keep = opts.keepBody ? opts.keepBody(status) : true;
       const chunks: Buffer[] = [];
