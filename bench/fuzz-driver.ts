@@ -8,7 +8,6 @@
 // the same address in that event-loop turn (http/context.ts), which is by design and not what this
 // looks for. Used by bench/fuzz-http.ts (npm run bench:fuzz-http) and the CI-sized fuzz test.
 
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -17,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { fuzzRequest, Rng, smallImages, type FuzzRequest } from './fuzz-requests.js';
+import { makeSelfSigned, type CertFiles } from './self-signed.js';
 import { balance, cutoutCli, processTreeRssMb, send, startServer, stopServer } from './soak-driver.js';
 
 export interface FuzzOptions {
@@ -180,13 +180,7 @@ export interface FuzzReport {
   failures: Failure[];
 }
 
-/** `--tls-cert`/`--tls-key` flags for a throwaway self-signed certificate made in `dir` with openssl. */
-function selfSignedTls(dir: string): string[] {
-  const cert = path.join(dir, 'fuzz-cert.pem');
-  const key = path.join(dir, 'fuzz-key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
-  return ['--tls-cert', cert, '--tls-key', key];
-}
+const tlsFlags = (c: CertFiles) => ['--tls-cert', c.cert, '--tls-key', c.key];
 
 const serverFailure = (what: string): Failure => ({ what, lane: -1, index: -1, response: '' });
 
@@ -197,7 +191,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const ledger = opts.ledgerUrl ? ['--ledger', opts.ledgerUrl] : [];
   const key = cutoutCli(['keys', 'create', '--credits', '1000000', '--free-calls', '0', '--concurrency', String(lanes + 2), '--rate', '1000000', ...ledger], dataDir);
   const server = await startServer(dataDir, {
-    args: ['--workers', '1', '--request-timeout', String(REQUEST_TIMEOUT_S), '--sandbox-rate-per-minute', '1000000', ...ledger, ...(opts.tls ? selfSignedTls(dataDir) : []), ...(opts.serveArgs ?? [])],
+    args: ['--workers', '1', '--request-timeout', String(REQUEST_TIMEOUT_S), '--sandbox-rate-per-minute', '1000000', ...ledger, ...(opts.tls ? tlsFlags(makeSelfSigned(dataDir, 'fuzz', 'ec')) : []), ...(opts.serveArgs ?? [])],
   });
   const port = Number(new URL(server.url).port);
   const images = await smallImages();

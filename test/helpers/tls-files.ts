@@ -1,20 +1,8 @@
-// Throwaway TLS files for tests, made with the openssl command line.
+// Throwaway TLS files for tests, made with the openssl command line (the certificate itself is
+// bench/self-signed.ts's, which bench:fuzz-http --tls uses too).
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 
-export interface CertFiles {
-  cert: string;
-  key: string;
-}
-
-/** A self-signed certificate for 127.0.0.1 and its key: `<dir>/<name>.cert.pem`, `<dir>/<name>.key.pem`. */
-export function makeSelfSigned(dir: string, name = 'server', keyAlg: 'rsa:2048' | 'ec' = 'rsa:2048'): CertFiles {
-  const cert = join(dir, `${name}.cert.pem`);
-  const key = join(dir, `${name}.key.pem`);
-  const newkey = keyAlg === 'ec' ? ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'] : ['-newkey', keyAlg];
-  execFileSync('openssl', ['req', '-x509', ...newkey, '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-  return { cert, key };
-}
+export { makeSelfSigned, type CertFiles } from '../../bench/self-signed.js';
 
 /** `file` (PEM) rewritten as DER to `out`. */
 export function toDer(kind: 'x509' | 'pkey', file: string, out: string): string {

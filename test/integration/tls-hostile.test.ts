@@ -3,7 +3,6 @@
 // (uSockets' idle timeout ends a handshake that stalls, ~10 s), none is answered in plain HTTP, and a
 // real HTTPS request made while they are open, and one after, gets its 200. Probed by hand first
 // (2026-11-27, 3000 stalled handshakes: the healthz still answered); this keeps it so.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,6 +10,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { request } from '../helpers/http-client.js';
 import { startTestServer } from '../helpers/server.js';
+import { makeSelfSigned } from '../helpers/tls-files.js';
 
 /** Longer than the ~10 s idle timeout: a connection still open then is held by the server. */
 const HELD_MS = 30_000;
@@ -46,9 +46,7 @@ const SSLV2_HELLO = Buffer.from('802b0103010012000000100000', 'hex');
 t.test('hostile handshakes are closed, never answered in plain text, and do not block real clients', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'cutout-tls-hostile-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const cert = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  const { cert, key } = makeSelfSigned(dir);
   const { url, server } = await startTestServer(t, { config: { tlsCert: cert, tlsKey: key } });
   const ca = readFileSync(cert);
   const port = server.port;

@@ -1,5 +1,4 @@
 // The service serves HTTPS itself (SSLApp) with a throwaway self-signed certificate.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,13 +6,12 @@ import t from 'tap';
 import { multipart, request } from '../helpers/http-client.js';
 import { makeImage } from '../helpers/images.js';
 import { KEY, startTestServer } from '../helpers/server.js';
+import { makeSelfSigned } from '../helpers/tls-files.js';
 
 t.test('https', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'cutout-tls-')); // not t.testdir(): the server helper re-creates that
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const cert = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  const { cert, key } = makeSelfSigned(dir);
   const { url } = await startTestServer(t, { config: { tlsCert: cert, tlsKey: key } });
   t.match(url, /^https:\/\//);
   const ca = readFileSync(cert);
