@@ -16,7 +16,8 @@ bool TuneMalloc() {
     const char* env = std::getenv("CUTOUT_MALLOC_TUNING");
     if (env && std::strcmp(env, "off") == 0) return;
     // Setting M_MMAP_THRESHOLD also turns off glibc's dynamic threshold adjustment.
-    applied = mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThresholdBytes)) == 1;
+    applied = mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThresholdBytes)) == 1 &&
+              mallopt(M_TRIM_THRESHOLD, static_cast<int>(kTrimThresholdBytes)) == 1;
   });
   return applied;
 }

@@ -6,13 +6,19 @@
 
 namespace cutout {
 
-// Allocations of at least this many bytes get their own mmap and go back to the system on free.
-// glibc's default threshold starts at 128 KiB but rises (up to 32 MiB) every time a large block is
-// freed, after which ONNX Runtime's tensors and libvips' buffers come from the heap and stay
-// resident once freed.
-constexpr size_t kMmapThresholdBytes = 64 * 1024;
+// Hot while busy, lean when idle (docs/memory.md). Allocations of at least this many bytes get their
+// own mmap, faulted in fresh and unmapped on free; smaller ones come from malloc's heaps and are
+// reused, mapped, by the next photo (libvips' decode and encode buffers, the JS Buffers of a photo
+// up to 8 MP). 32 MiB is the highest glibc accepts. Fixed, it also stops glibc's threshold from
+// wandering with every large free. Bigger blocks (the RGBA of a photo over 8 MP) are faulted in
+// fresh every time: as huge pages where glibc.malloc.hugetlb=1 is set (bin/cutout sets it).
+constexpr size_t kMmapThresholdBytes = 32 * 1024 * 1024;
 
-// Sets the fixed mmap threshold once per process (idempotent). Skipped when the environment variable
+// Free memory at the top of a heap that stays mapped on free (glibc's default: 128 KiB): a photo's
+// buffers are there for the next photo. The pool hands it back once idle (TrimMemory).
+constexpr size_t kTrimThresholdBytes = 256 * 1024 * 1024;
+
+// Sets both thresholds once per process (idempotent). Skipped when the environment variable
 // CUTOUT_MALLOC_TUNING is "off" (for side-by-side measurements). Returns whether it was applied.
 bool TuneMalloc();
 

@@ -3,6 +3,7 @@
 
 #include "memory.h"
 #include "napi_util.h"
+#include "ort_allocator.h"
 #include "ort_env.h"
 #include "scratch.h"
 
@@ -31,6 +32,10 @@ Napi::Value JsScratchCache(const Napi::CallbackInfo& info) {
 
 Napi::Value JsReleaseScratch(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(ReleaseScratch()));
+}
+
+Napi::Value JsOrtBytesInUse(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(OrtBytesInUse()));
 }
 
 }  // namespace cutout

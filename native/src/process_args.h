@@ -14,5 +14,7 @@ Napi::Value JsTrimMemory(const Napi::CallbackInfo& info);
 Napi::Value JsScratchCache(const Napi::CallbackInfo& info);
 // releaseScratch() → bytes of cached scratch blocks handed back to the system.
 Napi::Value JsReleaseScratch(const Napi::CallbackInfo& info);
+// ortBytesInUse() → bytes ONNX Runtime holds from the block cache now (ort_allocator.h).
+Napi::Value JsOrtBytesInUse(const Napi::CallbackInfo& info);
 
 }  // namespace cutout

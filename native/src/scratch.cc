@@ -4,44 +4,99 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <mutex>
-#include <new>
 #include <vector>
 
 namespace cutout {
 namespace {
 
-constexpr size_t kGranule = 64 * 1024;  // blocks are whole multiples: close sizes share blocks
+constexpr size_t kPage = 4096;
+// Fresh memory comes in chunks of at least this much (a bigger request gets a chunk of its own
+// size): the spans of a chunk are split for requests and merged again when freed, so a model run's
+// tensors and a photo's passes share the same mapped pages instead of each holding blocks of their
+// own sizes (best fit over address-ordered spans, as ORT's BFC arena does).
+constexpr size_t kChunk = 128 * 1024 * 1024;
 
-struct Block {
-  void* p;
+struct Span {
+  uintptr_t at;
   size_t bytes;
 };
 
 std::mutex g_mutex;
-std::vector<Block> g_free;  // guarded by g_mutex
-size_t g_cached = 0;        // bytes in g_free
-size_t g_limit = 0;
+// Free spans, by address (to merge neighbours) and by size (best fit). Guarded by g_mutex.
+std::map<uintptr_t, size_t> g_by_address;
+std::multimap<size_t, uintptr_t> g_by_size;
+size_t g_cached = 0;  // bytes in free spans
+size_t g_limit = kDefaultScratchCacheBytes;
 
-void Unmap(const std::vector<Block>& blocks) {
-  for (const Block& b : blocks) munmap(b.p, b.bytes);
+size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+void EraseBySize(size_t bytes, uintptr_t at) {
+  auto [lo, hi] = g_by_size.equal_range(bytes);
+  for (auto it = lo; it != hi; ++it)
+    if (it->second == at) {
+      g_by_size.erase(it);
+      return;
+    }
 }
 
-// Under g_mutex: the oldest free blocks out until the cache fits `limit`.
-std::vector<Block> TrimTo(size_t limit) {
-  std::vector<Block> out;
-  while (g_cached > limit && !g_free.empty()) {
-    out.push_back(g_free.front());
-    g_cached -= g_free.front().bytes;
-    g_free.erase(g_free.begin());
+void InsertFree(uintptr_t at, size_t bytes) {
+  g_by_address[at] = bytes;
+  g_by_size.emplace(bytes, at);
+  g_cached += bytes;
+}
+
+void EraseFree(uintptr_t at, size_t bytes) {
+  g_by_address.erase(at);
+  EraseBySize(bytes, at);
+  g_cached -= bytes;
+}
+
+// Under g_mutex: a free span, merged with free neighbours that touch it. Memory of two mappings
+// that happen to be adjacent merges too: it is one contiguous range either way.
+void AddFree(uintptr_t at, size_t bytes) {
+  auto next = g_by_address.lower_bound(at);
+  if (next != g_by_address.end() && next->first == at + bytes) {
+    const size_t n = next->second;
+    EraseFree(next->first, n);
+    bytes += n;
+  }
+  auto prev = g_by_address.lower_bound(at);
+  if (prev != g_by_address.begin()) {
+    --prev;
+    if (prev->first + prev->second == at) {
+      const uintptr_t p = prev->first;
+      const size_t n = prev->second;
+      EraseFree(p, n);
+      at = p;
+      bytes += n;
+    }
+  }
+  InsertFree(at, bytes);
+}
+
+// Under g_mutex: free spans out (largest first) until the cache holds at most `limit` bytes.
+std::vector<Span> TrimTo(size_t limit) {
+  std::vector<Span> out;
+  while (g_cached > limit && !g_by_size.empty()) {
+    auto it = std::prev(g_by_size.end());
+    const Span s{it->second, it->first};
+    EraseFree(s.at, s.bytes);
+    out.push_back(s);
   }
   return out;
+}
+
+void Unmap(const std::vector<Span>& spans) {
+  for (const Span& s : spans) munmap(reinterpret_cast<void*>(s.at), s.bytes);
 }
 
 }  // namespace
 
 void SetScratchCacheLimit(size_t bytes) {
-  std::vector<Block> out;
+  std::vector<Span> out;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_limit = bytes;
@@ -56,13 +111,13 @@ size_t ScratchCacheLimit() {
 }
 
 size_t ReleaseScratch() {
-  std::vector<Block> out;
+  std::vector<Span> out;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     out = TrimTo(0);
   }
   size_t bytes = 0;
-  for (const Block& b : out) bytes += b.bytes;
+  for (const Span& s : out) bytes += s.bytes;
   Unmap(out);
   return bytes;
 }
@@ -73,39 +128,47 @@ size_t ScratchCached() {
 }
 
 void* TakeScratch(size_t bytes, size_t* granted) {
-  const size_t want = std::max<size_t>(kGranule, (bytes + kGranule - 1) / kGranule * kGranule);
+  const size_t want = RoundUp(std::max<size_t>(bytes, 1), kPage);
   {
-    // The smallest free block that fits and wastes at most half of itself.
     std::lock_guard<std::mutex> lock(g_mutex);
-    size_t best = g_free.size();
-    for (size_t i = 0; i < g_free.size(); ++i)
-      if (g_free[i].bytes >= want && g_free[i].bytes / 2 <= want && (best == g_free.size() || g_free[i].bytes < g_free[best].bytes))
-        best = i;
-    if (best < g_free.size()) {
-      const Block b = g_free[best];
-      g_free.erase(g_free.begin() + best);
-      g_cached -= b.bytes;
-      *granted = b.bytes;
-      return b.p;
+    auto it = g_by_size.lower_bound(want);  // the smallest free span that fits
+    if (it != g_by_size.end()) {
+      const Span s{it->second, it->first};
+      EraseFree(s.at, s.bytes);
+      if (s.bytes > want) InsertFree(s.at + want, s.bytes - want);
+      *granted = want;
+      return reinterpret_cast<void*>(s.at);
     }
   }
-  void* p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
+  // Nothing free fits: a new chunk, its rest kept free for what comes next.
+  const size_t chunk = std::max(kChunk, RoundUp(want, kChunk));
+  void* p = mmap(nullptr, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    // Perhaps only the chunk's rest was too much: the request alone.
+    p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    *granted = want;
+    return p;
+  }
+  if (chunk > want) {
+    std::vector<Span> out;
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      AddFree(reinterpret_cast<uintptr_t>(p) + want, chunk - want);
+      out = TrimTo(g_limit);
+    }
+    Unmap(out);
+  }
   *granted = want;
   return p;
 }
 
 void GiveScratch(void* p, size_t granted) {
-  std::vector<Block> out;
+  std::vector<Span> out;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (granted <= g_limit) {
-      g_free.push_back({p, granted});
-      g_cached += granted;
-      out = TrimTo(g_limit);
-    } else {
-      out.push_back({p, granted});
-    }
+    AddFree(reinterpret_cast<uintptr_t>(p), granted);
+    out = TrimTo(g_limit);
   }
   Unmap(out);
 }

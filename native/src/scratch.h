@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The composite passes' big scratch buffers (the refinement's guide and coefficient grids, the
-// matting's colour planes, the foreground solve's levels: ~50 MB for a 1 MP photo), taken from a
-// process-wide cache of mmapped blocks instead of malloc. With the addon's fixed 64 KiB mmap
-// threshold (memory.h) every malloc of them is a fresh mapping whose pages fault in on first touch:
-// a third of the composite's time for a 1 MP photo, and the faults of many worker threads contend
-// on the process's memory map. By default (limit 0) a block goes back to the system when its buffer
-// is freed, as before; the staged (GPU) pool sets a limit, keeping blocks for the next photo while
-// work is queued, and releases them when its photo workers go idle (docs/native.md, "Scratch
-// memory"). Pure C++, no N-API; thread-safe.
+// The process's block cache: the composite passes' big scratch buffers (the refinement's guide and
+// coefficient grids, the matting's colour planes, the foreground solve's levels: ~50 MB for a 1 MP
+// photo) and ONNX Runtime's tensors (ort_allocator.h), from mmapped chunks split and merged as
+// blocks are taken and given back (best fit). Freed blocks stay mapped, so the next photo or model
+// run finds its pages there instead of faulting them in again (a fault costs 2–13 µs a page on the
+// microVMs this runs on); the pools hand them all back once they go idle (ReleaseScratch;
+// docs/memory.md, "Hot while busy, lean when idle"). Pure C++, no N-API; thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +13,11 @@
 #include <utility>
 
 namespace cutout {
+
+// The cache's limit until a pool sets one: blocks stay mapped from one photo (or model run) to the
+// next, and a pool hands them all back once it goes idle (ReleaseScratch). The cache only ever holds
+// blocks that were in use at once, so this bounds pathological size mixes, not the normal case.
+constexpr size_t kDefaultScratchCacheBytes = size_t{1} << 30;
 
 // Bytes of free blocks the cache may keep (0: keep none, free at once). Lowering it releases the excess.
 void SetScratchCacheLimit(size_t bytes);
@@ -25,6 +28,7 @@ size_t ReleaseScratch();
 size_t ScratchCached();
 
 // A block of at least `bytes` (page-aligned, contents undefined); nullptr if the system refuses.
+// `granted` is what to give back.
 void* TakeScratch(size_t bytes, size_t* granted);
 // Back to the cache (or the system when over the limit). `granted` as TakeScratch gave it.
 void GiveScratch(void* p, size_t granted);

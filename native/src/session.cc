@@ -25,7 +25,7 @@ Napi::Function Session::Define(Napi::Env env) {
 }
 
 // new Session(modelPath, { threads, inputName, outputName, width, height, mean: [3], std: [3],
-//                          memoryPattern?: boolean (false), arenaShrink?: boolean (true),
+//                          memoryPattern?: boolean (false),
 //                          device?: 'cpu'|'cuda', deviceId?, cudaOptions? })
 Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info) {
   Napi::Env env = info.Env();
@@ -57,7 +57,6 @@ Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(inf
       }
     }
   }
-  arena_shrink_ = OptionalBool(o, "arenaShrink", true);
   struct stat st;
   CUTOUT_THROW_IF(stat(path.c_str(), &st) != 0, env, "ERR_CUTOUT_MODEL_MISSING", "Model file not found: ", path);
   try {
@@ -112,9 +111,7 @@ Napi::Value Session::JsInfer(const Napi::CallbackInfo& info) {
     Ort::Value output = Ort::Value::CreateTensor<float>(mem, out, plane, out_shape.data(), out_shape.size());
     const char* in_names[] = {input_name_.c_str()};
     const char* out_names[] = {output_name_.c_str()};
-    Ort::RunOptions run;
-    if (arena_shrink_) run.AddConfigEntry("memory.enable_memory_arena_shrinkage", "cpu:0");
-    model_->session->Run(run, in_names, &input, 1, out_names, &output, 1);
+    model_->session->Run(Ort::RunOptions{nullptr}, in_names, &input, 1, out_names, &output, 1);
   } catch (const std::exception& e) {
     throw CodedError(env, "ERR_CUTOUT_INFERENCE", Concat("Inference failed: ", e.what()));
   }

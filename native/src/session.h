@@ -35,9 +35,6 @@ class Session : public Napi::ObjectWrap<Session> {
   int width_ = 0;
   int height_ = 0;
   Normalisation norm_{};
-  // Shrink ORT's CPU arena after every run: free its regions back to the system instead of holding
-  // the run's peak until the next one (docs/memory.md).
-  bool arena_shrink_ = true;
   bool has_output_ = false;
   // Tensor memory lives in JS ArrayBuffers (stable backing stores) so tests and benchmarks read
   // it without copies; the references keep them alive as long as this Session.

@@ -82,8 +82,6 @@ export interface SessionOptions {
   cudaOptions?: string;
   /** ONNX Runtime's memory pattern (default false: it costs memory and gains ~1% here; docs/memory.md). */
   memoryPattern?: boolean;
-  /** Shrink ONNX Runtime's CPU arena after every run (default true; docs/memory.md). */
-  arenaShrink?: boolean;
 }
 
 /** The addon's Session options for a model entry. */

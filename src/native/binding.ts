@@ -122,16 +122,19 @@ export interface NativeBinding {
   ): NativeBox;
   loadedModels(): number;
   /**
-   * The composite passes' scratch cache (native/src/scratch.h): with `limitBytes`, sets how many bytes
-   * of free scratch blocks the process keeps for the next photo (0, the default: none, each block
-   * unmapped when freed). Returns the limit and the bytes cached now.
+   * The process's block cache (native/src/scratch.h: the composite passes' scratch and ONNX Runtime's
+   * tensors): with `limitBytes`, sets how many bytes of free blocks the process keeps mapped for the
+   * next photo or model run (default 1 GiB; 0: none, each block unmapped when freed). Returns the
+   * limit and the bytes cached now.
    */
   scratchCache(limitBytes?: number): { limit: number; cached: number };
-  /** Unmaps every cached scratch block; returns the bytes released. */
+  /** Unmaps every free block of the cache; returns the bytes released. */
   releaseScratch(): number;
+  /** Bytes ONNX Runtime holds from the block cache now: its weights and the tensors of runs under way. */
+  ortBytesInUse(): number;
   /** malloc_trim(0): hand the free pages of every malloc arena back to the system. True when some were released. */
   trimMemory(): boolean;
-  /** The fixed glibc mmap threshold set when the addon loaded (docs/memory.md), or null when CUTOUT_MALLOC_TUNING=off. */
+  /** The fixed glibc mmap threshold set when the addon loaded (32 MiB; docs/memory.md), or null when CUTOUT_MALLOC_TUNING=off. */
   readonly mmapThreshold: number | null;
   readonly ortVersion: string;
 }

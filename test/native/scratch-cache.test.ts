@@ -1,6 +1,8 @@
-// The composite's scratch cache (native/src/scratch.h): off by default (nothing kept after a
-// composite); with a limit, blocks are kept between composites, reused dirty without changing a
-// byte of any result, bounded by the limit, and handed back by releaseScratch; bad limits refused.
+// The block cache (native/src/scratch.h): the composite's scratch and ONNX Runtime's tensors. By
+// default blocks are kept (up to 1 GiB) between composites and model runs, reused dirty without
+// changing a byte of any result, split and merged (a run's tensors and a photo's passes share the
+// same pages), bounded by the limit (0: nothing kept), and handed back by releaseScratch; bad limits
+// refused.
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
@@ -15,6 +17,7 @@ const opts = sessionOptionsFor(model.entry, 2);
 const { width: mw, height: mh } = opts;
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
+const DEFAULT_LIMIT = binding.scratchCache().limit;
 const session = new binding.Session(model.path, opts);
 const photoFile = evalImage('am_GT04');
 const photo = await sharp(photoFile).resize(1600).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -34,17 +37,48 @@ function composite(s: (typeof scenes)[number]): string {
   return `${sha256(out)} ${JSON.stringify(box)}`;
 }
 
-t.teardown(() => binding.scratchCache(0));
+t.teardown(() => {
+  binding.scratchCache(DEFAULT_LIMIT);
+  binding.releaseScratch();
+});
 
-t.test('off by default: a composite leaves nothing cached', async (t) => {
-  t.same(binding.scratchCache(), { limit: 0, cached: 0 });
+t.test('kept by default, up to 1 GiB; limit 0 keeps nothing', async (t) => {
+  t.equal(DEFAULT_LIMIT, 2 ** 30, 'the default limit');
+  binding.releaseScratch();
   composite(scenes[0]!);
+  t.ok(binding.scratchCache().cached > 8 * 1024 * 1024, 'a composite leaves its blocks for the next one');
+  binding.scratchCache(0);
+  t.equal(binding.scratchCache().cached, 0, 'a limit of 0 hands them back');
+  composite(scenes[0]!);
+  t.equal(binding.scratchCache().cached, 0, 'and keeps nothing after a composite');
+  binding.scratchCache(DEFAULT_LIMIT);
+});
+
+t.test("a model run's tensors come from the cache and go back to it: the next run finds them mapped", async (t) => {
+  const s = new binding.Session(model.path, opts);
+  const rgb = new Uint8Array(mw * mh * 3).fill(90);
+  binding.releaseScratch();
+  const loaded = binding.ortBytesInUse();
+  t.ok(loaded > 1024 * 1024, `the session's weights are held through the allocator (${(loaded / 2 ** 20).toFixed(1)} MB)`);
+  s.infer(rgb, 3);
+  const afterRun = binding.scratchCache().cached;
+  t.ok(afterRun > 32 * 1024 * 1024, `a run's freed tensors stay cached (${(afterRun / 2 ** 20).toFixed(0)} MB)`);
+  t.equal(binding.ortBytesInUse(), loaded, 'nothing of the run is still held by ONNX Runtime');
+  const first = Float32Array.from(s.infer(rgb, 3));
+  const f0 = process.resourceUsage().minorPageFault;
+  const again = s.infer(rgb, 3);
+  const faults = process.resourceUsage().minorPageFault - f0;
+  t.ok(faults < 1000, `a run on kept blocks faults next to nothing in (${faults} minor faults; ~50,000 fresh)`);
+  t.same(again, first, 'reused blocks change no value of the mask');
+  t.ok(binding.releaseScratch() >= afterRun, 'releaseScratch hands the tensors back too');
   t.equal(binding.scratchCache().cached, 0);
+  s.close();
 });
 
 t.test('kept blocks are reused dirty and change no byte', async (t) => {
   binding.scratchCache(0);
   const fresh = scenes.map(composite); // every block a fresh (zeroed) mapping
+  binding.scratchCache(DEFAULT_LIMIT);
   binding.scratchCache(256 * 1024 * 1024);
   // Each scene after the other fills the cache with its own data; the next one reuses those blocks.
   for (let round = 0; round < 2; round++) {

@@ -81,8 +81,6 @@ t.test('memory options must be booleans; each memory pattern setting is its own 
   for (const [key, value] of [
     ['memoryPattern', 1],
     ['memoryPattern', 'yes'],
-    ['arenaShrink', null],
-    ['arenaShrink', 0],
   ] as const) {
     t.throws(() => new binding.Session(model.path, { ...opts, [key]: value as never }), {
       name: 'TypeError',
@@ -90,10 +88,10 @@ t.test('memory options must be booleans; each memory pattern setting is its own 
       message: new RegExp(`^Expected a boolean for options\\.${key} but received`),
     });
   }
-  const lean = new binding.Session(model.path, { ...opts, memoryPattern: false, arenaShrink: true });
+  const lean = new binding.Session(model.path, { ...opts, memoryPattern: false });
   const same = new binding.Session(model.path, opts);
-  t.equal(binding.loadedModels(), 1, 'the defaults are memoryPattern false, arenaShrink true');
-  const pattern = new binding.Session(model.path, { ...opts, memoryPattern: true, arenaShrink: false });
+  t.equal(binding.loadedModels(), 1, 'the default is memoryPattern false');
+  const pattern = new binding.Session(model.path, { ...opts, memoryPattern: true });
   t.equal(binding.loadedModels(), 2, 'a session with the memory pattern on is another ORT session');
   const rgb = new Uint8Array(opts.width * opts.height * 3).fill(128);
   const a = Float32Array.from(lean.infer(rgb, 3));
@@ -107,5 +105,5 @@ t.test('trimMemory() and the malloc settings the addon applied at load', async (
   t.type(binding.trimMemory(), 'boolean');
   t.type(binding.trimMemory(), 'boolean', 'callable again');
   if (process.env.CUTOUT_MALLOC_TUNING === 'off') t.equal(binding.mmapThreshold, null);
-  else t.equal(binding.mmapThreshold, 64 * 1024, 'fixed 64 KiB mmap threshold');
+  else t.equal(binding.mmapThreshold, 32 * 1024 * 1024, 'fixed 32 MiB mmap threshold: smaller photo buffers are reused from the heap');
 });
