@@ -1,4 +1,5 @@
 // The contract of the worker pool as seen by its callers (library API, CLI, HTTP layer).
+import type { MemoryRelease } from './idle-release.js';
 import type { CudaProbe, DeviceChoice, DeviceRequest } from '../device/device.js';
 import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './task.js';
@@ -52,6 +53,8 @@ export interface PoolOptions {
   onBatch?: (batch: BatchReport) => void;
   /** Quality level of removals that name none (default DEFAULT_QUALITY, 'balanced'; docs/quality.md). */
   quality?: QualityLevel;
+  /** When the workers hand their memory back: 'idle' (default) or 'every-task' (src/pool/idle-release.ts). */
+  memoryRelease?: MemoryRelease;
 }
 
 export interface PoolStats extends FifoQueueStats {

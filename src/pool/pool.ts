@@ -62,8 +62,13 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
   const cudaOptions = opts.cudaOptions ?? process.env.CUTOUT_CUDA_OPTIONS;
   const onDevice = { device: device.kind, deviceId: device.index, ...(cudaOptions ? { cudaOptions } : {}) };
   const modelName = opts.modelPath ? path.basename(opts.modelPath) : model.name;
-  // What every photo worker takes, on either path: the default quality level and its nice value.
-  const photoWork = { ...(opts.quality ? { quality: opts.quality } : {}), ...(opts.photoNice ? { nice: opts.photoNice } : {}) };
+  // What every photo worker takes, on either path: the default quality level, its nice value and
+  // when it hands its memory back.
+  const photoWork = {
+    ...(opts.quality ? { quality: opts.quality } : {}),
+    ...(opts.photoNice ? { nice: opts.photoNice } : {}),
+    ...(opts.memoryRelease ? { memoryRelease: opts.memoryRelease } : {}),
+  };
 
   if (model.entry.batch) {
     // Photo work on every core (one thread each: under load the cores are taken by other photos);

@@ -12,12 +12,12 @@
 // A photo that fails to decode fails in prepare and never reaches a batch; a batch that fails as a
 // whole is run again photo by photo, so no request fails for another (fifo-queue.ts).
 import type { Piscina } from 'piscina';
-import { loadBinding } from '../native/binding.js';
 import { ownsBuffer } from '../image/owned-bytes.js';
 import { DecodeMemory } from './decode-memory.js';
 import { photoThreadsNow } from './photo-threads.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
+import { IdleRelease } from './idle-release.js';
 import type { BatchReport, PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
 import type { FinishTask, PrepareResult, RemoveResult, RemoveTask } from './task.js';
 import type { WorkerConfig } from '../worker/worker.js';
@@ -55,22 +55,6 @@ interface Mask {
 }
 
 const round = (ms: number): number => Math.round(ms * 10) / 10;
-
-/**
- * Composite scratch kept per photo worker while requests are in the pipeline (native/src/scratch.h):
- * a 1 MP photo's passes use ~50 MB of it, a 12 MP photo's a little more. Kept, the next photo finds
- * its pages mapped instead of faulting them in again (docs/native.md, "Scratch memory"); all of it
- * goes back to the system once the pipeline has been empty for SCRATCH_IDLE_RELEASE_MS.
- */
-export const SCRATCH_PER_WORKER_BYTES = 64 * 1024 * 1024;
-
-/**
- * How long the scratch outlives an empty pipeline. A client sending one photo after another (a
- * benchmark at concurrency 1, a catalogue script) empties the pipeline between its requests; handed
- * back at once, every photo would fault its ~50 MB in again (1 MP on 2 cores: 36–48 ms of composite
- * kept, 47–67 faulted in: docs/memory.md). Two idle seconds and it goes.
- */
-export const SCRATCH_IDLE_RELEASE_MS = 2000;
 
 function transferable(bytes: Uint8Array): ArrayBuffer[] {
   return bytes.buffer.byteLength > 0 && ownsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : [];
@@ -125,16 +109,19 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     'batched',
   );
 
-  // Process-wide, as the cache is: the workers' composites take from it and give back to it.
-  const binding = loadBinding();
-  binding.scratchCache(cfg.cpuWorkers * SCRATCH_PER_WORKER_BYTES);
+  // Nothing in the pipeline for a while: every photo worker collects what it put off
+  // (release-policy.ts) and hands its memory back, the addon's block cache (the composites' scratch and
+  // the inference workers' tensors, process-wide) with it: one `release` per worker, through the FIFO at
+  // low priority (new requests go first and Piscina still never queues).
+  const idleRelease = new IdleRelease(() => {
+    for (let i = 0; i < cfg.cpuWorkers; i++) void cpu.run({ name: 'release', task: {}, transfer: [] }, undefined, undefined, 'low').catch(() => undefined);
+  });
 
   const capacity = cfg.cpuWorkers + cfg.inferWorkers * cfg.maxBatch;
   const lowPlaces = cfg.lowPriorityPlaces ?? Number.POSITIVE_INFINITY;
   /** Low-priority requests in the pipeline: capped by lowPlaces, not counted against capacity + maxQueue. */
   let lowInFlight = 0;
   let closed = false;
-  let scratchRelease: NodeJS.Timeout | undefined;
   // Requests in the pipeline; `stop` withdraws one that has not started yet (close()).
   const inFlight = new Map<Promise<unknown>, { started: boolean; stop: AbortController }>();
 
@@ -196,6 +183,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       const combined = signal ? AbortSignal.any([signal, state.stop.signal]) : state.stop.signal;
       const work = run(task, combined, events, state, priority);
       inFlight.set(work, state);
+      idleRelease.busy();
       if (low) lowInFlight++;
       try {
         return await work;
@@ -206,15 +194,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       } finally {
         inFlight.delete(work);
         if (low) lowInFlight--;
-        // Nothing in the pipeline: the kept scratch goes back if nothing comes for a while; what the
-        // photo workers put off (release-policy.ts) is collected at once: one `release` per worker,
-        // through the FIFO at low priority (new requests go first and Piscina still never queues);
-        // all workers idle, each takes one.
-        if (inFlight.size === 0) {
-          clearTimeout(scratchRelease);
-          scratchRelease = setTimeout(() => inFlight.size === 0 && binding.releaseScratch(), SCRATCH_IDLE_RELEASE_MS).unref();
-          if (!closed) for (let i = 0; i < cfg.cpuWorkers; i++) void cpu.run({ name: 'release', task: {}, transfer: [] }, undefined, undefined, 'low').catch(() => undefined);
-        }
+        if (inFlight.size === 0) idleRelease.idle();
       }
     },
     /** Stop taking work; requests not started yet are refused ('pool_closed'), started ones finish every stage. */
@@ -224,9 +204,10 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       for (const state of inFlight.values()) if (!state.started) state.stop.abort();
       await Promise.allSettled([...inFlight.keys()]);
       await Promise.all([cpu.close(), gpu.close()]);
+      idleRelease.close();
+      // The block cache is the process's: handed back now, not left to whoever uses the addon next.
+      await cpuPiscina.run({}, { name: 'release' }).catch(() => undefined);
       await Promise.all([cpuPiscina.close(), inferPiscina.close()]);
-      clearTimeout(scratchRelease);
-      binding.scratchCache(0);
     },
   };
 }

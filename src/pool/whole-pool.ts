@@ -5,6 +5,7 @@ import { DecodeMemory } from './decode-memory.js';
 import { photoThreadsNow } from './photo-threads.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
+import { IdleRelease } from './idle-release.js';
 import type { PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
 import type { RemoveResult, RemoveTask } from './task.js';
 import type { WorkerConfig } from '../worker/worker.js';
@@ -23,6 +24,9 @@ export interface WholePoolConfig {
   cores: number;
 }
 
+/** A removal, or the idle `release` that hands a worker's memory back (src/pool/idle-release.ts). */
+type Job = { name: 'remove'; task: RemoveTask } | { name: 'release' };
+
 export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool> {
   const { workers } = cfg;
   // One slot per worker: the FIFO runs at most `workers` tasks at once.
@@ -39,7 +43,12 @@ export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool
 
   // Our FIFO decides who runs next; Piscina gets a task only when a worker is free, and no signal
   // (aborting a running Piscina task would kill its worker and the model with it).
-  const queue = new FifoQueue<RemoveTask, RemoveResult>(async (task, waitMs) => {
+  const queue = new FifoQueue<Job, RemoveResult | undefined>(async (job, waitMs) => {
+    if (job.name === 'release') {
+      await piscina.run({}, { name: 'release' });
+      return undefined;
+    }
+    const { task } = job;
     // Transfer the input when it owns its whole ArrayBuffer; otherwise it is cloned.
     const buf = task.input.buffer;
     const transferable = buf.byteLength > 0 && ownsBuffer(task.input);
@@ -59,6 +68,13 @@ export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool
     return result;
   }, { concurrency: workers, maxQueue: cfg.maxQueue, ...(cfg.lowPriorityPlaces !== undefined && { maxLow: cfg.lowPriorityPlaces }) });
 
+  // Removals in the pool (waiting or running); once none have been for a while, every worker hands its
+  // memory back: one `release` each, at low priority (new removals go first; Piscina never queues).
+  let inPool = 0;
+  const idleRelease = new IdleRelease(() => {
+    for (let i = 0; i < workers; i++) void queue.run({ name: 'release' }, undefined, undefined, 'low').catch(() => undefined);
+  });
+
   return {
     info: cfg.info,
     get ready() {
@@ -67,13 +83,22 @@ export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool
     stats(): PoolStats {
       return { workers, ...queue.stats() };
     },
-    run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents, priority: RunPriority = 'normal'): Promise<RemoveResult> {
-      return queue.run(task, signal, events, priority);
+    async run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents, priority: RunPriority = 'normal'): Promise<RemoveResult> {
+      inPool++;
+      idleRelease.busy();
+      try {
+        return (await queue.run({ name: 'remove', task }, signal, events, priority))!;
+      } finally {
+        if (--inPool === 0) idleRelease.idle();
+      }
     },
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      idleRelease.close();
       await queue.close();
+      // The block cache is the process's: handed back now, not left to whoever uses the addon next.
+      await piscina.run({}, { name: 'release' }).catch(() => undefined);
       await piscina.close();
     },
   };

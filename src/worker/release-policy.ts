@@ -1,13 +1,15 @@
-// When a staged photo worker hands its task's memory back (a full GC, a turn of the event loop for
-// the Buffer finalizers, malloc_trim: ~8 ms for a 1 MP photo, worker.ts's releaseMemory). Not after
-// each `finish`: that would hold the photo's answer back by the release's time. The garbage waits
-// until it reaches a bound (under steady load a GPU box's photo workers collect about every sixth
-// 1 MP photo), or until the pool's pipeline empties: the pool then sends every worker a `release`
-// task, at low priority, which runs after the answers have gone (docs/memory.md, "Composite scratch
-// and the release on the staged path"). So an idle worker keeps no garbage past its last photo.
+// When a staged photo worker collects its tasks' garbage (a full GC and a turn of the event loop for
+// the Buffer finalizers: ~5–12 ms, worker.ts). Not after each `finish`: on a GPU box that would add
+// a fifth to a 1 MP photo's CPU work. The garbage waits until it reaches a bound (under steady load
+// the photo workers collect about every sixth 1 MP photo), or until the pool has been idle a while:
+// the pool then sends every worker a `release` task, at low priority, which collects and hands all
+// memory back (src/pool/idle-release.ts, docs/memory.md). So an idle worker keeps no garbage past its
+// last photo. (The CPU path collects after every removal: there the GC is 1–2% of a request, less
+// than the fresh heap pages a request would fault in while its garbage waited.)
 
-/** Garbage a staged photo worker may leave uncollected between releases. */
+/** Garbage a staged photo worker may leave uncollected between collections. */
 export const DEFERRED_GARBAGE_BYTES = 64 * 1024 * 1024;
+
 
 /** Roughly what finishing a photo leaves behind: its RGBA and the buffers made from it, and the mask. */
 export function finishGarbageBytes(plan: { width: number; height: number }, maskBytes: number): number {

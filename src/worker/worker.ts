@@ -13,6 +13,7 @@ import { collectGarbage } from '../process/collect-garbage.js';
 import { finishGarbageBytes, ReleasePolicy } from './release-policy.js';
 import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
 import { DEFAULT_QUALITY, type QualityLevel } from '../domain/removal.js';
+import type { MemoryRelease } from '../pool/idle-release.js';
 
 export interface WorkerConfig extends SessionOptions {
   mode: 'whole' | 'stages';
@@ -25,6 +26,8 @@ export interface WorkerConfig extends SessionOptions {
   quality?: QualityLevel;
   /** This thread's nice value (PoolOptions.photoNice), set before the session starts its threads. */
   nice?: number;
+  /** When this worker hands its memory back (src/pool/idle-release.ts; default 'idle'). */
+  memoryRelease?: MemoryRelease;
 }
 
 const config = workerData as WorkerConfig;
@@ -52,16 +55,33 @@ function releaseDecodeMemory(slot: number | undefined): void {
 }
 
 // A removal leaves its big Buffers behind (the decoded photo alone is 80 MB at 20 MP). V8 would free
-// them only once more external memory piled up, so the next removal would run on top of them; and
-// Piscina's worker blocks in Atomics.wait between tasks, so nothing scheduled for later runs until
-// the next task arrives. So every task ends by collecting its garbage, letting Node run the Buffer
-// finalizers (they free sharp's memory on the next turn of the event loop) and handing the freed
-// heap pages back to the system: 5 to 25 ms a task (docs/memory.md). The staged path's finish puts it
-// off, up to a bound or until the pool goes idle (release-policy.ts).
-async function releaseMemory(): Promise<void> {
+// them only once more external memory piled up, so the next removals would run on top of them, on
+// fresh heap pages; and Piscina's worker blocks in Atomics.wait between tasks, so nothing scheduled
+// for later runs until the next task arrives. So a removal ends by collecting its garbage (a full
+// GC, then a turn of the event loop for the Buffer finalizers that free sharp's memory: 5–12 ms),
+// and malloc keeps the freed pages, mapped, for the next photo; a staged `finish` collects once
+// its garbage reaches a bound (release-policy.ts).
+async function collectTaskGarbage(): Promise<void> {
   collectGarbage();
   await new Promise((resolve) => setImmediate(resolve));
+}
+
+// Everything back to the system: the garbage, the addon's block cache (ONNX Runtime's tensors and the
+// composite's scratch: process-wide, so any worker's call hands back every worker's free blocks) and
+// malloc's free pages. Once the pool has been idle a while (src/pool/idle-release.ts), or after every
+// task with memoryRelease 'every-task'. 5 to 40 ms.
+async function releaseMemory(): Promise<void> {
+  await collectTaskGarbage();
+  binding.releaseScratch();
   binding.trimMemory();
+}
+
+const releaseEveryTask = config.memoryRelease === 'every-task';
+
+/** After a task that left `garbage` bytes behind: collect (now, or once `policy` says), or hand everything back. */
+async function afterTask(policy: ReleasePolicy | undefined, garbage: number): Promise<void> {
+  if (releaseEveryTask) await releaseMemory();
+  else if (!policy || policy.afterTask(garbage)) await collectTaskGarbage();
 }
 
 const finishReleases = new ReleasePolicy();
@@ -84,7 +104,7 @@ export default async function remove(task: RemoveTask): Promise<unknown> {
   } catch (err) {
     result = asFailure(err);
   }
-  await releaseMemory();
+  await afterTask(undefined, 0);
   releaseDecodeMemory(task.decodeSlot);
   return moveResult(result);
 }
@@ -99,7 +119,10 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
   }
   // Only the 1024² input is kept; a decode that held much of its source hands it back before the
   // decode memory is, so the next photo's share is really free.
-  if (result.ok && result.plan.decodeBytes.model > OVERLAP_DECODE_MAX_ESTIMATE) await releaseMemory();
+  if (result.ok && result.plan.decodeBytes.model > OVERLAP_DECODE_MAX_ESTIMATE) {
+    await collectTaskGarbage();
+    binding.trimMemory();
+  }
   releaseDecodeMemory(task.decodeSlot);
   if (!result.ok) return result;
   const buffers = [result.modelInput.buffer, result.input.buffer, ...(result.photo ? [result.photo.buffer] : [])];
@@ -114,17 +137,21 @@ export async function finish(task: FinishTask): Promise<unknown> {
   } catch (err) {
     result = asFailure(err);
   }
-  // The release waits for a few photos' garbage, or for the pool's idle `release` (release-policy.ts).
-  if (finishReleases.afterTask(finishGarbageBytes(task.plan, task.mask.byteLength))) await releaseMemory();
+  // The garbage waits for a few photos' worth (release-policy.ts); the memory for the pool's idle `release`.
+  await afterTask(finishReleases, finishGarbageBytes(task.plan, task.mask.byteLength));
   releaseDecodeMemory(task.decodeSlot);
   return moveResult(result);
 }
 
-/** The staged pool went idle: hand back what finish put off (release-policy.ts). Returns whether there was any. */
-export async function release(): Promise<boolean> {
-  if (!finishReleases.whenIdle()) return false;
+/**
+ * The pool has been idle for a while (src/pool/idle-release.ts): everything back to the system.
+ * Returns the garbage that was still waiting for collection, in bytes (estimated).
+ */
+export async function release(): Promise<number> {
+  const deferred = finishReleases.deferred;
+  finishReleases.whenIdle();
   await releaseMemory();
-  return true;
+  return deferred;
 }
 
 /**
