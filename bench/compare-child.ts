@@ -1,6 +1,7 @@
 // Child of bench/compare.ts: one checkout's removal pool, driven over IPC. It loads the pool of the
-// checkout named on its command line (its dist/ must be built), then answers each { file, size }
-// message with one removal's wall time and stage timings, one at a time.
+// checkout named on its command line (its dist/ must be built; a model name may follow), then answers
+// each { file, size } message with one removal's wall time, stage timings, the minor page faults the
+// whole process took meanwhile (every thread: a count, not a time) and its RSS after, one at a time.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -10,7 +11,8 @@ interface Job {
 }
 
 const root = process.argv[2];
-if (!root) throw new Error('usage: compare-child.js CHECKOUT');
+const model = process.argv[3];
+if (!root) throw new Error('usage: compare-child.js CHECKOUT [MODEL]');
 const poolMod = (await import(path.join(root, 'dist', 'src', 'pool', 'pool.js'))) as {
   createRemovalPool(o: Record<string, unknown>): Promise<{ run(t: unknown): Promise<{ ok: boolean; timings?: Record<string, number>; code?: string }>; close(): Promise<void> }>;
 };
@@ -26,7 +28,7 @@ async function defaultOptions(): Promise<Record<string, unknown>> {
   throw new Error(`${root}: no DEFAULT_OPTIONS in dist/src/domain/removal.js or dist/src/pool/task.js`);
 }
 const DEFAULTS = await defaultOptions();
-const pool = await poolMod.createRemovalPool({ workers: 1, device: 'cpu' });
+const pool = await poolMod.createRemovalPool({ workers: 1, device: 'cpu', ...(model ? { model } : {}) });
 process.send!({ ready: true });
 process.on('message', (job: Job | 'exit') => {
   if (job === 'exit') {
@@ -34,9 +36,11 @@ process.on('message', (job: Job | 'exit') => {
     return;
   }
   const input = new Uint8Array(fs.readFileSync(job.file));
+  const faults0 = process.resourceUsage().minorPageFault;
   const t0 = performance.now();
+  const measured = () => ({ ms: performance.now() - t0, faults: process.resourceUsage().minorPageFault - faults0, rssMB: process.memoryUsage.rss() / 2 ** 20 });
   void pool.run({ input, options: { ...DEFAULTS, size: job.size } }).then(
-    (r) => process.send!({ ms: performance.now() - t0, ok: r.ok, code: r.code, timings: r.timings ?? {} }),
-    (err: Error) => process.send!({ ms: performance.now() - t0, ok: false, code: err.message, timings: {} }),
+    (r) => process.send!({ ...measured(), ok: r.ok, code: r.code, timings: r.timings ?? {} }),
+    (err: Error) => process.send!({ ...measured(), ok: false, code: err.message, timings: {} }),
   );
 });

@@ -12,7 +12,6 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadBinding, type NativeBinding } from '../src/native/binding.js';
 import { PACKAGE_ROOT, modelEntry, sessionOptionsFor } from '../src/model/manifest.js';
-import { SCRATCH_PER_WORKER_BYTES } from '../src/pool/staged-pool.js';
 import * as codec from '../src/worker/codec.js';
 import { cpuFacts } from './cpu-facts.js';
 import { markdownTable, median, quantile } from './stats.js';
@@ -33,8 +32,7 @@ const threads = Number(values.threads);
 
 const require = createRequire(import.meta.url);
 const builds = addons.map((file) => ({ file, binding: require(path.resolve(file)) as NativeBinding, ms: [] as number[], sha: new Set<string>() }));
-// One photo worker's share of the staged pool's scratch cache.
-for (const b of builds) b.binding.scratchCache(SCRATCH_PER_WORKER_BYTES);
+// Each build's block cache at its own default limit: blocks kept between photos, as the pools run.
 
 const input = new Uint8Array(fs.readFileSync(values.photo));
 const probe = await codec.probe(input);

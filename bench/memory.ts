@@ -8,6 +8,7 @@
 //
 //   node dist/bench/memory.js [--model NAME] [--requests N] [--concurrency C] [--workers N] [--skip-cli] [--skip-serve]
 
+import { launchEnv } from '../src/process/launch-env.js';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -68,7 +69,7 @@ async function removePeak(file: string): Promise<{ hwmMb: number; seconds: numbe
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-bench-memory-out-'));
   const args = [CLI, 'remove', file, '--size', 'full', '-o', out, ...(MODEL ? ['--model', MODEL] : [])];
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env: launchEnv() });
   reapWithBench(child);
   const { code, hwmMb } = await watch(child).done;
   fs.rmSync(out, { recursive: true, force: true });
@@ -97,7 +98,7 @@ async function serveSoak(photos: Array<{ name: string; file: string }>) {
   await ledger.close();
 
   const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--workers', String(WORKERS), '--no-demo-key', ...(MODEL ? ['--model', MODEL] : [])];
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: launchEnv() });
   reapWithBench(child);
   const w = watch(child);
   let banner = '';

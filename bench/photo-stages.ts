@@ -4,21 +4,21 @@
 // In this process, no workers: prepareRemoval (probe, decode to the model input) and finishStaged
 // (decode at output size, composite, encode) of src/worker/pipeline.ts, size=full PNG, the default
 // quality, with the mask the int8 model gives for the photo (made once per photo, not timed).
-// Per photo and thread count: the median of each stage and of the two halves' wall time, and
-// cores × 1000 / that = the photos per second every core busy would give, at most (the release a
-// worker does after each task, 5–25 ms, comes on top: docs/memory.md). Also the model input made
-// both ways side by side (libvips' resize, and the addon's where the model enlarges the photo).
-// Each row twice, interleaved run by run: with the composite's scratch cache off (the CPU path's
-// setting) and kept between photos (the staged pool's, native/src/scratch.h, at the limit the pool
-// sets for one photo worker per core). A "kept" run follows an unmeasured one in that mode: the
-// "off" run before it gave every block back, and in the pool the previous photo has just left its
-// blocks. Stage 1's decoded photo goes on to stage 2 where the plan decodes once, as the pool does.
+// Per photo and thread count: the median of each stage and of the two halves' wall time, the minor
+// page faults per photo (this process, every thread), and cores × 1000 / the wall time = the photos
+// per second every core busy would give, at most. Also the model input made both ways side by side
+// (libvips' resize, and the addon's where the model enlarges the photo).
+// Each row twice, interleaved run by run: with the block cache off (limit 0: every scratch block
+// unmapped when freed, as a worker that hands its memory back after every task has it) and kept
+// between photos (the pools' default, native/src/scratch.h, handed back only when the pool goes
+// idle). A "kept" run follows an unmeasured one in that mode: the "off" run before it gave every
+// block back, and in the pool the previous photo has just left its blocks. Stage 1's decoded photo
+// goes on to stage 2 where the plan decodes once, as the pool does.
 // Prints a table with lscpu's flags and writes photo-stages.json and .md to bench/results (or --out).
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_OPTIONS, DEFAULT_QUALITY } from '../src/domain/removal.js';
 import { loadBinding } from '../src/native/binding.js';
-import { SCRATCH_PER_WORKER_BYTES } from '../src/pool/staged-pool.js';
 import { modelEntry, PACKAGE_ROOT, sessionOptionsFor } from '../src/model/manifest.js';
 import type { PrepareResult, RemoveResult } from '../src/pool/task.js';
 import * as codec from '../src/worker/codec.js';
@@ -36,11 +36,11 @@ const cpu = cpuFacts();
 const sizes = arg('photos', '0.5,1,4,12').split(',');
 const threadCounts = arg('threads', `1,${cpu.cores}`).split(',').map(Number);
 const runs = Number(arg('runs', '7'));
-/** The staged pool's scratch cache with one photo worker per core (src/pool/staged-pool.ts). */
-const SCRATCH_LIMIT = SCRATCH_PER_WORKER_BYTES * cpu.cores;
 const STAGES = ['probe', 'decode', 'decodeOutput', 'composite', 'layout', 'encode'] as const;
 
 const binding = loadBinding();
+/** The block cache's default limit (native/src/scratch.h), as the pools run with it. */
+const SCRATCH_LIMIT = binding.scratchCache().limit;
 const model = modelEntry(undefined, 'cpu');
 const { width: mw, height: mh } = model.entry.input;
 const session = new binding.Session(model.path, sessionOptionsFor(model.entry, cpu.cores));
@@ -54,6 +54,8 @@ interface Row {
   scratch: 'off' | 'kept';
   stages: Record<string, number>;
   wallMs: number;
+  /** Minor page faults per photo (median), the whole process. */
+  faults: number;
   photosPerSecondAllCores: number;
   modelInput: { libvipsMs: number; inMemoryMs: number | null };
 }
@@ -81,20 +83,24 @@ for (const photo of await sizedBenchPhotos(sizes)) {
     const modes = ['off', 'kept'] as const;
     const stageTimes = new Map<string, number[]>();
     const walls = new Map<string, number[]>();
+    const faults = new Map<string, number[]>();
     const libvips: number[] = [];
     const memory: number[] = [];
     for (let r = -2; r < runs; r++) {
       for (const mode of modes) {
         binding.scratchCache(mode === 'kept' ? SCRATCH_LIMIT : 0);
         if (mode === 'kept') await bothHalves(ctx, input, mask, photo.name);
+        const f0 = process.resourceUsage().minorPageFault;
         const t0 = performance.now();
         const done = await bothHalves(ctx, input, mask, photo.name);
         const wall = performance.now() - t0;
+        const took = process.resourceUsage().minorPageFault - f0;
         if (r < 0) continue;
         walls.set(mode, [...(walls.get(mode) ?? []), wall]);
+        faults.set(mode, [...(faults.get(mode) ?? []), took]);
         for (const s of STAGES) stageTimes.set(`${mode}.${s}`, [...(stageTimes.get(`${mode}.${s}`) ?? []), done.timings[s] ?? 0]);
       }
-      binding.scratchCache(0);
+      binding.scratchCache(SCRATCH_LIMIT);
       // Side by side: the model input through libvips, and in memory where that path applies.
       let t = performance.now();
       await codec.decodeForModel(input, 50e6, mw, mh);
@@ -118,23 +124,25 @@ for (const photo of await sizedBenchPhotos(sizes)) {
         scratch: mode,
         stages,
         wallMs,
+        faults: median(faults.get(mode)!),
         photosPerSecondAllCores: Math.round(((cpu.cores * 1000) / wallMs) * 10) / 10,
         modelInput: { libvipsMs: Math.round(median(libvips) * 10) / 10, inMemoryMs: inMemory ? Math.round(median(memory) * 10) / 10 : null },
       });
-      console.error(`${photo.name} threads ${threads} scratch ${mode}: ${wallMs} ms`);
+      console.error(`${photo.name} threads ${threads} scratch ${mode}: ${wallMs} ms, ${median(faults.get(mode)!)} faults`);
     }
   }
 }
 session.close();
 
 const table = markdownTable(
-  ['photo', 'threads', 'scratch', ...STAGES, 'wall ms', `photos/s on ${cpu.cores} cores (threads 1)`, 'model input: libvips / in memory ms'],
+  ['photo', 'threads', 'scratch', ...STAGES, 'wall ms', 'minor faults per photo', `photos/s on ${cpu.cores} cores (threads 1)`, 'model input: libvips / in memory ms'],
   rows.map((r) => [
     `${r.photo} (${r.width}×${r.height})`,
     r.threads,
     r.scratch,
     ...STAGES.map((s) => r.stages[s]!),
     r.wallMs,
+    r.faults,
     r.threads === 1 ? r.photosPerSecondAllCores : '–',
     `${r.modelInput.libvipsMs} / ${r.modelInput.inMemoryMs ?? '–'}`,
   ]),

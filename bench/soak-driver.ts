@@ -3,6 +3,7 @@
 // it runs and checks the credits the headers announced against the ledger's delta. Used by
 // bench/soak.ts (npm run bench:soak) and by the CI-sized soak test; bounded in count and time.
 
+import { launchEnv } from '../src/process/launch-env.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -55,6 +56,8 @@ export interface RequestRecord {
 }
 
 export interface RssSample {
+  /** The server's minor page faults so far (processTreeMinorFaults). */
+  faults: number;
   t: number;
   done: number;
   rssMb: number;
@@ -77,6 +80,8 @@ export interface SoakReport {
   /** Time from leaving the queue to the answer (latency minus queue wait). */
   serviceMs: { p50: number; max: number };
   credits: { fromHeaders: number; ledgerDelta: number; exact: boolean };
+  /** The server's minor page faults per answered request: over the run, and over its second half (steady state). */
+  faultsPerRequest: { all: number; secondHalf: number };
   /** startup: as it listens; idle: once settled (settledRss), before the first request. */
   rssMb: { startup: number; idle: number; peak: number; hwm: number; secondTenth: number; lastTenth: number; growthPct: number; growthPerRequestMb: number };
   non200: RequestRecord[];
@@ -118,11 +123,8 @@ export function processMemory(pid: number): { rssMb: number; hwmMb: number } {
   return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
 }
 
-/**
- * VmRSS of a process and every process under it, in MB: a `--processes N` server is a supervisor
- * (~60 MB) whose N children hold the pools. A process that ends while this reads counts as nothing.
- */
-export function processTreeRssMb(pid: number): number {
+/** A process and every process under it (a `--processes N` server: the supervisor and its children). */
+function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -135,17 +137,42 @@ export function processTreeRssMb(pid: number): number {
       // gone since readdir
     }
   }
-  let total = 0;
+  const all: number[] = [];
   for (const queue = [pid]; queue.length > 0; ) {
     const p = queue.pop()!;
-    try {
-      total += processMemory(p).rssMb;
-    } catch {
-      continue;
-    }
+    all.push(p);
     queue.push(...(children.get(p) ?? []));
   }
+  return all;
+}
+
+/** Sums `read(pid)` over a process tree; a process that ends while this reads counts as nothing. */
+function sumOverTree(pid: number, read: (p: number) => number): number {
+  let total = 0;
+  for (const p of processTree(pid)) {
+    try {
+      total += read(p);
+    } catch {
+      // gone
+    }
+  }
   return total;
+}
+
+/**
+ * VmRSS of a process and every process under it, in MB: a `--processes N` server is a supervisor
+ * (~60 MB) whose N children hold the pools.
+ */
+export function processTreeRssMb(pid: number): number {
+  return sumOverTree(pid, (p) => processMemory(p).rssMb);
+}
+
+/** Minor page faults of a process (all its threads: /proc/PID/stat field 10) and every process under it. */
+export function processTreeMinorFaults(pid: number): number {
+  return sumOverTree(pid, (p) => {
+    const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
+  });
 }
 
 export interface ServerOptions {
@@ -177,7 +204,8 @@ function soakServerArgs(opts: SoakOptions): string[] {
  */
 export async function startServer(dataDir: string, opts: ServerOptions): Promise<Server> {
   const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--no-demo-key', ...opts.args];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  // As bin/cutout starts it (huge pages for malloc's big blocks), unless the caller's env says otherwise.
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: launchEnv({ ...process.env, ...opts.env }) });
   reapWithBench(child);
   const stderr: string[] = [];
   child.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));
@@ -319,7 +347,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const samples: RssSample[] = [];
   let done = 0;
   let t0 = performance.now();
-  const sample = () => samples.push({ t: round((performance.now() - t0) / 1000, 2), done, rssMb: round(processMemory(pid).rssMb) });
+  const sample = () => samples.push({ t: round((performance.now() - t0) / 1000, 2), done, rssMb: round(processMemory(pid).rssMb), faults: processTreeMinorFaults(pid) });
   try {
     const startup = processMemory(pid).rssMb;
     const idle = opts.settleIdle === false ? startup : await settledRss(pid);
@@ -379,6 +407,10 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const lastTenth = mean(inRange((9 * n) / 10, n));
     const fromHeaders = records.reduce((a, r) => a + r.credits, 0);
     const p50 = median(lat);
+    const first = samples[0]!;
+    const last = samples[samples.length - 1]!;
+    const half = secondHalf[0] ?? last;
+    const perRequest = (a: RssSample, b: RssSample) => (b.done > a.done ? round((b.faults - a.faults) / (b.done - a.done)) : 0);
     return {
       requests: opts.requests,
       concurrency: opts.concurrency,
@@ -395,6 +427,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       queueWaitMs: { p50: round(median(waits)), max: round(Math.max(0, ...waits)), reported: waits.length },
       serviceMs: { p50: round(median(services)), max: round(Math.max(0, ...services)) },
       credits: { fromHeaders, ledgerDelta: before - after, exact: fromHeaders === before - after },
+      faultsPerRequest: { all: perRequest(first, last), secondHalf: perRequest(half, last) },
       rssMb: {
         startup: round(startup),
         idle: round(idle),

@@ -89,6 +89,20 @@ export function createMetrics(version: string): Metrics {
     labelNames: ['reason'] as const,
     registers,
   });
+  // Page faults of the whole process (every thread), read at scrape time: prom-client's default
+  // process metrics have none. A minor fault is a page touched for the first time since it was
+  // mapped; under load they should stay near zero per request (docs/memory.md, "Hot while busy").
+  for (const [kind, field] of [['minor', 'minorPageFault'], ['major', 'majorPageFault']] as const) {
+    new Counter({
+      name: `process_${kind}_page_faults_total`,
+      help: `${kind === 'minor' ? 'Minor' : 'Major'} page faults of this process since it started, all threads (getrusage).`,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(process.resourceUsage()[field]);
+      },
+    });
+  }
   const buildInfo = new Gauge({
     name: 'cutout_build_info',
     help: 'Always 1: the version, model and inference device this process serves with.',

@@ -104,6 +104,11 @@ t.test('counters move by exactly the requests made; histograms and gauges parse'
   t.equal(value(after, 'cutout_queue_depth'), 0);
   t.equal(value(after, 'cutout_in_flight'), 0);
   t.equal(value(after, 'cutout_build_info', { version: '9.9.9-test' }), 1);
+  // The process's page faults: the server runs in this test's process, so they are ours, and only grow.
+  t.equal(after.get('process_minor_page_faults_total')?.type, 'COUNTER');
+  t.ok(delta('process_minor_page_faults_total') > 0, 'minor page faults counted while requests ran');
+  t.ok(value(after, 'process_minor_page_faults_total') <= process.resourceUsage().minorPageFault, 'read from getrusage at scrape time');
+  t.equal(after.get('process_major_page_faults_total')?.type, 'COUNTER');
   t.equal(after.get('cutout_http_request_duration_seconds')?.type, 'HISTOGRAM');
   t.equal(after.get('cutout_stage_duration_seconds')?.type, 'HISTOGRAM');
   t.notOk(after.has('cutout_batch_size'), 'no batching on this pool: no batch histogram');
