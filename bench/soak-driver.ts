@@ -83,7 +83,8 @@ export interface SoakReport {
   /** The server's minor page faults per answered request: over the run, and over its second half (steady state). */
   faultsPerRequest: { all: number; secondHalf: number };
   /** startup: as it listens; idle: once settled (settledRss), before the first request. */
-  rssMb: { startup: number; idle: number; peak: number; hwm: number; secondTenth: number; lastTenth: number; growthPct: number; growthPerRequestMb: number };
+  /** idleAfter5s: IDLE_CHECK_MS after the last answer (NaN when settleIdle is false). */
+  rssMb: { idleAfter5s: number; startup: number; idle: number; peak: number; hwm: number; secondTenth: number; lastTenth: number; growthPct: number; growthPerRequestMb: number };
   non200: RequestRecord[];
   samples: RssSample[];
   cpu: { model: string; cores: number; flags: string[] };
@@ -114,6 +115,15 @@ export function cutoutCli(args: string[], dataDir: string): string {
   const r = spawnSync(process.execPath, [CLI, ...args, '--data', dataDir], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`cutout ${args.join(' ')} failed: ${r.stderr}`);
   return r.stdout.trim();
+}
+
+/** How long after its last answer an idle server must be back to its idle footprint (issue #29's bar). */
+export const IDLE_CHECK_MS = 5000;
+
+/** The process's RSS `ms` after now, in MB. */
+async function rssAfter(pid: number, ms: number): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return processMemory(pid).rssMb;
 }
 
 /** VmRSS and VmHWM of a process in MB (the worker threads are inside it). */
@@ -392,6 +402,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     sample();
     const wallS = (performance.now() - t0) / 1000;
     const hwm = processMemory(pid).hwmMb;
+    // Idle again: the pool hands its memory back a few seconds after its last answer (src/pool/idle-release.ts).
+    const idleAfter = opts.settleIdle === false ? NaN : await rssAfter(pid, IDLE_CHECK_MS);
     const after = await balance(agent, server.url, key);
 
     const ok = records.filter((r) => r.status === 200);
@@ -429,6 +441,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       credits: { fromHeaders, ledgerDelta: before - after, exact: fromHeaders === before - after },
       faultsPerRequest: { all: perRequest(first, last), secondHalf: perRequest(half, last) },
       rssMb: {
+        idleAfter5s: round(idleAfter),
         startup: round(startup),
         idle: round(idle),
         peak: round(Math.max(...samples.map((s) => s.rssMb))),

@@ -51,6 +51,7 @@ function row(r: SoakReport): (string | number)[] {
     r.queueWaitMs.max,
     `${r.credits.fromHeaders}/${r.credits.ledgerDelta}${r.credits.exact ? '' : ' MISMATCH'}`,
     `${r.rssMb.idle} (${r.rssMb.startup})`,
+    r.rssMb.idleAfter5s,
     r.rssMb.hwm,
     `${r.rssMb.secondTenth}→${r.rssMb.lastTenth} (${r.rssMb.growthPct}%)`,
     r.rssMb.growthPerRequestMb,
@@ -58,7 +59,7 @@ function row(r: SoakReport): (string | number)[] {
   ];
 }
 
-const HEADER = ['conc', 'requests', 'answered', 'unanswered', 'statuses', 'img/s', 'p50 ms', 'p99 ms', 'max ms', 'max/p50', 'max queue ms', 'credits hdr/ledger', 'idle MB (at start)', 'peak MB', 'RSS 2nd→last tenth', 'MB/request (2nd half)', 'minor faults/request (2nd half)'];
+const HEADER = ['conc', 'requests', 'answered', 'unanswered', 'statuses', 'img/s', 'p50 ms', 'p99 ms', 'max ms', 'max/p50', 'max queue ms', 'credits hdr/ledger', 'idle MB (at start)', 'idle MB 5 s after the last answer', 'peak MB', 'RSS 2nd→last tenth', 'MB/request (2nd half)', 'minor faults/request (2nd half)'];
 
 const files = await photos();
 console.log(`bench:soak: ${requests} requests × concurrency ${concurrencies.join(',')} on ${workers} worker(s), model ${model ?? '(default)'}, sizes ${sizes.join('+')}, ${files.length} photos`);

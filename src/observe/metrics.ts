@@ -24,7 +24,14 @@ export interface Metrics extends MetricsSource, RequestObserver {
 /** Statuses counted as refusals (cutout_rejections_total): out of credits, a limit, busy. */
 const REFUSALS = new Set([402, 429, 503]);
 
-export function createMetrics(version: string): Metrics {
+/** The process's page faults so far (all threads). */
+export interface PageFaults {
+  minorPageFault: number;
+  majorPageFault: number;
+}
+
+/** `readFaults`: where the page-fault counters read from (getrusage; tests pass fixed counts). */
+export function createMetrics(version: string, readFaults: () => PageFaults = () => process.resourceUsage()): Metrics {
   const registry = new Registry();
   const registers = [registry];
   let pool: RemovalPool | undefined;
@@ -99,7 +106,7 @@ export function createMetrics(version: string): Metrics {
       registers,
       collect() {
         this.reset();
-        this.inc(process.resourceUsage()[field]);
+        this.inc(readFaults()[field]);
       },
     });
   }

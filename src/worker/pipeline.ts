@@ -193,8 +193,19 @@ async function planBackground(bgImage: Uint8Array, out: { width: number; height:
   return cost.total;
 }
 
-/** Take `bytes` of the process's decode memory for this task; the milliseconds waited go in the timings. */
+/**
+ * Take `bytes` of the process's decode memory for this task; the milliseconds waited go in the timings.
+ * A decode that needs much (over OVERLAP_DECODE_MAX_ESTIMATE: a source held whole, a decompression
+ * bomb at preview) first makes room: the block cache's kept blocks (the last model run's tensors,
+ * ~200 MB) and malloc's free pages go back, so the decode budget counts from a lean process as it
+ * assumes (20 bombs through one worker: 731 MB peak with the blocks kept, 540 documented). Ordinary
+ * photos never get here: their blocks stay for the next one (docs/memory.md).
+ */
 async function holdDecodeMemory(ctx: PipelineContext, slot: number | undefined, bytes: number, watch: Stopwatch): Promise<void> {
+  if (bytes > OVERLAP_DECODE_MAX_ESTIMATE) {
+    ctx.binding.releaseScratch();
+    ctx.binding.trimMemory();
+  }
   if (!ctx.decodeMemory || slot === undefined) return;
   const waited = await ctx.decodeMemory.acquire(slot, bytes);
   if (waited >= 0.5) watch.add('decodeWait');

@@ -49,10 +49,6 @@ function contextFor(task: { threads?: number }): PipelineContext {
   return task.threads === undefined || task.threads === ctx.threads ? ctx : { ...ctx, threads: task.threads };
 }
 
-/** The task's decodes are over and their memory handed back: its share of the decode memory goes back too. */
-function releaseDecodeMemory(slot: number | undefined): void {
-  if (slot !== undefined) ctx.decodeMemory?.release(slot);
-}
 
 // A removal leaves its big Buffers behind (the decoded photo alone is 80 MB at 20 MP). V8 would free
 // them only once more external memory piled up, so the next removals would run on top of them, on
@@ -78,13 +74,34 @@ async function releaseMemory(): Promise<void> {
 
 const releaseEveryTask = config.memoryRelease === 'every-task';
 
-/** After a task that left `garbage` bytes behind: collect (now, or once `policy` says), or hand everything back. */
-async function afterTask(policy: ReleasePolicy | undefined, garbage: number): Promise<void> {
-  if (releaseEveryTask) await releaseMemory();
-  else if (!policy || policy.afterTask(garbage)) await collectTaskGarbage();
+const finishReleases = new ReleasePolicy();
+
+/** After a removal: its garbage collected, or (memoryRelease 'every-task') everything handed back. */
+async function afterRemoval(): Promise<void> {
+  await (releaseEveryTask ? releaseMemory() : collectTaskGarbage());
 }
 
-const finishReleases = new ReleasePolicy();
+/** After a staged finish that left `garbage` bytes: collected once enough piled up, or everything handed back. */
+async function afterFinish(garbage: number): Promise<void> {
+  if (releaseEveryTask) await releaseMemory();
+  else if (finishReleases.afterTask(garbage)) await collectTaskGarbage();
+}
+
+/**
+ * The task's decodes are over: its share of the decode memory goes back. A task whose decodes held
+ * much (over OVERLAP_DECODE_MAX_ESTIMATE: a source decoded whole, a decompression bomb at preview)
+ * first hands what they left in malloc's heaps back to the system, as the share's accounting assumes:
+ * kept, it would sit beside the next photo's decode (20 bombs through one worker: 800 MB peak
+ * instead of 540). An ordinary photo's buffers stay for the next one.
+ */
+async function releaseDecodeMemory(slot: number | undefined): Promise<void> {
+  if (slot === undefined || !ctx.decodeMemory) return;
+  if (ctx.decodeMemory.heldBytes(slot) > OVERLAP_DECODE_MAX_ESTIMATE) {
+    await collectTaskGarbage();
+    binding.trimMemory();
+  }
+  ctx.decodeMemory.release(slot);
+}
 
 function asFailure(err: unknown): RemoveResult {
   const e = err as Error & { code?: string };
@@ -104,8 +121,8 @@ export default async function remove(task: RemoveTask): Promise<unknown> {
   } catch (err) {
     result = asFailure(err);
   }
-  await afterTask(undefined, 0);
-  releaseDecodeMemory(task.decodeSlot);
+  await afterRemoval();
+  await releaseDecodeMemory(task.decodeSlot);
   return moveResult(result);
 }
 
@@ -119,11 +136,7 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
   }
   // Only the 1024² input is kept; a decode that held much of its source hands it back before the
   // decode memory is, so the next photo's share is really free.
-  if (result.ok && result.plan.decodeBytes.model > OVERLAP_DECODE_MAX_ESTIMATE) {
-    await collectTaskGarbage();
-    binding.trimMemory();
-  }
-  releaseDecodeMemory(task.decodeSlot);
+  await releaseDecodeMemory(task.decodeSlot);
   if (!result.ok) return result;
   const buffers = [result.modelInput.buffer, result.input.buffer, ...(result.photo ? [result.photo.buffer] : [])];
   return move({ [transferableSymbol]: buffers, [valueSymbol]: result } as never);
@@ -138,8 +151,8 @@ export async function finish(task: FinishTask): Promise<unknown> {
     result = asFailure(err);
   }
   // The garbage waits for a few photos' worth (release-policy.ts); the memory for the pool's idle `release`.
-  await afterTask(finishReleases, finishGarbageBytes(task.plan, task.mask.byteLength));
-  releaseDecodeMemory(task.decodeSlot);
+  await afterFinish(finishGarbageBytes(task.plan, task.mask.byteLength));
+  await releaseDecodeMemory(task.decodeSlot);
   return moveResult(result);
 }
 

@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { fromRemoveFailure } from '../../src/api/errors.js';
 import { createRemovalPool } from '../../src/pool/pool.js';
+import { IDLE_RELEASE_MS } from '../../src/pool/idle-release.js';
+import { loadBinding } from '../../src/native/binding.js';
 import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/domain/removal.js';
 
 export interface BombJob {
@@ -47,15 +49,25 @@ async function remove(file: string): Promise<BombAnswer> {
   return { status: fromRemoveFailure(result.code, result.message).status, code: result.code, message: result.message };
 }
 
+/** The pool hands its kept memory back once idle (src/pool/idle-release.ts): RSS after that. */
+async function idleRssMb(): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, IDLE_RELEASE_MS));
+  const binding = loadBinding();
+  while (binding.scratchCache().cached > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  await new Promise((resolve) => setTimeout(resolve, 200)); // the release's trim comes after the cache
+  return statusMb('VmRSS');
+}
+
 try {
   await remove(job.normal);
-  const idleMb = statusMb('VmRSS');
+  const idleMb = await idleRssMb();
   const half = Math.floor(job.files.length / 2);
   const burst = [...job.files.slice(0, half).map(remove), remove(job.normal), ...job.files.slice(half).map(remove)];
   const settled = await Promise.all(burst);
   const normalAlongside = settled.splice(half, 1)[0]!;
   await remove(job.normal);
-  const report: BombReport = { idleMb, peakMb: statusMb('VmHWM'), afterMb: statusMb('VmRSS'), answers: settled, normalAlongside };
+  const peakMb = statusMb('VmHWM');
+  const report: BombReport = { idleMb, peakMb, afterMb: await idleRssMb(), answers: settled, normalAlongside };
   process.stdout.write(`${JSON.stringify(report)}\n`);
 } finally {
   await pool.close();

@@ -12,12 +12,14 @@ import { makeImage } from '../helpers/images.js';
 const CHILD = fileURLToPath(new URL('../helpers/decode-bombs-child.js', import.meta.url));
 const BOMB_COUNT = 20;
 /**
- * README "Memory": one worker (`isnet-int8`) reaches at most ~540 MB at the preview, medium and hd
+ * docs/memory.md: one worker (`isnet-int8`) reaches at most ~560 MB at the preview, medium and hd
  * sizes, whatever the photo (the idle process, plus one decode's 320 MB budget and its small result;
  * or the model's working memory, which is less). Before the decode budget, the 16-bit interlaced
- * PNG alone took a pool like this one to ~1,060 MB at preview.
+ * PNG alone took a pool like this one to ~1,060 MB at preview. 540 while every task handed its memory
+ * back; with memory kept while busy a bomb's decode first hands the kept blocks back (pipeline.ts,
+ * holdDecodeMemory), and 543–546 MB were measured.
  */
-const BOUND_MB = 540;
+const BOUND_MB = 560;
 
 t.test('20 bombs in parallel at size=preview, one worker', async (t) => {
   const dir = t.testdir();
@@ -53,6 +55,6 @@ t.test('20 bombs in parallel at size=preview, one worker', async (t) => {
       t.match(answer.message, /^Input image needs \d+ MB to decode \(7000x7000 interlaced 16-bit PNG\), maximum supported is 320 MB$/);
     }
   }
-  // What a burst leaves behind is what any removal leaves (the worker releases its memory after each task).
-  t.ok(report.afterMb <= report.idleMb + 40, `RSS after the burst ${report.afterMb} MB, after one normal photo ${report.idleMb} MB`);
+  // Once idle, a burst leaves behind what any removal leaves (the pool hands its memory back when idle).
+  t.ok(report.afterMb <= report.idleMb + 40, `RSS idle after the burst ${report.afterMb} MB, idle after one normal photo ${report.idleMb} MB`);
 });

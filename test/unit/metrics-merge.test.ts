@@ -77,7 +77,8 @@ t.test('isMetricParts refuses anything but well-formed registries', async (t) =>
 });
 
 t.test("one process's registry through merge and render reads as prom-client renders it", async (t) => {
-  const metrics = createMetrics('9.9.9');
+  // Fixed page-fault counts: the process's own would move between the two renders.
+  const metrics = createMetrics('9.9.9', () => ({ minorPageFault: 1234, majorPageFault: 5 }));
   const info = (route: string, status: number, durationMs: number): RequestInfo =>
     ({
       method: 'GET',
@@ -101,11 +102,14 @@ t.test("one process's registry through merge and render reads as prom-client ren
   const own = await metrics.render();
   const snapshot = await metrics.snapshot();
   t.equal(await renderMetrics(mergeMetrics([snapshot])), own, 'identical text');
+  t.match(own, /^process_minor_page_faults_total 1234$/m, 'the page faults as read');
+  t.match(own, /^process_major_page_faults_total 5$/m);
   const twice = await renderMetrics(mergeMetrics([snapshot, await metrics.snapshot()]));
   t.match(twice, /^cutout_http_requests_total\{route="\/v1.0\/removebg",status="200"\} 2$/m, 'two processes: counts doubled');
   t.match(twice, /^cutout_credits_charged_total 4$/m);
   t.match(twice, /^cutout_build_info\{version="9.9.9",model="isnet-int8",device="cpu"\} 1$/m, 'build info stays 1');
   t.match(twice, /^cutout_queue_depth 2$/m, 'gauges summed');
   t.match(twice, /^cutout_in_flight 4$/m);
+  t.match(twice, /^process_minor_page_faults_total 2468$/m, 'page faults summed over the processes');
   t.match(twice, /^cutout_rejections_total\{reason="rate_limit_exceeded"\} 2$/m);
 });
