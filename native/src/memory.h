@@ -16,7 +16,7 @@ constexpr size_t kMmapThresholdBytes = 32 * 1024 * 1024;
 
 // Free memory at the top of a heap that stays mapped on free (glibc's default: 128 KiB): a photo's
 // buffers are there for the next photo. The pool hands it back once idle (TrimMemory).
-constexpr size_t kTrimThresholdBytes = 256 * 1024 * 1024;
+constexpr size_t kTrimThresholdBytes = 32 * 1024 * 1024;
 
 // Sets both thresholds once per process (idempotent). Skipped when the environment variable
 // CUTOUT_MALLOC_TUNING is "off" (for side-by-side measurements). Returns whether it was applied.

@@ -10,9 +10,10 @@ import { modelEntry } from '../model/manifest.js';
 
 /**
  * Node, the main thread (uWS, LMDB), libvips, the ONNX Runtime library and one worker thread, without a
- * model. With isnet-int8: 88 + 72 = 160 against 158.0–159.1 MB measured idle (settled) on 2026-11-26.
+ * model. With isnet-int8: 102 + 72 = 174 against 174–180 MB measured idle (settled) on 2026-11-27,
+ * with memory kept while busy (docs/memory.md; 158–159 while every task handed its memory back).
  */
-export const BASE_MB = 88;
+export const BASE_MB = 102;
 
 /** Each worker thread after the first, idle (its V8 isolate and sharp's per-thread state). */
 export const EXTRA_WORKER_MB = 15;
@@ -25,9 +26,12 @@ export interface ModelMemory {
 }
 
 /** Per shipped model; a model not listed is counted as isnet-fp32 (float activations, the larger). */
+// int8's work: 717–720 MB peak over 30 requests at concurrency 4 on 2026-11-27 with the model's tensors
+// kept while busy (docs/memory.md, "Figures"): 545 above idle. fp32's was measured with the per-task
+// release (650) and gets the same +250 for its kept tensors until it is measured again.
 export const MODEL_MEMORY: Readonly<Record<string, ModelMemory>> = Object.freeze({
-  'isnet-int8': { loadedMb: 72, workMb: 295 },
-  'isnet-fp32': { loadedMb: 193, workMb: 650 },
+  'isnet-int8': { loadedMb: 72, workMb: 545 },
+  'isnet-fp32': { loadedMb: 193, workMb: 900 },
 });
 
 export interface MemoryEstimate {

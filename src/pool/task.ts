@@ -60,6 +60,8 @@ export interface RemovalPlan {
   roi?: [number, number, number, number];
   /** Estimated bytes each decode holds at its peak (src/worker/decode-budget.ts): source and result. */
   decodeBytes: { model: number; output: number; background: number };
+  /** The most any of the photo's decodes holds of its source (decode-budget.ts): a source held whole is big. */
+  decodeSource: number;
   /**
    * A small RGBA size covering both the model input and the output, aspect kept, with its decode's
    * estimate: where the source is costly to decode (held whole) and the output small, the CPU path

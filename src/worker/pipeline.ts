@@ -33,6 +33,17 @@ export interface PipelineContext {
   decodeMemory?: DecodeMemory;
   /** The pool's quality level, for tasks that name none. */
   quality: QualityLevel;
+  /** This task's: set when a decode held a source whole and made room first (holdDecodeMemory); the worker then trims after it. */
+  bigDecode?: { made: boolean };
+}
+
+/**
+ * True when a decode of this photo holds much of its source (over OVERLAP_DECODE_MAX_ESTIMATE: a
+ * source held whole, a decompression bomb at preview). Ordinary photos, 20 MP JPEGs included, hold
+ * less: their memory stays mapped for the next photo.
+ */
+export function holdsSourceWhole(plan: RemovalPlan): boolean {
+  return plan.decodeSource > OVERLAP_DECODE_MAX_ESTIMATE;
 }
 
 function fail(code: RemoveFailure['code'], message: string): RemoveFailure {
@@ -163,6 +174,7 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     width: out.width,
     height: out.height,
     decodeBytes: { model: forModel.total, output: forOutput.total, background },
+    decodeSource: source,
     ...(forWork ? { working: { ...work, bytes: forWork.total } } : {}),
     ...(decodeOnce ? { decodeOnceStaged: { bytes: onceBytes } } : {}),
   };
@@ -195,16 +207,16 @@ async function planBackground(bgImage: Uint8Array, out: { width: number; height:
 
 /**
  * Take `bytes` of the process's decode memory for this task; the milliseconds waited go in the timings.
- * A decode that needs much (over OVERLAP_DECODE_MAX_ESTIMATE: a source held whole, a decompression
- * bomb at preview) first makes room: the block cache's kept blocks (the last model run's tensors,
- * ~200 MB) and malloc's free pages go back, so the decode budget counts from a lean process as it
- * assumes (20 bombs through one worker: 731 MB peak with the blocks kept, 540 documented). Ordinary
- * photos never get here: their blocks stay for the next one (docs/memory.md).
+ * A photo whose decode holds its source whole (holdsSourceWhole) first makes room: the block cache's
+ * kept blocks (the last model run's tensors, ~200 MB) and malloc's free pages go back, so the decode
+ * budget counts from a lean process as it assumes (20 bombs through one worker: 731 MB peak with the
+ * blocks kept, 543–546 with the room made). Ordinary photos keep their memory (docs/memory.md).
  */
-async function holdDecodeMemory(ctx: PipelineContext, slot: number | undefined, bytes: number, watch: Stopwatch): Promise<void> {
-  if (bytes > OVERLAP_DECODE_MAX_ESTIMATE) {
+async function holdDecodeMemory(ctx: PipelineContext, plan: RemovalPlan, slot: number | undefined, bytes: number, watch: Stopwatch): Promise<void> {
+  if (holdsSourceWhole(plan)) {
     ctx.binding.releaseScratch();
     ctx.binding.trimMemory();
+    if (ctx.bigDecode) ctx.bigDecode.made = true;
   }
   if (!ctx.decodeMemory || slot === undefined) return;
   const waited = await ctx.decodeMemory.acquire(slot, bytes);
@@ -263,7 +275,7 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   const once = !overlap ? plan.working : undefined;
   const outputBytes = plan.width * plan.height * 4;
   const decodes = overlap ? model + output : once ? once.bytes + ctx.model.width * ctx.model.height * 3 + outputBytes : Math.max(model, output);
-  await holdDecodeMemory(ctx, task.decodeSlot, Math.max(decodes, (once ? outputBytes : output) + background), watch);
+  await holdDecodeMemory(ctx, plan, task.decodeSlot, Math.max(decodes, (once ? outputBytes : output) + background), watch);
   let rgbaPromise = overlap ? decodeOutput(input, plan) : undefined;
   let modelInput: codec.Raw | RemoveFailure;
   if (once) {
@@ -290,7 +302,13 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
     mirrored.set(first);
   }
   watch.mark('infer');
-  rgbaPromise ??= decodeOutput(input, plan);
+  if (!rgbaPromise) {
+    // A big output (over 16 MP) decodes only now, so that it and the model's working memory are never
+    // resident together: the run's kept tensors go back first (`cutout remove` of a 20 MP photo peaks
+    // at ~400 MB instead of ~560; the next photo faults them in again, docs/memory.md).
+    ctx.binding.releaseScratch();
+    rgbaPromise = decodeOutput(input, plan);
+  }
   return finishRemoval(ctx, task, plan, rgbaPromise, (rgba, w, h, opts) => session.composite(rgba, w, h, opts), watch);
 }
 
@@ -300,7 +318,7 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
   const plan = await planRemoval(task.input, task.options, ctx.model);
   if ('ok' in plan) return plan;
   watch.mark('probe');
-  await holdDecodeMemory(ctx, task.decodeSlot, plan.decodeOnceStaged?.bytes ?? plan.decodeBytes.model, watch);
+  await holdDecodeMemory(ctx, plan, task.decodeSlot, plan.decodeOnceStaged?.bytes ?? plan.decodeBytes.model, watch);
   let photo: Uint8Array | undefined;
   let modelInput: codec.Raw | RemoveFailure;
   if (plan.decodeOnceStaged) {
@@ -332,7 +350,7 @@ export async function finishStaged(ctx: PipelineContext, task: FinishTask): Prom
   const { width: mw, height: mh } = ctx.model;
   if (mask.length !== mw * mh) throw new Error(`Expected a ${mw}x${mh} mask but received ${mask.length} values`);
   const watch = new Stopwatch({ ...task.timings });
-  await holdDecodeMemory(ctx, task.decodeSlot, plan.decodeBytes.output + plan.decodeBytes.background, watch);
+  await holdDecodeMemory(ctx, plan, task.decodeSlot, plan.decodeBytes.output + plan.decodeBytes.background, watch);
   const photo = task.photo;
   if (photo && photo.length !== plan.width * plan.height * 4) throw new Error(`Expected a ${plan.width}x${plan.height} RGBA photo but received ${photo.length} bytes`);
   const rgba = photo

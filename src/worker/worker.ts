@@ -8,7 +8,7 @@ import { threadId } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
-import { finishStaged, OVERLAP_DECODE_MAX_ESTIMATE, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
+import { finishStaged, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 import { finishGarbageBytes, ReleasePolicy } from './release-policy.js';
 import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
@@ -44,9 +44,9 @@ const ctx: PipelineContext = {
   ...(config.decodeMemory ? { decodeMemory: new DecodeMemory(config.decodeMemory) } : {}),
 };
 
-/** The worker's context for one task: its photo passes on the threads the pool gave it. */
+/** The worker's context for one task: its photo passes on the threads the pool gave it, and its own big-decode mark. */
 function contextFor(task: { threads?: number }): PipelineContext {
-  return task.threads === undefined || task.threads === ctx.threads ? ctx : { ...ctx, threads: task.threads };
+  return { ...ctx, threads: task.threads ?? ctx.threads, bigDecode: { made: false } };
 }
 
 
@@ -88,19 +88,18 @@ async function afterFinish(garbage: number): Promise<void> {
 }
 
 /**
- * The task's decodes are over: its share of the decode memory goes back. A task whose decodes held
- * much (over OVERLAP_DECODE_MAX_ESTIMATE: a source decoded whole, a decompression bomb at preview)
- * first hands what they left in malloc's heaps back to the system, as the share's accounting assumes:
+ * The task's decodes are over: its share of the decode memory goes back. A task whose decode held its
+ * source whole (`task.bigDecode`, pipeline.ts's holdsSourceWhole: a decompression bomb at preview)
+ * first hands what it left in malloc's heaps back to the system, as the share's accounting assumes:
  * kept, it would sit beside the next photo's decode (20 bombs through one worker: 800 MB peak
  * instead of 540). An ordinary photo's buffers stay for the next one.
  */
-async function releaseDecodeMemory(slot: number | undefined): Promise<void> {
-  if (slot === undefined || !ctx.decodeMemory) return;
-  if (ctx.decodeMemory.heldBytes(slot) > OVERLAP_DECODE_MAX_ESTIMATE) {
+async function releaseDecodeMemory(task: PipelineContext, slot: number | undefined): Promise<void> {
+  if (task.bigDecode?.made) {
     await collectTaskGarbage();
     binding.trimMemory();
   }
-  ctx.decodeMemory.release(slot);
+  if (slot !== undefined) ctx.decodeMemory?.release(slot);
 }
 
 function asFailure(err: unknown): RemoveResult {
@@ -115,28 +114,30 @@ function moveResult(result: RemoveResult): unknown {
 }
 
 export default async function remove(task: RemoveTask): Promise<unknown> {
+  const c = contextFor(task);
   let result: RemoveResult;
   try {
-    result = await runPipeline(contextFor(task), task);
+    result = await runPipeline(c, task);
   } catch (err) {
     result = asFailure(err);
   }
   await afterRemoval();
-  await releaseDecodeMemory(task.decodeSlot);
+  await releaseDecodeMemory(c, task.decodeSlot);
   return moveResult(result);
 }
 
 /** Stage 1 of the staged path: the plan and the model-sized input; the input bytes go back too. */
 export async function prepare(task: RemoveTask): Promise<unknown> {
+  const c = contextFor(task);
   let result: PrepareResult;
   try {
-    result = await prepareRemoval(contextFor(task), task);
+    result = await prepareRemoval(c, task);
   } catch (err) {
     result = asFailure(err) as RemoveFailure;
   }
   // Only the 1024² input is kept; a decode that held much of its source hands it back before the
   // decode memory is, so the next photo's share is really free.
-  await releaseDecodeMemory(task.decodeSlot);
+  await releaseDecodeMemory(c, task.decodeSlot);
   if (!result.ok) return result;
   const buffers = [result.modelInput.buffer, result.input.buffer, ...(result.photo ? [result.photo.buffer] : [])];
   return move({ [transferableSymbol]: buffers, [valueSymbol]: result } as never);
@@ -144,15 +145,16 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
 
 /** Stage 2 of the staged path. */
 export async function finish(task: FinishTask): Promise<unknown> {
+  const c = contextFor(task);
   let result: RemoveResult;
   try {
-    result = await finishStaged(contextFor(task), task);
+    result = await finishStaged(c, task);
   } catch (err) {
     result = asFailure(err);
   }
   // The garbage waits for a few photos' worth (release-policy.ts); the memory for the pool's idle `release`.
   await afterFinish(finishGarbageBytes(task.plan, task.mask.byteLength));
-  await releaseDecodeMemory(task.decodeSlot);
+  await releaseDecodeMemory(c, task.decodeSlot);
   return moveResult(result);
 }
 
