@@ -217,7 +217,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     config = loadConfig(argv);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`cutout serve: ${err.message}\n\n${SERVE_USAGE}`);
+      // One line and where the options are, not the whole --help under it.
+      process.stderr.write(`cutout serve: ${err.message}\nRun 'cutout serve --help' for every option, its environment variable and its default.\n`);
       return 2;
     }
     throw err;

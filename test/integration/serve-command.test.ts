@@ -45,11 +45,17 @@ t.test('refuses to start on the uWS JS fallback', async (t) => {
   t.match(out.join(''), /fallback/);
 });
 
-t.test('bad flags exit 2 with usage', async (t) => {
+t.test('bad flags exit 2 with one line naming the flag or the variable, and where the options are', async (t) => {
   const { out, exit } = run(['--port', 'banana']);
   t.equal(await exit, 2);
-  t.match(out.join(''), /port/);
-  t.match(out.join(''), /Usage: cutout serve/);
+  t.equal(out.join(''), "cutout serve: Expected an integer from 0 to 65535 for --port but received 'banana'\nRun 'cutout serve --help' for every option, its environment variable and its default.\n");
+  const env = run(['--port', '0'], { CUTOUT_METRICS_TOKEN: 'short' });
+  t.equal(await env.exit, 2);
+  t.equal(
+    env.out.join(''),
+    "cutout serve: Expected 16 to 256 visible ASCII characters without spaces for CUTOUT_METRICS_TOKEN but received one of 5 characters\nRun 'cutout serve --help' for every option, its environment variable and its default.\n",
+    'the environment variable is named, and no --help follows',
+  );
 });
 
 t.test('an unknown model (flag or env) stops the start with the names it knows', async (t) => {
@@ -68,7 +74,7 @@ const CPU_REASON = PROVIDER_STAGED ? 'no NVIDIA GPU found' : 'no CUDA provider i
 t.test('--device: a bad value is a usage error; cuda without its provider stops the start naming what is missing', async (t) => {
   const bad = run(['--port', '0', '--data', t.testdir(), '--device', 'gpu']);
   t.equal(await bad.exit, 2);
-  t.match(bad.out.join(''), /Expected auto, cpu, cuda or cuda:N for device but received 'gpu'/);
+  t.match(bad.out.join(''), /Expected auto, cpu, cuda or cuda:N for --device but received 'gpu'/);
   const missing = PROVIDER_STAGED
     ? /--device cuda cannot be used: no NVIDIA GPU found/
     : /--device cuda cannot be used: no CUDA provider installed \(libonnxruntime_providers_shared\.so, libonnxruntime_providers_cuda\.so missing beside libonnxruntime\.so\.1 in build\/Release\)/;
