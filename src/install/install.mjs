@@ -13,6 +13,9 @@
 // - `npx cutout` in a checkout that is already built: npx links the checkout into its cache
 //   (~/.npm/_npx/<hash>) the first time and runs this script in it (npm_command=exec). Building again
 //   there would delete and rebuild dist/ (and fail after `npm prune --omit=dev`, leaving no dist/).
+// - Another project that depends on a built checkout (`npm install /path/to/cutout`): npm links the
+//   checkout and runs this script for it from the other project (npm_config_local_prefix is that
+//   project). The checkout is built already; rebuilding it took minutes and touched dist/.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,13 +40,17 @@ export const BUILT_FILES = ['dist/src/cli/main.js', 'build/Release/cutout.node']
 
 /**
  * What the install step does. Pure: `has(name)` says whether node_modules/<name> is installed,
- * `built` whether BUILT_FILES exist, `command` is npm's `npm_command` (ci, install, exec, rebuild…).
- * @param {{ command: string | undefined, built: boolean, has: (name: string) => boolean }} state
+ * `built` whether BUILT_FILES exist, `command` is npm's `npm_command` (ci, install, exec, rebuild…),
+ * `dependent` whether npm installs the checkout into another project (its local prefix is not the checkout).
+ * @param {{ command: string | undefined, built: boolean, has: (name: string) => boolean, dependent?: boolean }} state
  * @returns {{ action: 'build' } | { action: 'skip', message: string } | { action: 'refuse', message: string }}
  */
-export function installPlan({ command, built, has }) {
+export function installPlan({ command, built, has, dependent = false }) {
   if (command === 'exec' && built) {
     return { action: 'skip', message: 'cutout: already built; npx only links this checkout, nothing to build' };
+  }
+  if (dependent && built) {
+    return { action: 'skip', message: 'cutout: already built; linked into another project as it is' };
   }
   const missing = Object.keys(BUILD_DEPENDENCIES).filter((name) => !has(name));
   if (missing.length === 0) return { action: 'build' };
@@ -116,12 +123,26 @@ export function runSteps(steps, { cwd, logFile, env = process.env, out = (l) => 
   return 0;
 }
 
+/** Whether npm runs this script for another project (its root, `localPrefix`) rather than for the checkout. */
+export function isDependent(root, localPrefix) {
+  if (!localPrefix) return false;
+  const real = (p) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  return real(localPrefix) !== real(root);
+}
+
 function main() {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
   const plan = installPlan({
     command: process.env.npm_command,
     built: BUILT_FILES.every((f) => fs.existsSync(path.join(root, f))),
     has: (name) => fs.existsSync(path.join(root, 'node_modules', name, 'package.json')),
+    dependent: isDependent(root, process.env.npm_config_local_prefix),
   });
   if (plan.action !== 'build') {
     console.error(plan.message);

@@ -22,7 +22,8 @@ interface InstallModule {
   sizeOf(p: string): number;
   BUILD_DEPENDENCIES: Record<string, string>;
   BUILT_FILES: string[];
-  installPlan(state: { command: string | undefined; built: boolean; has: (name: string) => boolean }): Plan;
+  installPlan(state: { command: string | undefined; built: boolean; has: (name: string) => boolean; dependent?: boolean }): Plan;
+  isDependent(root: string, localPrefix: string | undefined): boolean;
 }
 // Plain JavaScript outside src/ (it runs before tsc): loaded from the checkout, not from dist/.
 const mod = (await import(pathToFileURL(path.join(PACKAGE_ROOT, 'src', 'install', 'install.mjs')).href)) as InstallModule;
@@ -72,6 +73,20 @@ t.test('npx in a built checkout does not rebuild it, even pruned', async (t) => 
   t.equal(mod.installPlan({ command: 'exec', built: false, has: none }).action, 'refuse');
   t.same(mod.BUILT_FILES, ['dist/src/cli/main.js', 'build/Release/cutout.node']);
   t.match(pkg.scripts['build:ts'], /dist\/src\/cli\/main\.js/, 'the bin the first built file names');
+});
+
+t.test("another project's npm install of a built checkout does not rebuild it", async (t) => {
+  t.same(mod.installPlan({ command: 'install', built: true, has: all, dependent: true }), { action: 'skip', message: 'cutout: already built; linked into another project as it is' });
+  t.equal(mod.installPlan({ command: 'install', built: true, has: none, dependent: true }).action, 'skip', 'even pruned');
+  t.equal(mod.installPlan({ command: 'install', built: false, has: all, dependent: true }).action, 'build', 'an unbuilt checkout is built');
+  t.equal(mod.installPlan({ command: 'ci', built: true, has: all, dependent: false }).action, 'build', "the checkout's own npm ci builds");
+  const dir = t.testdir({ other: {}, checkout: {} });
+  const checkout = path.join(dir, 'checkout');
+  fs.symlinkSync(checkout, path.join(dir, 'link'));
+  t.equal(mod.isDependent(checkout, undefined), false, 'no prefix: run by hand');
+  t.equal(mod.isDependent(checkout, checkout), false, "the checkout's own install");
+  t.equal(mod.isDependent(checkout, path.join(dir, 'link')), false, 'the checkout through a link');
+  t.equal(mod.isDependent(checkout, path.join(dir, 'other')), true, 'another project');
 });
 
 t.test('package.json quiets the install: no .npmrc, dependency install scripts denied by name', async (t) => {
