@@ -70,6 +70,10 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
+  /** The serve flag whose value was refused (without `--`), when one was. */
+  flag?: string;
+  /** Whether that value came from the command line (else from its environment variable). */
+  fromFlag?: boolean;
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';
@@ -231,64 +235,100 @@ function metricsToken(text: string | undefined): string | undefined {
   return text;
 }
 
-/** Build the Config. `env` defaults to process.env; throws ConfigError with a one-line reason. */
+/**
+ * Build the Config. `env` defaults to process.env; throws ConfigError with a one-line reason, which
+ * names the environment variable when the value came from one (`for CUTOUT_PORT but received …`).
+ */
 export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return buildConfig(argv, env);
+  } catch (err) {
+    if (!(err instanceof ConfigError) || err.flag === undefined) throw err;
+    // The checks name a value by its flag; say where this one came from: `--port` or `CUTOUT_PORT`.
+    const variable = FLAGS[err.flag] ?? BOOLEAN_FLAGS[err.flag];
+    const given = err.fromFlag ? `--${err.flag}` : variable;
+    const named = err.message.replace(
+      new RegExp(` for (?:--)?${err.flag}(?: \\(${variable}\\))? but received `),
+      ` for ${given} but received `,
+    );
+    const out = new ConfigError(named);
+    out.flag = err.flag;
+    out.fromFlag = err.fromFlag;
+    throw out;
+  }
+}
+
+function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
   const flags = parseArgv(argv);
-  const get = (flag: string): string | undefined => flags.get(flag) ?? env[FLAGS[flag] ?? BOOLEAN_FLAGS[flag] ?? ''];
-
-  const tlsCert = get('tls-cert') || undefined;
-  const tlsKey = get('tls-key') || undefined;
-  if ((tlsCert === undefined) !== (tlsKey === undefined)) {
-    throw new ConfigError('--tls-cert and --tls-key must be given together');
-  }
-  const processes = get('processes');
-  if (processes !== undefined && processes !== '1' && (get('port') === '0')) {
-    throw new ConfigError('--processes above 1 needs a fixed --port (the processes share it)');
-  }
-  const host = get('host') || DEFAULTS.host;
-  if (/\s/.test(host)) throw new ConfigError(`Invalid host '${host}'`);
-
-  const maxBodyBytes = integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes;
-  const bodyMemoryBytes = integer('body-memory-bytes', get('body-memory-bytes'), 1024, 1024 * 1024 * MB) ?? Math.max(DEFAULTS.bodyMemoryBytes, 2 * maxBodyBytes);
-  if (bodyMemoryBytes < maxBodyBytes) {
-    throw new ConfigError(`--body-memory-bytes (${bodyMemoryBytes}) must be at least --max-body-bytes (${maxBodyBytes}): no largest body would ever fit`);
-  }
-
-  const config: Config = {
-    host,
-    port: integer('port', get('port'), 0, 65535) ?? DEFAULTS.port,
-    dataDir: get('data') || DEFAULTS.dataDir,
-    model: get('model') || undefined,
-    quality: quality(get('quality')),
-    device: device(get('device')),
-    workers: integer('workers', get('workers'), 1, 256),
-    processes: integer('processes', get('processes'), 1, 64) ?? 1,
-    maxQueue: integer('max-queue', get('max-queue'), 0, 1_000_000),
-    maxBatch: integer('max-batch', get('max-batch'), 1, 256),
-    batchWaitMs: integer('batch-wait-ms', get('batch-wait-ms'), 0, 10_000),
-    inferWorkers: integer('infer-workers', get('infer-workers'), 1, 8),
-    photoNice: integer('photo-nice', get('photo-nice'), 0, 19),
-    tlsCert,
-    tlsKey,
-    maxImageBytes: DEFAULTS.maxImageBytes,
-    maxBodyBytes,
-    bodyMemoryBytes,
-    improveQuotaBytes: integer('improve-quota-bytes', get('improve-quota-bytes'), 0, 1024 * 1024 * MB) ?? DEFAULTS.improveQuotaBytes,
-    requestTimeoutMs: seconds('request-timeout', get('request-timeout'), 10, 86_400_000) ?? DEFAULTS.requestTimeoutMs,
-    drainTimeoutMs: seconds('drain-timeout', get('drain-timeout'), 0, 86_400_000) ?? DEFAULTS.drainTimeoutMs,
-    fetchConnectTimeoutMs: DEFAULTS.fetchConnectTimeoutMs,
-    fetchTimeoutMs: integer('fetch-timeout-ms', get('fetch-timeout-ms'), 100, 600_000) ?? DEFAULTS.fetchTimeoutMs,
-    testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),
-    demoKey: !bool('no-demo-key', get('no-demo-key')),
-    durability: durability(get('durability')),
-    sandbox: onOff('sandbox', get('sandbox'), true),
-    sandboxRatePerMinute: integer('sandbox-rate-per-minute', get('sandbox-rate-per-minute'), 1, 1_000_000) ?? DEFAULTS.sandboxRatePerMinute,
-    sandboxShare: integer('sandbox-share', get('sandbox-share'), 1, 1_000_000) ?? DEFAULTS.sandboxShare,
-    trustProxy: bool('trust-proxy', get('trust-proxy')),
-    metricsToken: metricsToken(get('metrics-token')),
-    ledgerUrl: ledgerUrl(get('ledger')),
-    // At least 0.3 s: renewals every third of it must still fit a round trip.
-    ledgerLeaseMs: seconds('ledger-lease', get('ledger-lease'), 300, 3_600_000) ?? DEFAULTS.ledgerLeaseMs,
+  const read = (flag: string): string | undefined => flags.get(flag) ?? env[FLAGS[flag] ?? BOOLEAN_FLAGS[flag] ?? ''];
+  // A value that fails its check is traced to its flag, and whether the command line gave it.
+  let current: string | undefined;
+  const get = (flag: string): string | undefined => {
+    current = flag;
+    return read(flag);
   };
-  return Object.freeze(config);
+
+  try {
+    const tlsCert = get('tls-cert') || undefined;
+    const tlsKey = get('tls-key') || undefined;
+    if ((tlsCert === undefined) !== (tlsKey === undefined)) {
+      throw new ConfigError('--tls-cert and --tls-key must be given together');
+    }
+    const processes = get('processes');
+    if (processes !== undefined && processes !== '1' && (get('port') === '0')) {
+      throw new ConfigError('--processes above 1 needs a fixed --port (the processes share it)');
+    }
+    const host = get('host') || DEFAULTS.host;
+    if (/\s/.test(host)) throw new ConfigError(`Invalid host '${host}'`);
+
+    const maxBodyBytes = integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes;
+    const bodyMemoryBytes = integer('body-memory-bytes', get('body-memory-bytes'), 1024, 1024 * 1024 * MB) ?? Math.max(DEFAULTS.bodyMemoryBytes, 2 * maxBodyBytes);
+    if (bodyMemoryBytes < maxBodyBytes) {
+      throw new ConfigError(`--body-memory-bytes (${bodyMemoryBytes}) must be at least --max-body-bytes (${maxBodyBytes}): no largest body would ever fit`);
+    }
+
+    const config: Config = {
+      host,
+      port: integer('port', get('port'), 0, 65535) ?? DEFAULTS.port,
+      dataDir: get('data') || DEFAULTS.dataDir,
+      model: get('model') || undefined,
+      quality: quality(get('quality')),
+      device: device(get('device')),
+      workers: integer('workers', get('workers'), 1, 256),
+      processes: integer('processes', get('processes'), 1, 64) ?? 1,
+      maxQueue: integer('max-queue', get('max-queue'), 0, 1_000_000),
+      maxBatch: integer('max-batch', get('max-batch'), 1, 256),
+      batchWaitMs: integer('batch-wait-ms', get('batch-wait-ms'), 0, 10_000),
+      inferWorkers: integer('infer-workers', get('infer-workers'), 1, 8),
+      photoNice: integer('photo-nice', get('photo-nice'), 0, 19),
+      tlsCert,
+      tlsKey,
+      maxImageBytes: DEFAULTS.maxImageBytes,
+      maxBodyBytes,
+      bodyMemoryBytes,
+      improveQuotaBytes: integer('improve-quota-bytes', get('improve-quota-bytes'), 0, 1024 * 1024 * MB) ?? DEFAULTS.improveQuotaBytes,
+      requestTimeoutMs: seconds('request-timeout', get('request-timeout'), 10, 86_400_000) ?? DEFAULTS.requestTimeoutMs,
+      drainTimeoutMs: seconds('drain-timeout', get('drain-timeout'), 0, 86_400_000) ?? DEFAULTS.drainTimeoutMs,
+      fetchConnectTimeoutMs: DEFAULTS.fetchConnectTimeoutMs,
+      fetchTimeoutMs: integer('fetch-timeout-ms', get('fetch-timeout-ms'), 100, 600_000) ?? DEFAULTS.fetchTimeoutMs,
+      testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),
+      demoKey: !bool('no-demo-key', get('no-demo-key')),
+      durability: durability(get('durability')),
+      sandbox: onOff('sandbox', get('sandbox'), true),
+      sandboxRatePerMinute: integer('sandbox-rate-per-minute', get('sandbox-rate-per-minute'), 1, 1_000_000) ?? DEFAULTS.sandboxRatePerMinute,
+      sandboxShare: integer('sandbox-share', get('sandbox-share'), 1, 1_000_000) ?? DEFAULTS.sandboxShare,
+      trustProxy: bool('trust-proxy', get('trust-proxy')),
+      metricsToken: metricsToken(get('metrics-token')),
+      ledgerUrl: ledgerUrl(get('ledger')),
+      // At least 0.3 s: renewals every third of it must still fit a round trip.
+      ledgerLeaseMs: seconds('ledger-lease', get('ledger-lease'), 300, 3_600_000) ?? DEFAULTS.ledgerLeaseMs,
+    };
+    return Object.freeze(config);
+  } catch (err) {
+    if (err instanceof ConfigError && current !== undefined) {
+      err.flag = current;
+      err.fromFlag = flags.has(current);
+    }
+    throw err;
+  }
 }

@@ -2,12 +2,28 @@
 // ledger open, the server accepting). Not remove.bg's, but answers about the service all the same.
 
 import type { RequestContext } from '../http/context.js';
+import { modelLicense } from '../model/manifest.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RemovalPool } from '../pool/pool-api.js';
 
 export function handleHealth(ctx: RequestContext, pool: RemovalPool): void {
   const i = pool.info;
-  ctx.sendJson(200, { status: 'ok', ...(i && { device: i.device.label, device_reason: i.device.reason, model: i.model, workers: i.workers }) });
+  const lic = i && modelLicense(i.model);
+  ctx.sendJson(200, {
+    status: 'ok',
+    ...(i && { device: i.device.label, device_reason: i.device.reason, model: i.model, workers: i.workers }),
+    // Where the model's weights come from and under what terms, as the manifest records them.
+    ...(lic && {
+      model_license: {
+        weights: lic.weights,
+        weights_source: lic.weightsSource,
+        weights_stated_in: lic.weightsStatedIn,
+        package: lic.package,
+        package_stated_in: lic.packageStatedIn,
+        package_use: lic.packageUse,
+      },
+    }),
+  });
 }
 
 export function handleReady(ctx: RequestContext, pool: RemovalPool, ledger: Ledger, accepting: boolean): void {

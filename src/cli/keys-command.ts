@@ -127,9 +127,14 @@ function durabilityOf(args: ParsedArgs): Durability | undefined {
 export async function runKeysCommand(argv: string[], io: CommandIo): Promise<number> {
   const args = parseArgs(argv, new Set(['json', 'payg', 'enterprise', 'help']));
   const sub = args.positionals[0];
-  if (!sub || sub === 'help' || args.flags.has('help')) {
-    (sub ? io.stdout : io.stderr)(HELP + '\n');
-    return sub ? 0 : 2;
+  // Help asked for (`keys --help`, `keys help`) is an answer: stdout, exit 0. No subcommand at all is a usage error.
+  if (sub === 'help' || args.flags.has('help')) {
+    io.stdout(HELP + '\n');
+    return 0;
+  }
+  if (!sub) {
+    io.stderr(HELP + '\n');
+    return 2;
   }
   // `--payg N` is a number for create but a switch for credit.
   const parsed = sub === 'create' ? parseArgs(argv, new Set(['json', 'help'])) : args;

@@ -28,7 +28,7 @@ import { collectGarbage } from '../process/collect-garbage.js';
 import { portTaken } from '../process/port-taken.js';
 import { describeMetricsAccess } from '../api/metrics-endpoint.js';
 import { SANDBOX_PATH } from '../api/sandbox.js';
-import { PACKAGE_ROOT } from '../model/manifest.js';
+import { describeModelLicense, PACKAGE_ROOT } from '../model/manifest.js';
 import { createMetrics, type Metrics } from '../observe/metrics.js';
 import { createRequestLog, type RequestLog } from '../observe/request-log.js';
 
@@ -217,7 +217,8 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     config = loadConfig(argv);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`cutout serve: ${err.message}\n\n${SERVE_USAGE}`);
+      // One line and where the options are, not the whole --help under it.
+      process.stderr.write(`cutout serve: ${err.message}\nRun 'cutout serve --help' for every option, its environment variable and its default.\n`);
       return 2;
     }
     throw err;
@@ -261,6 +262,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
 
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
   process.stdout.write(`${describePool(service.pool)}\n`);
+  if (service.pool.info) process.stdout.write(`${describeModelLicense(service.pool.info.model)}\n`);
   const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
   process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)}${ledgerAt})\n`);
   process.stdout.write(`${formatMemoryEstimate(estimateMemory(config.model, service.pool.stats().workers))}\n`);

@@ -20,7 +20,7 @@ export function sniffImageType(bytes: Uint8Array): AcceptedImageType | null {
 /** Names a client may declare for the types we accept. */
 const ACCEPTED_NAMES = new Set(['jpg', 'jpeg', 'pjpeg', 'png', 'apng', 'webp']);
 
-/** A short name for what the bytes look like, for "Expected jpg/png/webp, received <x>". */
+/** A short name for what the bytes look like, for "Expected jpg/png/webp, received <x>": `gif`, `a text file (text/plain)`. */
 export function describeFileType(bytes: Uint8Array, declaredType?: string, filename?: string): string {
   const known = sniffImageType(bytes);
   if (known) return known;
@@ -44,12 +44,29 @@ export function describeFileType(bytes: Uint8Array, declaredType?: string, filen
   if (head.startsWith('<')) return 'html';
   // Fall back on what the client declared, stripped to a token (never echo arbitrary text). A
   // declared jpg/png/webp whose bytes are not one (cut short, mislabelled) is not "received png".
-  const declared = declaredType?.split(';')[0]?.split('/')[1]?.trim().toLowerCase();
+  const mime = declaredType?.split(';')[0]?.trim().toLowerCase();
+  const declared = mime && /^[a-z]{1,20}\/[a-z0-9.+-]{1,40}$/.test(mime) && mime !== 'application/octet-stream' ? mime : null;
   const ext = filename?.split('.').pop()?.toLowerCase();
-  const token =
-    declared && /^[a-z0-9.+-]{1,20}$/.test(declared) && declared !== 'octet-stream' ? declared
-    : ext && ext !== filename?.toLowerCase() && /^[a-z0-9]{1,8}$/.test(ext) ? ext
-    : null;
-  if (token && ACCEPTED_NAMES.has(token)) return `an unknown file type (declared ${token})`;
-  return token ?? 'an unknown file type';
+  const extension = ext && ext !== filename?.toLowerCase() && /^[a-z0-9]{1,8}$/.test(ext) ? ext : null;
+  const subtype = declared?.split('/')[1];
+  if (subtype && ACCEPTED_NAMES.has(subtype)) return `an unknown file type (declared ${subtype})`;
+  if (!declared && extension && ACCEPTED_NAMES.has(extension)) return `an unknown file type (declared ${extension})`;
+  const how = declared ?? (extension && `.${extension}`);
+  if (looksLikeText(bytes)) return how ? `a text file (${how})` : 'a text file';
+  if (declared) return `a file declared as ${declared}`;
+  if (extension) return `a .${extension} file`;
+  return 'an unknown file type';
+}
+
+/** Its first 512 bytes are UTF-8 text: no control characters other than tab, line breaks and form feed. */
+function looksLikeText(bytes: Uint8Array): boolean {
+  const sample = bytes.subarray(0, 512);
+  for (const c of sample) if (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0c && c !== 0x0d) return false;
+  try {
+    // stream: a character cut at the sample's end is not an error.
+    new TextDecoder('utf-8', { fatal: true }).decode(sample, { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
 }

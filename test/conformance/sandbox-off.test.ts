@@ -12,7 +12,7 @@ t.test('the flag and the variable turn it off; on is the default', async (t) => 
   t.equal(loadConfig(['--sandbox=off'], {}).sandbox, false);
   t.equal(loadConfig([], { CUTOUT_SANDBOX: 'off' }).sandbox, false);
   t.equal(loadConfig(['--sandbox', 'on'], { CUTOUT_SANDBOX: 'off' }).sandbox, true, 'the flag wins over the variable');
-  t.throws(() => loadConfig(['--sandbox', 'maybe'], {}), /Expected on or off for sandbox but received 'maybe'/);
+  t.throws(() => loadConfig(['--sandbox', 'maybe'], {}), /Expected on or off for --sandbox but received 'maybe'/);
 });
 
 t.test('off: 404 not_found in the JSON envelope, and the pool never sees the task', async (t) => {

@@ -16,6 +16,10 @@
 //   `npx cutout` is the first in this checkout (npx links the checkout into its cache and runs its
 //   install script, which must not rebuild it) and nothing is left in ~/.npm; npm_config_yes=false,
 //   so an npx that missed the local bin stops instead of fetching a package named cutout.
+// - `cert.pem`/`key.pem` (the TLS section) are written in the temporary folder, and its `--port 8443`
+//   becomes `--port 0` (the port it prints then replaces 8443 in the curl line).
+// - `/path/to/cutout` (the library section) is this checkout, installed into a new project in the
+//   temporary folder; the section's JS block runs there as written, plus one line that prints what it got.
 // The install line itself (`npm ci`) is not re-run: CI's own `npm ci` in a fresh clone (.ci/run) has
 // just run it, and running it here would rebuild the checkout under the running suite.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -43,11 +47,20 @@ interface Rule {
   skip?: string;
   /** What is checked instead, for a skipped command. */
   check?: Check;
+  /** Run by a subtest of its own rather than the npx loop. */
+  special?: boolean;
 }
 
 const hasScript = (name: string): Check => (t) => t.ok(PKG.scripts[name], `package.json has the script ${name}`);
 
 const RULES: Rule[] = [
+  // Run in their own subtests below (a second server, another project), not by the npx loop.
+  { match: /^openssl req -x509 .* -keyout key\.pem -out cert\.pem /, special: true },
+  { match: /^npx cutout serve --tls-cert cert\.pem --tls-key key\.pem --port 8443$/, special: true },
+  { match: /^curl -k .*https:\/\/localhost:8443\/v1\.0\/account$/, special: true },
+  { match: /^npm install \/path\/to\/cutout$/, special: true },
+  { match: /^npm install-scripts deny cutout$/, special: true },
+  { match: /^npx tap dist\/test\/unit\/config\.test\.js$/ },
   { match: /^npx cutout --help$/ },
   { match: /^npx cutout serve --help$/ },
   { match: /^npx cutout --version$/ },
@@ -62,7 +75,7 @@ const RULES: Rule[] = [
   },
   { match: /^npm test$/, skip: 'the suite this test is part of', check: hasScript('test') },
   { match: /^npm run gpu$/, skip: "needs a GPU box, and downloads ONNX Runtime's CUDA provider (~180 MB)", check: hasScript('gpu') },
-  ...[/^export CUTOUT_LEDGER_URL=postgres:\/\/\S+$/, /^cutout serve --no-demo-key$/, /^cutout keys create --credits \d+$/, /^cutout usage --since \d+$/].map(
+  ...[/^export CUTOUT_LEDGER_URL=postgres:\/\/\S+$/, /^npx cutout serve --no-demo-key$/, /^npx cutout keys create --credits \d+$/, /^npx cutout usage --since \d+$/].map(
     (match): Rule => ({
       match,
       skip: 'the Deployment section: needs a PostgreSQL at db.internal; test/integration/three-nodes.test.ts runs serve, keys and usage against a database it starts',
@@ -78,10 +91,6 @@ const RULES: Rule[] = [
     match: /^kubectl (create secret generic cutout-ledger|apply -f deploy\/kubernetes\/)/,
     skip: 'no cluster here; test/unit/deploy-files.test.ts validates the manifests against the Kubernetes schemas',
     check: (t) => t.ok(fs.existsSync(path.join(ROOT, 'deploy', 'kubernetes', 'secret.yaml')), 'deploy/kubernetes/ has the manifests'),
-  },
-  {
-    match: /^npm prune --omit=dev$/,
-    skip: "drops the devDependencies this suite needs; tried by hand in a fresh clone (the README's figures); the refusal of --omit=dev is test/unit/install-plan.test.ts",
   },
 ];
 
@@ -176,11 +185,14 @@ function runShell(command: string, ms: number): Promise<Ran> {
 // ---------------------------------------------------------------------------------------------------
 // Substitutions (see the header)
 
-const ctx = { key: '', port: 0 };
+const ctx = { key: '', port: 0, tlsPort: 0 };
 
 function substitute(command: string): string {
   let s = command.replace(/<key>/g, ctx.key);
   if (ctx.port) s = s.replace(/localhost:8080/g, `localhost:${ctx.port}`);
+  if (ctx.tlsPort) s = s.replace(/localhost:8443/g, `localhost:${ctx.tlsPort}`);
+  s = s.replace(/--port 8443\b/g, '--port 0');
+  s = s.replace(/(^|\s)(cert|key)\.pem(?=\s|$)/g, (_m, pre: string, name: string) => `${pre}${path.join(TMP, `${name}.pem`)}`);
   s = s.replace(/(^|[\s@=])photo\.jpg(?=\s|$)/g, (_m, pre: string) => `${pre}${PHOTO}`);
   s = s.replace(/(\s-o\s+)(?!\/)(\S+)/g, (_m, flag: string, p: string) => `${flag}${path.join(TMP, p)}`);
   return s;
@@ -303,7 +315,7 @@ t.test('the commands, as a new user runs them', async (t) => {
   const stamps = built.map((f) => fs.statSync(f).mtimeMs);
 
   // Only the known ones: an unknown one has failed the first test already.
-  for (const c of commandsLike(/^npx cutout /).filter((c) => ruleOf(c) && !ruleOf(c)!.skip)) {
+  for (const c of commandsLike(/^npx cutout |^npx tap /).filter((c) => ruleOf(c) && !ruleOf(c)!.skip && !ruleOf(c)!.special)) {
     await t.test(`\`${c.text}\` (${where(c)})`, async (t) => {
       const args = c.text.split(' ').slice(2);
       const r = await runShell(substitute(c.text), args[0] === 'remove' ? 120_000 : 60_000);
@@ -316,6 +328,8 @@ t.test('the commands, as a new user runs them', async (t) => {
         t.match(r.stdout, /--port PORT .*default 8080/, "8080, the port the README's curl lines use, is the default");
       } else if (c.text === 'npx cutout --version') {
         t.equal(r.stdout.trim(), PKG.version);
+      } else if (args[0] === 'dist/test/unit/config.test.js') {
+        t.match(r.stdout, /^# \{ total: \d+, pass: \d+ \}$/m, 'one test file runs, and passes');
       } else {
         t.ok(args.includes('photo.jpg'), 'the README removes photo.jpg');
         const o = args.indexOf('-o');
@@ -439,5 +453,80 @@ t.test('the commands, as a new user runs them', async (t) => {
 
     t.ok(await stop(), 'Ctrl-C stops npm start within 20 s');
     t.match(out, /cutout serve: stopped/);
+  });
+
+  await t.test('Serving over TLS: the certificate, the HTTPS server, the curl line', async (t) => {
+    const [openssl] = commandsLike(/^openssl req /);
+    const [serve] = commandsLike(/^npx cutout serve --tls-cert /);
+    const [get] = commandsLike(/^curl -k /);
+    t.ok(openssl && serve && get, 'the README has the three lines');
+    if (!openssl || !serve || !get || !ctx.key) return;
+    const made = await runShell(substitute(openssl.text), 60_000);
+    exitsZero(t, made);
+    t.ok(fs.existsSync(path.join(TMP, 'cert.pem')) && fs.existsSync(path.join(TMP, 'key.pem')), 'cert.pem and key.pem written');
+    const server = start(substitute(serve.text));
+    let out = '';
+    server.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    server.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+    t.teardown(() => killGroup(server.pid!));
+    const url = await new Promise<RegExpExecArray | null>((resolve) => {
+      const deadline = setTimeout(() => resolve(null), 90_000);
+      const look = () => {
+        const m = /cutout listening on (https?):\/\/[^:\s]+:(\d+)/.exec(out);
+        if (m) {
+          clearTimeout(deadline);
+          resolve(m);
+        }
+      };
+      server.stdout!.on('data', look);
+      void exited.then(() => {
+        clearTimeout(deadline);
+        resolve(null);
+      });
+    });
+    t.ok(url, 'the TLS server listens');
+    if (!url) {
+      t.comment(out);
+      return;
+    }
+    t.equal(url[1], 'https', 'on https');
+    ctx.tlsPort = Number(url[2]);
+    const r = await curl(get.text);
+    exitsZero(t, r);
+    t.equal(r.status, 200, `\`${get.text}\` answers 200 over HTTPS`);
+    t.match(JSON.parse(r.stdout || '{}'), { data: { attributes: { credits: { total: Number } } } }, 'the account JSON');
+    // Ctrl-C, as for npm start: the whole group gets SIGINT (sh's own status is the signal's).
+    killGroup(server.pid!, 'SIGINT');
+    const timer = setTimeout(() => killGroup(server.pid!), 20_000);
+    await exited;
+    clearTimeout(timer);
+    t.match(out, /cutout serve: stopped/, 'Ctrl-C stops it');
+  });
+
+  await t.test('Use it as a library: another project installs the checkout and runs the example', async (t) => {
+    const installs = commandsLike(/^npm install(-scripts deny)? /);
+    t.same(installs.map((c) => c.text), ['npm install /path/to/cutout', 'npm install-scripts deny cutout']);
+    const js = readmeBlocks(README).find((b) => b.lang === 'js' && b.section === 'Use it as a library');
+    t.ok(js, 'the section has a js block');
+    if (!js) return;
+    const project = path.join(TMP, 'project');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'project', version: '1.0.0', private: true }));
+    fs.copyFileSync(PHOTO, path.join(project, 'photo.jpg'));
+    const stamp = fs.statSync(path.join(ROOT, 'dist', 'src', 'cli', 'main.js')).mtimeMs;
+    for (const c of installs) {
+      const r = await runShell(`cd '${project}' && ${c.text.replace('/path/to/cutout', ROOT)}`, 120_000);
+      exitsZero(t, r);
+    }
+    t.equal(fs.statSync(path.join(ROOT, 'dist', 'src', 'cli', 'main.js')).mtimeMs, stamp, 'the checkout was not rebuilt');
+    t.equal(fs.realpathSync(path.join(project, 'node_modules', 'cutout')), fs.realpathSync(ROOT), 'node_modules/cutout is the checkout');
+    const printed = 'console.log(JSON.stringify({ width: out.width, height: out.height, type: out.contentType, bytes: out.data.length }));';
+    fs.writeFileSync(path.join(project, 'example.mjs'), `${js.lines.filter((l) => !/^\s*\/\//.test(l)).join('\n')}\n${printed}\n`);
+    const r = await runShell(`cd '${project}' && node example.mjs`, 180_000);
+    exitsZero(t, r);
+    const got = JSON.parse(r.stdout.trim().split('\n').pop() || '{}') as { width?: number; height?: number; type?: string; bytes?: number };
+    t.same([got.width, got.height, got.type], [photo.width, photo.height, 'image/png'], 'the cut-out at full size, as PNG');
+    t.ok((got.bytes ?? 0) > 1000, `${got.bytes} bytes`);
   });
 });

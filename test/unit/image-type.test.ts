@@ -26,10 +26,16 @@ t.test('names for refused types', async (t) => {
   t.equal(describeFileType(b('<svg xmlns="x">')), 'svg');
   t.equal(describeFileType(b('<!doctype html>')), 'html');
   t.equal(describeFileType(new Uint8Array(0)), 'an empty file');
-  t.equal(describeFileType(b('hello'), 'text/plain'), 'plain');
-  t.equal(describeFileType(b('hello'), 'application/octet-stream', 'notes.txt'), 'txt');
-  t.equal(describeFileType(b('hello'), undefined, 'image_file'), 'an unknown file type', 'a dummy filename is not an extension');
-  t.equal(describeFileType(b('hello'), 'text/<script>'), 'an unknown file type', 'never echoes odd text');
+  t.equal(describeFileType(b('hello'), 'text/plain'), 'a text file (text/plain)');
+  t.equal(describeFileType(b('hello\n'), 'text/plain; charset=utf-8'), 'a text file (text/plain)');
+  t.equal(describeFileType(b('{"a": 1}'), 'application/json'), 'a text file (application/json)');
+  t.equal(describeFileType(b('hello'), 'application/octet-stream', 'notes.txt'), 'a text file (.txt)');
+  t.equal(describeFileType(b('hello'), undefined, 'image_file'), 'a text file', 'a dummy filename is not an extension');
+  t.equal(describeFileType(b('hello'), 'text/<script>'), 'a text file', 'never echoes odd text');
+  t.equal(describeFileType(b(0, 1, 2, 3), 'application/x-thing'), 'a file declared as application/x-thing');
+  t.equal(describeFileType(b(0, 1, 2, 3), 'application/octet-stream', 'data.bin'), 'a .bin file');
+  t.equal(describeFileType(b(0, 1, 2, 3), undefined, 'image_file'), 'an unknown file type');
+  t.equal(describeFileType(b(0xc3, 0x28, 'abc')), 'an unknown file type', 'bytes that are not UTF-8 are not text');
 });
 
 t.test('bytes declared as an accepted type that are not one (cut short, mislabelled)', async (t) => {

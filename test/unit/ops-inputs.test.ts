@@ -72,13 +72,13 @@ t.test('flags: limits, the proxy switch, the metrics token', async (t) => {
   t.equal(loadConfig(['--metrics-token', token], {}).metricsToken, token);
   t.equal(loadConfig([], { CUTOUT_METRICS_TOKEN: token }).metricsToken, token);
   for (const [argv, message] of [
-    [['--sandbox-share', '0'], /integer from 1 to 1000000 for sandbox-share but received '0'/],
-    [['--sandbox-rate-per-minute', '-1'], /for sandbox-rate-per-minute but received '-1'/],
-    [['--sandbox-rate-per-minute', 'lots'], /for sandbox-rate-per-minute/],
+    [['--sandbox-share', '0'], /integer from 1 to 1000000 for --sandbox-share but received '0'/],
+    [['--sandbox-rate-per-minute', '-1'], /for --sandbox-rate-per-minute but received '-1'/],
+    [['--sandbox-rate-per-minute', 'lots'], /for --sandbox-rate-per-minute/],
     [['--metrics-token', 'short'], /16 to 256 visible ASCII characters .* one of 5 characters/],
     [['--metrics-token', 'has a space in it, long enough'], /visible ASCII/],
     [['--metrics-token', 'x'.repeat(257)], /one of 257 characters/],
-    [['--trust-proxy=maybe'], /Expected true or false for trust-proxy/],
+    [['--trust-proxy=maybe'], /Expected true or false for --trust-proxy/],
   ] as const) {
     t.throws(() => loadConfig(argv, {}), ConfigError);
     t.throws(() => loadConfig(argv, {}), message);

@@ -181,7 +181,8 @@ function showFacts(xhr, endpoint, bytes) {
     ['Processing time', `${h('X-Processing-Time-Ms')} ms`, 'X-Processing-Time-Ms'],
     ['Stages', formatServerTiming(h('Server-Timing')), 'Server-Timing'],
     ['Credits charged', h('X-Credits-Charged'), 'X-Credits-Charged'],
-    ['Subject box', `${h('X-Foreground-Width')} × ${h('X-Foreground-Height')} px at (${h('X-Foreground-Left')}, ${h('X-Foreground-Top')})`, 'X-Foreground-Width'],
+    // X-Foreground-* measure the original photo, not the (maybe smaller) result.
+    ['Subject box', `${h('X-Foreground-Width')} × ${h('X-Foreground-Height')} px at (${h('X-Foreground-Left')}, ${h('X-Foreground-Top')}), in the original photo's pixels`, 'X-Foreground-Width'],
   ];
   if (h('X-RateLimit-Limit') !== null) rows.push(['Rate limit', `${h('X-RateLimit-Remaining')} of ${h('X-RateLimit-Limit')} left this minute`, 'X-RateLimit-Remaining']);
   els.facts.replaceChildren(
