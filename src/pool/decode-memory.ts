@@ -87,8 +87,8 @@ export class DecodeMemory {
     Atomics.notify(this.cells, 0);
   }
 
-  /** Bytes held by all slots now, or by `slot` alone. */
-  heldBytes(slot?: number): number {
-    return Atomics.load(this.cells, slot === undefined ? 0 : 1 + slot) * KIB;
+  /** Bytes held by all slots now. */
+  heldBytes(): number {
+    return Atomics.load(this.cells, 0) * KIB;
   }
 }
