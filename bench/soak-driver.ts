@@ -117,7 +117,7 @@ export function cutoutCli(args: string[], dataDir: string): string {
   return r.stdout.trim();
 }
 
-/** How long after its last answer an idle server must be back to its idle footprint (issue #29's bar). */
+/** How long after its last answer an idle server must be back to its idle footprint (docs/memory.md). */
 export const IDLE_CHECK_MS = 5000;
 
 /** The process's RSS `ms` after now, in MB. */

@@ -207,6 +207,22 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
 }
 
 /** `cutout serve …`: resolves with the process exit code once the server has shut down. */
+/** How soon after a signal npm's forwarded copy of it arrives, at most (runServeCommand). */
+const NPM_FORWARD_MS = 500;
+
+/**
+ * True when this process's parent is npm or npx: its command line starts with npm, npx, npm-cli.js or
+ * npx-cli.js (npm sets its process title, so /proc shows "npm start …" as one string).
+ */
+function parentIsNpm(): boolean {
+  try {
+    const argv = readFileSync(`/proc/${process.ppid}/cmdline`, 'utf8').split('\0');
+    return argv.slice(0, 2).some((a) => /(^|\/)(npm|npx)(-cli\.js)?(\s|$)/.test(a));
+  } catch {
+    return false; // no /proc (not Linux), or the parent is gone
+  }
+}
+
 export async function runServeCommand(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(SERVE_USAGE);
@@ -272,9 +288,16 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   // A process of `--processes N` leaves the second signal to its supervisor: Ctrl-C and systemd
   // signal the whole process group, so it gets each signal twice (directly and forwarded).
   const supervised = isSupervisedProcess();
+  // Under `npm start` (bin/cutout exec'd into this process, npm our parent) npm forwards the signals it
+  // gets to us, so Ctrl-C arrives twice at once: from the terminal and from npm. The same signal again
+  // within NPM_FORWARD_MS of the first is that copy, not a person asking for an exit without the drain.
+  const underNpm = parentIsNpm();
+  let first: { signal: NodeJS.Signals; at: number } | undefined;
   return new Promise<number>((resolveExit) => {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
+      if (underNpm && first?.signal === signal && performance.now() - first.at < NPM_FORWARD_MS) return;
+      first ??= { signal, at: performance.now() };
       signals++;
       if (signals > 1) {
         if (supervised) return;

@@ -7,7 +7,11 @@ import { prepareRemoval, type PipelineContext } from '../../src/worker/pipeline.
 import { pngHeaderClaiming } from '../helpers/images.js';
 
 // The plan stage needs no model or session: a bare context is enough.
-const ctx = { binding: undefined, model: { width: 1024, height: 1024 }, threads: 1 } as unknown as PipelineContext;
+// No addon: the plan refuses before any decode. A source held whole first makes room (pipeline.ts's
+// holdDecodeMemory hands the kept blocks back): counted here.
+const madeRoom = { blocks: 0, trims: 0 };
+const binding = { releaseScratch: () => (madeRoom.blocks++, 0), trimMemory: () => (madeRoom.trims++, false) };
+const ctx = { binding, model: { width: 1024, height: 1024 }, threads: 1 } as unknown as PipelineContext;
 const sixteenBitInterlaced = (w: number, h: number) => new Uint8Array(pngHeaderClaiming(w, h, { bitDepth: 16, colourType: 6, interlace: 1 }));
 
 t.test('a 7000x7000 interlaced 16-bit RGBA PNG is refused at every size: 400 resolution_too_high', async (t) => {
@@ -28,6 +32,8 @@ t.test('the same pixels streamed (not interlaced, or 8-bit) pass the budget', as
     // The header-only file then fails to decode: what matters is that the plan let it through.
     t.not(res.ok ? 'ok' : res.code, 'resolution_too_high');
   }
+  t.equal(madeRoom.blocks, 2, 'each held its source whole (over 128 MB): the kept blocks went back before its decode');
+  t.equal(madeRoom.trims, 2, "and malloc's free pages");
 });
 
 t.test('a background image over the budget is refused before the photo is worked on: failed_bg_image', async (t) => {

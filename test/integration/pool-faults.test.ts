@@ -12,7 +12,7 @@ import { loadBinding } from '../../src/native/binding.js';
 import { evalImage } from '../helpers/core-fixtures.js';
 import { pollUntilAsync } from '../helpers/poll.js';
 
-/** The issue's budget for a 0.45 MP photo in steady state (issue #29); ~1,600 with the old code, ~52,000 releasing per task. */
+/** The budget for a 0.45 MP photo in steady state (docs/memory.md): ~1,600 for the code of 2026-11-24, ~52,000 releasing per task. */
 const BUDGET = 2000;
 const WARM_UPS = 2;
 const MEASURED = 5;
