@@ -89,13 +89,13 @@ async function afterFinish(garbage: number): Promise<void> {
 
 /**
  * The task's decodes are over: its share of the decode memory goes back. A task whose decode held its
- * source whole (`task.bigDecode`, pipeline.ts's holdsSourceWhole: a decompression bomb at preview)
+ * source whole (its context's `bigDecode`, pipeline.ts's holdsSourceWhole: a decompression bomb at preview)
  * first hands what it left in malloc's heaps back to the system, as the share's accounting assumes:
  * kept, it would sit beside the next photo's decode (20 bombs through one worker: 800 MB peak
  * instead of 540). An ordinary photo's buffers stay for the next one.
  */
-async function releaseDecodeMemory(task: PipelineContext, slot: number | undefined): Promise<void> {
-  if (task.bigDecode?.made) {
+async function releaseDecodeMemory(taskCtx: PipelineContext, slot: number | undefined): Promise<void> {
+  if (taskCtx.bigDecode?.made) {
     await collectTaskGarbage();
     binding.trimMemory();
   }

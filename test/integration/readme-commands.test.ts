@@ -243,6 +243,25 @@ async function curl(command: string): Promise<Ran & { status: number; headers: R
 
 // ---------------------------------------------------------------------------------------------------
 
+/** The first match of `re` in a started command's output (`read`), or null once it exits without one or 90 s pass. */
+function whenPrinted(server: ChildProcess, exited: Promise<unknown>, read: () => string, re: RegExp): Promise<RegExpExecArray | null> {
+  return new Promise((resolve) => {
+    const deadline = setTimeout(() => resolve(null), 90_000);
+    const look = () => {
+      const m = re.exec(read());
+      if (m) {
+        clearTimeout(deadline);
+        resolve(m);
+      }
+    };
+    server.stdout!.on('data', look);
+    void exited.then(() => {
+      clearTimeout(deadline);
+      resolve(re.exec(read()));
+    });
+  });
+}
+
 t.test('every README command is run here or skipped by name', async (t) => {
   t.ok(COMMANDS.length >= 8, `${COMMANDS.length} commands read from README.md's shell blocks`);
   for (const c of COMMANDS) {
@@ -377,21 +396,7 @@ t.test('the commands, as a new user runs them', async (t) => {
     };
     t.teardown(stop);
 
-    const listening = await new Promise<RegExpExecArray | null>((resolve) => {
-      const deadline = setTimeout(() => resolve(null), 90_000);
-      const look = () => {
-        const m = /cutout listening on http:\/\/[^:\s]+:(\d+) \(data: (.*)\)/.exec(out);
-        if (m) {
-          clearTimeout(deadline);
-          resolve(m);
-        }
-      };
-      server.stdout!.on('data', look);
-      void exited.then(() => {
-        clearTimeout(deadline);
-        resolve(/cutout listening on/.test(out) ? /cutout listening on http:\/\/[^:\s]+:(\d+) \(data: (.*)\)/.exec(out) : null);
-      });
-    });
+    const listening = await whenPrinted(server, exited, () => out, /cutout listening on http:\/\/[^:\s]+:(\d+) \(data: (.*)\)/);
     t.ok(listening, 'npm start listens within 90 s');
     if (!listening) {
       t.comment(out);
@@ -470,21 +475,7 @@ t.test('the commands, as a new user runs them', async (t) => {
     server.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
     t.teardown(() => killGroup(server.pid!));
-    const url = await new Promise<RegExpExecArray | null>((resolve) => {
-      const deadline = setTimeout(() => resolve(null), 90_000);
-      const look = () => {
-        const m = /cutout listening on (https?):\/\/[^:\s]+:(\d+)/.exec(out);
-        if (m) {
-          clearTimeout(deadline);
-          resolve(m);
-        }
-      };
-      server.stdout!.on('data', look);
-      void exited.then(() => {
-        clearTimeout(deadline);
-        resolve(null);
-      });
-    });
+    const url = await whenPrinted(server, exited, () => out, /cutout listening on (https?):\/\/[^:\s]+:(\d+)/);
     t.ok(url, 'the TLS server listens');
     if (!url) {
       t.comment(out);
