@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -30,6 +32,15 @@ std::map<uintptr_t, size_t> g_by_address;
 std::multimap<size_t, uintptr_t> g_by_size;
 size_t g_cached = 0;  // bytes in free spans
 size_t g_limit = kDefaultScratchCacheBytes;
+
+// CUTOUT_SCRATCH_HUGEPAGES=off leaves the chunks on 4 KiB pages (for side-by-side measurements).
+bool HugePages() {
+  static const bool on = [] {
+    const char* env = std::getenv("CUTOUT_SCRATCH_HUGEPAGES");
+    return !(env && std::strcmp(env, "off") == 0);
+  }();
+  return on;
+}
 
 size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -150,6 +161,11 @@ void* TakeScratch(size_t bytes, size_t* granted) {
     *granted = want;
     return p;
   }
+  // Huge pages for the chunk (where THP is `madvise` or `always`): a model run's ~200 MB is ~100 faults
+  // instead of ~50,000 when the chunk comes back after a release, and 0.35 µs instead of 2.8 µs per
+  // 4 KiB when it is taken again within the second or two the host leaves freed memory alone
+  // (docs/memory.md, "Huge pages"). Advice only: ignored where THP is off.
+  if (HugePages()) madvise(p, chunk, MADV_HUGEPAGE);
   if (chunk > want) {
     std::vector<Span> out;
     {

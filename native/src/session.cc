@@ -8,6 +8,7 @@
 #include "composite.h"
 #include "composite_args.h"
 #include "cuda_provider.h"
+#include "memory.h"
 #include "napi_util.h"
 #include "session_args.h"
 
@@ -19,6 +20,7 @@ Napi::Function Session::Define(Napi::Env env) {
                          InstanceMethod<&Session::JsInfer>("infer"),
                          InstanceMethod<&Session::JsComposite>("composite"),
                          InstanceMethod<&Session::JsClose>("close"),
+                         InstanceMethod<&Session::JsReleaseTensors>("releaseTensors"),
                          InstanceAccessor<&Session::JsInputTensor>("inputTensor"),
                          InstanceAccessor<&Session::JsOutputTensor>("outputTensor"),
                      });
@@ -138,6 +140,17 @@ Napi::Value Session::JsComposite(const Napi::CallbackInfo& info) {
 Napi::Value Session::JsClose(const Napi::CallbackInfo& info) {
   model_.reset();
   return info.Env().Undefined();
+}
+
+// releaseTensors(): the input and output tensors' pages go back to the system (16 MB at 1024²); they
+// read as zeros until the next infer(), which composite() now needs first. The pool's idle release.
+Napi::Value Session::JsReleaseTensors(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t plane = static_cast<size_t>(width_) * height_;
+  DropPages(InputData(env), 3 * plane * sizeof(float));
+  DropPages(OutputData(env), plane * sizeof(float));
+  has_output_ = false;
+  return env.Undefined();
 }
 
 Napi::Value Session::JsInputTensor(const Napi::CallbackInfo& info) { return input_.Value(); }

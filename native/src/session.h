@@ -22,6 +22,7 @@ class Session : public Napi::ObjectWrap<Session> {
   Napi::Value JsInfer(const Napi::CallbackInfo& info);
   Napi::Value JsComposite(const Napi::CallbackInfo& info);
   Napi::Value JsClose(const Napi::CallbackInfo& info);
+  Napi::Value JsReleaseTensors(const Napi::CallbackInfo& info);
   Napi::Value JsInputTensor(const Napi::CallbackInfo& info);
   Napi::Value JsOutputTensor(const Napi::CallbackInfo& info);
 

@@ -61,6 +61,11 @@ export interface NativeSession {
   /** Write the last mask into `rgba`'s alpha in place (upscaled, optionally refined/matted/decontaminated). */
   composite(rgba: Uint8Array, width: number, height: number, options: CompositeOptions): NativeBox;
   close(): void;
+  /**
+   * The input and output tensors' pages back to the system (16 MB at 1024²): the pool's idle release.
+   * They read as zeros until the next infer(), which composite() then needs first.
+   */
+  releaseTensors(): void;
   readonly inputTensor: Float32Array;
   readonly outputTensor: Float32Array;
 }
@@ -134,7 +139,7 @@ export interface NativeBinding {
   ortBytesInUse(): number;
   /** malloc_trim(0): hand the free pages of every malloc arena back to the system. True when some were released. */
   trimMemory(): boolean;
-  /** The fixed glibc mmap threshold set when the addon loaded (32 MiB; docs/memory.md), or null when CUTOUT_MALLOC_TUNING=off. */
+  /** The fixed glibc mmap threshold set when the addon loaded (4 MiB; docs/memory.md), or null when CUTOUT_MALLOC_TUNING=off. */
   readonly mmapThreshold: number | null;
   readonly ortVersion: string;
 }
