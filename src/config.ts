@@ -1,11 +1,12 @@
-// Environment + command-line flags → one frozen, validated Config. Imports only the device, durability and
-// ledger URL parsers and the domain's image size limit.
+// Environment + command-line flags → one frozen, validated Config. Imports only the device, durability,
+// ledger URL and memory-release parsers and the domain's image size limit.
 // Flags win over env vars; env vars win over defaults.
 
 import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
 import { DEFAULT_DURABILITY, parseDurability, type Durability } from './ledger/durability.js';
 import { parseLedgerUrl } from './ledger/ledger-url.js';
 import { DEFAULT_QUALITY, MAX_INPUT_BYTES, parseQuality, QUALITY_LEVELS, type QualityLevel } from './domain/removal.js';
+import { MEMORY_RELEASES, parseMemoryRelease, type MemoryRelease } from './pool/memory-release.js';
 
 export interface Config {
   readonly host: string;
@@ -29,6 +30,8 @@ export interface Config {
   readonly batchWaitMs: number | undefined;
   /** Batch models: inference workers sharing the model session; undefined = the pool's default. */
   readonly inferWorkers: number | undefined;
+  /** When the photo workers hand their memory back (`--memory-release`; docs/memory.md); undefined = the pool's default, which a memory limit may change. */
+  readonly memoryRelease: MemoryRelease | undefined;
   /** Nice value of the photo workers' threads (0..19; undefined = 0, as the process). */
   readonly photoNice: number | undefined;
   readonly tlsCert: string | undefined;
@@ -123,6 +126,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   'batch-wait-ms': 'CUTOUT_BATCH_WAIT_MS',
   'infer-workers': 'CUTOUT_INFER_WORKERS',
   'photo-nice': 'CUTOUT_PHOTO_NICE',
+  'memory-release': 'CUTOUT_MEMORY_RELEASE',
   'tls-cert': 'CUTOUT_TLS_CERT',
   'tls-key': 'CUTOUT_TLS_KEY',
   'max-body-bytes': 'CUTOUT_MAX_BODY_BYTES',
@@ -149,6 +153,13 @@ function quality(value: string | undefined): QualityLevel {
   const level = parseQuality(value);
   if (!level) throw new ConfigError(`Expected one of ${QUALITY_LEVELS.join(', ')} for --quality (CUTOUT_QUALITY) but received '${value}'`);
   return level;
+}
+
+function memoryRelease(value: string | undefined): MemoryRelease | undefined {
+  if (value === undefined || value === '') return undefined;
+  const policy = parseMemoryRelease(value);
+  if (!policy) throw new ConfigError(`Expected one of ${MEMORY_RELEASES.join(', ')} for --memory-release (CUTOUT_MEMORY_RELEASE) but received '${value}'`);
+  return policy;
 }
 
 function parseArgv(argv: readonly string[]): Map<string, string> {
@@ -301,6 +312,7 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
       batchWaitMs: integer('batch-wait-ms', get('batch-wait-ms'), 0, 10_000),
       inferWorkers: integer('infer-workers', get('infer-workers'), 1, 8),
       photoNice: integer('photo-nice', get('photo-nice'), 0, 19),
+      memoryRelease: memoryRelease(get('memory-release')),
       tlsCert,
       tlsKey,
       maxImageBytes: DEFAULTS.maxImageBytes,

@@ -25,6 +25,7 @@ import { groupMetrics } from '../observe/group-metrics.js';
 import { GroupWindow } from '../api/group-window.js';
 import { ClientWindow } from '../api/client-window.js';
 import { collectGarbage } from '../process/collect-garbage.js';
+import { memoryLimit, type MemoryLimit } from '../process/memory-limit.js';
 import { portTaken } from '../process/port-taken.js';
 import { describeMetricsAccess } from '../api/metrics-endpoint.js';
 import { SANDBOX_PATH } from '../api/sandbox.js';
@@ -54,6 +55,12 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --photo-nice N       nice value 0..19 of the photo workers' threads, so the main thread and the
                        inference workers go first when the cores are full (CUTOUT_PHOTO_NICE, default 0;
                        an experiment for GPU boxes: docs/gpu.md)
+  --memory-release M   idle | every-task: the photo workers keep their memory mapped while requests
+                       keep coming and hand it back after 3 s idle, or hand it back after every
+                       request: a smaller footprint while busy, slower requests (CUTOUT_MEMORY_RELEASE,
+                       default idle, or every-task where the memory limit needs it; docs/memory.md).
+                       The workers and this are sized to the cgroup's memory limit (or the host's
+                       memory); a --workers or --memory-release that cannot fit is refused
   --request-timeout S  deadline of every request in seconds, from its first byte: 408 while the
                        body is still arriving, 503 + Retry-After after, credits refunded
                        (CUTOUT_REQUEST_TIMEOUT, default 120)
@@ -161,6 +168,8 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     if (config.batchWaitMs !== undefined) poolOptions.batchWaitMs = config.batchWaitMs;
     if (config.inferWorkers !== undefined) poolOptions.inferWorkers = config.inferWorkers;
     if (config.photoNice !== undefined) poolOptions.photoNice = config.photoNice;
+    if (config.memoryRelease !== undefined) poolOptions.memoryRelease = config.memoryRelease;
+    poolOptions.memoryLimit = processMemoryLimit();
     poolOptions.lowPriorityPlaces = config.sandboxShare;
     const metrics = createMetrics(packageVersion());
     poolOptions.onBatch = (batch) => metrics.observeBatch(batch);
@@ -281,7 +290,9 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   if (service.pool.info) process.stdout.write(`${describeModelLicense(service.pool.info.model)}\n`);
   const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
   process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)}${ledgerAt})\n`);
-  process.stdout.write(`${formatMemoryEstimate(estimateMemory(config.model, service.pool.stats().workers))}\n`);
+  const release = service.pool.info?.memoryRelease;
+  process.stdout.write(`${formatMemoryEstimate(estimateMemory(service.pool.info?.model ?? config.model, service.pool.stats().workers, release))}\n`);
+  if (service.pool.info?.memoryFit) process.stdout.write(`memory limit: ${service.pool.info.memoryFit}\n`);
   process.stdout.write(`${describeSandbox(config)}\n`);
   process.stdout.write(`${describeMetricsAccess({ token: config.metricsToken, host: config.host })}\n`);
 
@@ -343,6 +354,17 @@ export async function runServeCommand(argv: string[]): Promise<number> {
 }
 
 /** A process of `serve --processes N`, started by its supervisor (supervisor.ts). */
+/**
+ * What this process may use (src/process/memory-limit.ts); one of `--processes N` counts on an Nth of
+ * it, since its siblings read the same limit.
+ */
+function processMemoryLimit(): MemoryLimit {
+  const limit = memoryLimit();
+  const sharing = isSupervisedProcess() ? Number(process.env.CUTOUT_PROCESS_COUNT ?? '1') : 1;
+  if (!Number.isInteger(sharing) || sharing <= 1) return limit;
+  return { bytes: limit.bytes / sharing, source: `${limit.source}, shared by ${sharing} processes` };
+}
+
 export function isSupervisedProcess(): boolean {
   return process.send !== undefined && process.env.CUTOUT_PROCESS_INDEX !== undefined;
 }

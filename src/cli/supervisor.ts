@@ -75,7 +75,7 @@ export function runSupervisor(opts: SupervisorOptions): Promise<number> {
 
     const start = (slot: Slot) => {
       slot.restart = null;
-      const child = fork(entry, args, { env: { ...process.env, CUTOUT_PROCESS_INDEX: String(slot.index) } });
+      const child = fork(entry, args, { env: { ...process.env, CUTOUT_PROCESS_INDEX: String(slot.index), CUTOUT_PROCESS_COUNT: String(opts.count) } });
       slot.child = child;
       opts.hub?.join(slot.index, child);
       log(`cutout supervisor: process ${slot.index} started (pid ${child.pid})`);

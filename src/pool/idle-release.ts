@@ -16,14 +16,6 @@ import { collectGarbage } from '../process/collect-garbage.js';
 export const IDLE_RELEASE_MS = 3000;
 
 /**
- * When the memory goes back: 'idle' (the default) once the pool has been empty for IDLE_RELEASE_MS;
- * 'every-task' after every task, the old policy: the smallest footprint while busy, every request
- * faulting its memory in again (for hosts where memory is scarcer than time, and for measuring).
- */
-export type MemoryRelease = 'idle' | 'every-task';
-export const MEMORY_RELEASES: readonly MemoryRelease[] = ['idle', 'every-task'];
-
-/**
  * Calls `release` once the pool has stayed empty for `delayMs`; any new work puts it off again. The
  * calling (main) thread collects its own garbage first: the requests' bodies and the results
  * transferred from the workers live in it until V8 collects them, and the workers' `malloc_trim`

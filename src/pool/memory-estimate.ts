@@ -7,13 +7,14 @@
 // Runtime 1.29.0, sharp 0.35.5; `cutout serve` idle after start with 1 and 2 workers, then 30 requests at
 // concurrency 4 over 5 photos (0.45 to 20.4 MP) at preview and full size (docs/memory.md).
 import { modelEntry } from '../model/manifest.js';
+import { DEFAULT_MEMORY_RELEASE, type MemoryRelease } from './memory-release.js';
 
 /**
  * Node, the main thread (uWS, LMDB), libvips, the ONNX Runtime library and one worker thread, without a
- * model. With isnet-int8: 102 + 72 = 174 against 174–180 MB measured idle (settled) on 2026-11-27,
- * with memory kept while busy (docs/memory.md; 158–159 while every task handed its memory back).
+ * model. With isnet-int8: 86 + 72 = 158 against 157–158 MB measured idle (settled) on 2026-11-27 on the
+ * AVX2 box (docs/memory.md, "Figures"), either release policy.
  */
-export const BASE_MB = 102;
+export const BASE_MB = 86;
 
 /** Each worker thread after the first, idle (its V8 isolate and sharp's per-thread state). */
 export const EXTRA_WORKER_MB = 15;
@@ -21,17 +22,20 @@ export const EXTRA_WORKER_MB = 15;
 export interface ModelMemory {
   /** Resident once the model is loaded (weights as ONNX Runtime keeps them, graph, kernels). */
   loadedMb: number;
-  /** Peak above idle while one worker removes backgrounds, full size up to 20 MP, 4 requests in flight. */
-  workMb: number;
+  /**
+   * Peak above idle while one worker removes backgrounds, full size up to 20 MP, 4 requests in flight,
+   * per release policy: 'idle' keeps the model's tensors mapped beside the next photos while busy.
+   */
+  workMb: Readonly<Record<MemoryRelease, number>>;
 }
 
 /** Per shipped model; a model not listed is counted as isnet-fp32 (float activations, the larger). */
-// int8's work: 717–720 MB peak over 30 requests at concurrency 4 on 2026-11-27 with the model's tensors
-// kept while busy (docs/memory.md, "Figures"): 545 above idle. fp32's was measured with the per-task
-// release (650) and gets the same +250 for its kept tensors until it is measured again.
+// int8, `node dist/bench/memory.js --requests 30` on 2026-11-27 (AVX2 box): 570 MB peak with the
+// default 'idle' (413 above idle), 487 with 'every-task' (329). fp32's 'every-task' figure is the
+// per-task release's of 2026-11-25 (650); its 'idle' one adds the kept tensors (+250) until measured.
 export const MODEL_MEMORY: Readonly<Record<string, ModelMemory>> = Object.freeze({
-  'isnet-int8': { loadedMb: 72, workMb: 545 },
-  'isnet-fp32': { loadedMb: 193, workMb: 900 },
+  'isnet-int8': { loadedMb: 72, workMb: { idle: 413, 'every-task': 329 } },
+  'isnet-fp32': { loadedMb: 193, workMb: { idle: 900, 'every-task': 650 } },
 });
 
 export interface MemoryEstimate {
@@ -47,13 +51,14 @@ export interface MemoryEstimate {
   measured: boolean;
 }
 
-export function estimateMemory(model: string | undefined, workers: number): MemoryEstimate {
+export function estimateMemory(model: string | undefined, workers: number, release: MemoryRelease = DEFAULT_MEMORY_RELEASE): MemoryEstimate {
   const name = model ?? modelEntry().name;
   const known = MODEL_MEMORY[name];
   const m = known ?? MODEL_MEMORY['isnet-fp32']!;
   const n = Math.max(1, Math.floor(workers));
+  const work = m.workMb[release];
   const idleMb = BASE_MB + m.loadedMb + (n - 1) * EXTRA_WORKER_MB;
-  return { model: name, workers: n, idleMb, peakMb: idleMb + n * m.workMb, perWorkerMb: EXTRA_WORKER_MB + m.workMb, measured: known !== undefined };
+  return { model: name, workers: n, idleMb, peakMb: idleMb + n * work, perWorkerMb: EXTRA_WORKER_MB + work, measured: known !== undefined };
 }
 
 /** One line for `cutout serve`'s start-up banner. */

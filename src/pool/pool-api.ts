@@ -1,5 +1,6 @@
 // The contract of the worker pool as seen by its callers (library API, CLI, HTTP layer).
-import type { MemoryRelease } from './idle-release.js';
+import type { MemoryRelease } from './memory-release.js';
+import type { MemoryLimit } from '../process/memory-limit.js';
 import type { CudaProbe, DeviceChoice, DeviceRequest } from '../device/device.js';
 import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './task.js';
@@ -53,8 +54,14 @@ export interface PoolOptions {
   onBatch?: (batch: BatchReport) => void;
   /** Quality level of removals that name none (default DEFAULT_QUALITY, 'balanced'; docs/quality.md). */
   quality?: QualityLevel;
-  /** When the workers hand their memory back: 'idle' (default) or 'every-task' (src/pool/idle-release.ts). */
+  /** When the workers hand their memory back: 'idle' (default) or 'every-task' (src/pool/memory-release.ts). */
   memoryRelease?: MemoryRelease;
+  /**
+   * The memory the process may use (src/process/memory-limit.ts): the CPU path sizes its workers and
+   * release policy to fit, never changing what `workers` or `memoryRelease` gave, and fails to start
+   * (MemoryLimitError) when those cannot fit (src/pool/memory-fit.ts). Default: not checked.
+   */
+  memoryLimit?: MemoryLimit;
 }
 
 export interface PoolStats extends FifoQueueStats {
@@ -70,6 +77,10 @@ export interface PoolInfo {
   threadsPerWorker: number;
   /** The staged path's inference batching. */
   batching?: { maxBatch: number; maxWaitMs: number; inferWorkers: number };
+  /** When the photo workers hand their memory back. */
+  memoryRelease: MemoryRelease;
+  /** What was changed to fit PoolOptions.memoryLimit, if anything (a line for the start-up banner). */
+  memoryFit?: string;
 }
 
 export interface RemovalPool {

@@ -10,6 +10,8 @@ import { verifyModelFile } from '../model/assemble.js';
 import type { PoolInfo, PoolOptions, RemovalPool } from './pool-api.js';
 import { createStagedPool } from './staged-pool.js';
 import { createWholePool } from './whole-pool.js';
+import { fitToMemory, MemoryLimitError } from './memory-fit.js';
+import { DEFAULT_MEMORY_RELEASE } from './memory-release.js';
 
 export type { PoolOptions, PoolStats, RemovalPool } from './pool-api.js';
 
@@ -81,7 +83,14 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
     const maxBatch = opts.maxBatch ?? DEFAULT_MAX_BATCH;
     const maxWaitMs = opts.batchWaitMs ?? DEFAULT_BATCH_WAIT_MS;
     const session = { ...sessionOptionsFor(model.entry, inferThreads), ...onDevice };
-    const info: PoolInfo = { device, model: modelName, workers: cpuWorkers, threadsPerWorker: photoThreads, batching: { maxBatch, maxWaitMs, inferWorkers } };
+    const info: PoolInfo = {
+      device,
+      model: modelName,
+      workers: cpuWorkers,
+      threadsPerWorker: photoThreads,
+      batching: { maxBatch, maxWaitMs, inferWorkers },
+      memoryRelease: opts.memoryRelease ?? DEFAULT_MEMORY_RELEASE,
+    };
     return createStagedPool({
       info,
       worker: { ...session, mode: 'stages', modelPath, photoThreads, ...photoWork },
@@ -98,13 +107,27 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
   }
 
   const sizing = defaultSizing(cores);
-  const workers = opts.workers ?? sizing.workers;
+  let workers = opts.workers ?? sizing.workers;
+  let memoryRelease = opts.memoryRelease ?? DEFAULT_MEMORY_RELEASE;
+  let memoryFit: string | undefined;
+  if (opts.memoryLimit) {
+    const fit = fitToMemory({
+      model: modelName,
+      workers,
+      workersGiven: opts.workers !== undefined,
+      release: memoryRelease,
+      releaseGiven: opts.memoryRelease !== undefined,
+      limit: opts.memoryLimit,
+    });
+    if (!fit.ok) throw new MemoryLimitError(fit.message);
+    ({ workers, release: memoryRelease, changed: memoryFit } = fit);
+  }
   const threads = opts.threadsPerWorker ?? Math.max(1, Math.floor(cores / workers));
-  const info: PoolInfo = { device, model: modelName, workers, threadsPerWorker: threads };
+  const info: PoolInfo = { device, model: modelName, workers, threadsPerWorker: threads, memoryRelease, ...(memoryFit ? { memoryFit } : {}) };
   return createWholePool({
     info,
     // ORT's threads idle while the photo is composited and encoded: those passes take them.
-    worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads, ...photoWork },
+    worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads, ...photoWork, memoryRelease },
     workers,
     maxQueue,
     cores,

@@ -33,6 +33,11 @@ export interface PipelineContext {
   decodeMemory?: DecodeMemory;
   /** The pool's quality level, for tasks that name none. */
   quality: QualityLevel;
+  /**
+   * Memory first (memoryRelease 'every-task'): only outputs up to LEAN_OVERLAP_DECODE_MAX_BYTES are
+   * decoded while the model runs, so a big photo and the model's working memory are never resident together.
+   */
+  lean?: boolean;
   /** This task's: set when a decode held a source whole and made room first (holdDecodeMemory); the worker then trims after it. */
   bigDecode?: { made: boolean };
 }
@@ -69,12 +74,28 @@ function unreadableBackground(err: unknown): RemoveFailure {
 export const OVERLAP_DECODE_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
+ * OVERLAP_DECODE_MAX_BYTES where memory comes first (PipelineContext.lean): 16 MiB, a photo up to 4 MP.
+ * A 12 MP photo's 48 MB then waits for the model: ~190 ms more, ~50 MB off the peak (docs/memory.md).
+ */
+export const LEAN_OVERLAP_DECODE_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
  * Largest decode estimate (what it holds of the source plus its result) run while the model runs, or
  * beside another decode: a small output of a source held whole (an interlaced PNG, a progressive
  * JPEG) waits for the model too. 128 MB still lets every baseline JPEG and 8-bit RGB PNG up to 50 MP
  * overlap at preview, medium and hd (docs/memory.md, "Decoding").
  */
 export const OVERLAP_DECODE_MAX_ESTIMATE = 128 * 1024 * 1024;
+
+/**
+ * Largest decode for the model (its estimate, bytes) on the CPU path that runs beside the block
+ * cache's kept blocks (the last model run's tensors, ~230 MB mapped): a bigger one (a photo over
+ * ~8 MP decoded whole, without shrink-on-load) hands them back first, so the two are never resident
+ * together (bench:memory, 30 requests at c = 4: the peak was such a decode beside the kept blocks).
+ * Only there: handing them back after a 12 MP photo's model run, to encode without them, cost the
+ * next run ~170 ms of faults (bench:compare against 6697d11: 0.99 instead of 0.86, docs/memory.md).
+ */
+export const KEPT_BESIDE_DECODE_MAX_BYTES = 32 * 1024 * 1024;
 
 /**
  * Largest RGBA working size (bytes) for decoding a photo once where the two decodes would each hold
@@ -271,10 +292,12 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   // A source that costs much to decode (held whole, or very wide) with a small output is decoded
   // once, to a working size that covers both, and resized in memory.
   const { model, output, background } = plan.decodeBytes;
-  const overlap = plan.width * plan.height * 4 <= OVERLAP_DECODE_MAX_BYTES && output <= OVERLAP_DECODE_MAX_ESTIMATE;
+  const overlapMax = ctx.lean ? LEAN_OVERLAP_DECODE_MAX_BYTES : OVERLAP_DECODE_MAX_BYTES;
+  const overlap = plan.width * plan.height * 4 <= overlapMax && output <= OVERLAP_DECODE_MAX_ESTIMATE;
   const once = !overlap ? plan.working : undefined;
   const outputBytes = plan.width * plan.height * 4;
   const decodes = overlap ? model + output : once ? once.bytes + ctx.model.width * ctx.model.height * 3 + outputBytes : Math.max(model, output);
+  if ((once ? once.bytes : model) > KEPT_BESIDE_DECODE_MAX_BYTES) ctx.binding.releaseScratch();
   await holdDecodeMemory(ctx, plan, task.decodeSlot, Math.max(decodes, (once ? outputBytes : output) + background), watch);
   let rgbaPromise = overlap ? decodeOutput(input, plan) : undefined;
   let modelInput: codec.Raw | RemoveFailure;
@@ -303,7 +326,7 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   }
   watch.mark('infer');
   if (!rgbaPromise) {
-    // A big output (over 16 MP) decodes only now, so that it and the model's working memory are never
+    // A big output (over 16 MP; 4 MP when lean) decodes only now, so that it and the model's working memory are never
     // resident together: the run's kept tensors go back first (`cutout remove` of a 20 MP photo peaks
     // at ~400 MB instead of ~560; the next photo faults them in again, docs/memory.md).
     ctx.binding.releaseScratch();

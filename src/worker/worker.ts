@@ -13,7 +13,7 @@ import { collectGarbage } from '../process/collect-garbage.js';
 import { finishGarbageBytes, ReleasePolicy } from './release-policy.js';
 import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
 import { DEFAULT_QUALITY, type QualityLevel } from '../domain/removal.js';
-import type { MemoryRelease } from '../pool/idle-release.js';
+import type { MemoryRelease } from '../pool/memory-release.js';
 
 export interface WorkerConfig extends SessionOptions {
   mode: 'whole' | 'stages';
@@ -42,6 +42,7 @@ const ctx: PipelineContext = {
   threads: config.photoThreads,
   quality: config.quality ?? DEFAULT_QUALITY,
   ...(config.decodeMemory ? { decodeMemory: new DecodeMemory(config.decodeMemory) } : {}),
+  ...(config.memoryRelease === 'every-task' ? { lean: true } : {}),
 };
 
 /** The worker's context for one task: its photo passes on the threads the pool gave it, and its own big-decode mark. */
@@ -62,12 +63,13 @@ async function collectTaskGarbage(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
 }
 
-// Everything back to the system: the garbage, the addon's block cache (ONNX Runtime's tensors and the
+// Everything back to the system: the garbage, the session's input and output tensors, the addon's block cache (ONNX Runtime's tensors and the
 // composite's scratch: process-wide, so any worker's call hands back every worker's free blocks) and
 // malloc's free pages. Once the pool has been idle a while (src/pool/idle-release.ts), or after every
 // task with memoryRelease 'every-task'. 5 to 40 ms.
 async function releaseMemory(): Promise<void> {
   await collectTaskGarbage();
+  ctx.session?.releaseTensors();
   binding.releaseScratch();
   binding.trimMemory();
 }

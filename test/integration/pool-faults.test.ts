@@ -6,13 +6,18 @@
 // in again on every request: the test can tell the two apart. Then, idle, the memory goes back.
 import t from 'tap';
 import { createRemovalPool } from '../../src/pool/pool.js';
-import { IDLE_RELEASE_MS, type MemoryRelease } from '../../src/pool/idle-release.js';
+import { IDLE_RELEASE_MS } from '../../src/pool/idle-release.js';
+import type { MemoryRelease } from '../../src/pool/memory-release.js';
 import { DEFAULT_OPTIONS } from '../../src/domain/removal.js';
 import { loadBinding } from '../../src/native/binding.js';
 import { evalImage } from '../helpers/core-fixtures.js';
 import { pollUntilAsync } from '../helpers/poll.js';
 
-/** The budget for a 0.45 MP photo in steady state (docs/memory.md): ~1,600 for the code of 2026-11-24, ~52,000 releasing per task. */
+/**
+ * The budget for a 0.45 MP photo in steady state (docs/memory.md): ~1,600 for the code of 2026-11-24,
+ * ~52,000 releasing per task before the block cache's chunks were huge pages, ~7,500 since (the model's
+ * tensors come back in ~130 huge pages; malloc's heaps, without bin/cutout's tunable here, in 4 KiB ones).
+ */
 const BUDGET = 2000;
 const WARM_UPS = 2;
 const MEASURED = 5;
@@ -41,7 +46,7 @@ t.test('one photo after another: the memory stays mapped, each request faults in
   const hot = await faultsPerRequest('idle');
   t.ok(median(hot) <= BUDGET, `median ${median(hot)} minor faults per request, budget ${BUDGET} (each: ${hot.join(', ')})`);
   const released = await faultsPerRequest('every-task');
-  t.ok(median(released) > 10 * BUDGET, `handing the memory back after every task faults it in again: median ${median(released)} per request (each: ${released.join(', ')})`);
+  t.ok(median(released) > 2 * BUDGET, `handing the memory back after every task faults it in again: median ${median(released)} per request (each: ${released.join(', ')})`);
 });
 
 t.test('idle: the block cache is handed back once the pool has been empty a while', async (t) => {

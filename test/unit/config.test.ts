@@ -103,6 +103,15 @@ t.test('--photo-nice: none unless given, 0..19', async (t) => {
   for (const bad of ['-1', '20', 'x', '2.5']) t.throws(() => loadConfig(['--photo-nice', bad], {}), /photo-nice/, bad);
 });
 
+t.test('--memory-release: the pool decides unless given, idle | every-task', async (t) => {
+  t.equal(loadConfig([], {}).memoryRelease, undefined);
+  t.equal(loadConfig(['--memory-release', 'every-task'], {}).memoryRelease, 'every-task');
+  t.equal(loadConfig([], { CUTOUT_MEMORY_RELEASE: 'Every-Task' }).memoryRelease, 'every-task');
+  t.equal(loadConfig(['--memory-release=idle'], { CUTOUT_MEMORY_RELEASE: 'every-task' }).memoryRelease, 'idle', 'flag wins');
+  t.throws(() => loadConfig(['--memory-release', 'never'], {}), { message: "Expected one of idle, every-task for --memory-release but received 'never'" });
+  t.throws(() => loadConfig([], { CUTOUT_MEMORY_RELEASE: 'often' }), /CUTOUT_MEMORY_RELEASE/);
+});
+
 t.test('a refused value is named as it was given: the flag, or its environment variable', async (t) => {
   const cases: Array<[Record<string, string>, string[], string]> = [
     [{ CUTOUT_METRICS_TOKEN: 'short' }, [], 'Expected 16 to 256 visible ASCII characters without spaces for CUTOUT_METRICS_TOKEN but received one of 5 characters'],

@@ -7,7 +7,7 @@ import type { RemovalPool } from '../../src/pool/pool-api.js';
 const pool = (info: RemovalPool['info']): RemovalPool => ({ info, ready: true, stats: () => ({ workers: 1, running: 0, queued: 0, longestWaitMs: 0, started: 0, batches: 0, dropped: 0 }), run: () => Promise.reject(new Error('unused')), close: async () => {} });
 
 t.equal(
-  describePool(pool({ device: { kind: 'cpu', index: 0, label: 'cpu', reason: 'requested' }, model: 'isnet-int8', workers: 1, threadsPerWorker: 2 })),
+  describePool(pool({ device: { kind: 'cpu', index: 0, label: 'cpu', reason: 'requested' }, model: 'isnet-int8', workers: 1, threadsPerWorker: 2, memoryRelease: 'idle' })),
   'device: cpu (requested); model isnet-int8; 1 worker × 2 threads',
 );
 t.equal(
@@ -18,6 +18,7 @@ t.equal(
       workers: 16,
       threadsPerWorker: 1,
       batching: { maxBatch: 8, maxWaitMs: 2, inferWorkers: 2 },
+      memoryRelease: 'idle',
     }),
   ),
   'device: cuda:0 (NVIDIA H100 80GB HBM3) (CUDA provider and GPU found); model isnet-fp16-batch; batches of up to 8 (wait ≤ 2 ms) on 2 inference workers; 16 photo workers',

@@ -9,11 +9,20 @@ t.test('one worker: base + the model loaded, plus its working memory at peak', a
     model: 'isnet-int8',
     workers: 1,
     idleMb: BASE_MB + int8.loadedMb,
-    peakMb: BASE_MB + int8.loadedMb + int8.workMb,
-    perWorkerMb: EXTRA_WORKER_MB + int8.workMb,
+    peakMb: BASE_MB + int8.loadedMb + int8.workMb.idle,
+    perWorkerMb: EXTRA_WORKER_MB + int8.workMb.idle,
     measured: true,
   });
   t.equal(estimateMemory(undefined, 1).model, modelEntry().name, 'no model named: the manifest default');
+});
+
+t.test('the release policy: every-task plans for less memory busy, the same idle', async (t) => {
+  const kept = estimateMemory('isnet-int8', 1);
+  const lean = estimateMemory('isnet-int8', 1, 'every-task');
+  t.equal(lean.idleMb, kept.idleMb);
+  t.equal(lean.peakMb, BASE_MB + MODEL_MEMORY['isnet-int8']!.loadedMb + MODEL_MEMORY['isnet-int8']!.workMb['every-task']);
+  t.ok(lean.peakMb < kept.peakMb, `${lean.peakMb} < ${kept.peakMb}`);
+  t.equal(estimateMemory('isnet-int8', 1, 'idle').peakMb, kept.peakMb, "'idle' is the default");
 });
 
 t.test('workers share the model: each extra one adds its isolate idle and its working memory busy', async (t) => {
