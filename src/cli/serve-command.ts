@@ -353,10 +353,9 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   });
 }
 
-/** A process of `serve --processes N`, started by its supervisor (supervisor.ts). */
 /**
  * What this process may use (src/process/memory-limit.ts); one of `--processes N` counts on an Nth of
- * it, since its siblings read the same limit.
+ * it, since its siblings read the same limit (their supervisor says how many: CUTOUT_PROCESS_COUNT).
  */
 function processMemoryLimit(): MemoryLimit {
   const limit = memoryLimit();
@@ -365,6 +364,7 @@ function processMemoryLimit(): MemoryLimit {
   return { bytes: limit.bytes / sharing, source: `${limit.source}, shared by ${sharing} processes` };
 }
 
+/** A process of `serve --processes N`, started by its supervisor (supervisor.ts). */
 export function isSupervisedProcess(): boolean {
   return process.send !== undefined && process.env.CUTOUT_PROCESS_INDEX !== undefined;
 }
