@@ -48,6 +48,11 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** On shutdown, how long in-flight requests may take before their connections are closed (0 = at once). */
   readonly drainTimeoutMs: number;
+  /**
+   * An upload must bring 16 kB/s, counted over windows of this many ms, or it is answered 408 (docs/http.md,
+   * "Connection limits"). Not a flag: uWS closes slower bodies itself unless the context keeps them; tests lower it.
+   */
+  readonly uploadWindowMs: number;
   readonly fetchConnectTimeoutMs: number;
   readonly fetchTimeoutMs: number;
   /** TESTS ONLY (CUTOUT_TEST_ALLOW_LOOPBACK_FETCH=1): image_url may reach 127.0.0.1/::1. */
@@ -100,6 +105,8 @@ export const DEFAULTS = Object.freeze({
   requestTimeoutMs: 120_000,
   // Thirty seconds: a removal in progress finishes (a few seconds each), a slow upload does not hold the stop.
   drainTimeoutMs: 30_000,
+  // uWS's own rule for bodies (160 kB per 10 s idle period), now answered with a 408 instead of a silent close.
+  uploadWindowMs: 10_000,
   // A person trying the API by hand, not a batch job.
   sandboxRatePerMinute: 10,
   // One running and one waiting on the default single worker: keyed work waits at most for one sandbox photo.
@@ -321,6 +328,7 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
       improveQuotaBytes: integer('improve-quota-bytes', get('improve-quota-bytes'), 0, 1024 * 1024 * MB) ?? DEFAULTS.improveQuotaBytes,
       requestTimeoutMs: seconds('request-timeout', get('request-timeout'), 10, 86_400_000) ?? DEFAULTS.requestTimeoutMs,
       drainTimeoutMs: seconds('drain-timeout', get('drain-timeout'), 0, 86_400_000) ?? DEFAULTS.drainTimeoutMs,
+      uploadWindowMs: DEFAULTS.uploadWindowMs,
       fetchConnectTimeoutMs: DEFAULTS.fetchConnectTimeoutMs,
       fetchTimeoutMs: integer('fetch-timeout-ms', get('fetch-timeout-ms'), 100, 600_000) ?? DEFAULTS.fetchTimeoutMs,
       testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),

@@ -1,5 +1,6 @@
-// POST /v1.0/removebg: auth → body limit → slot → rate → body → params → images → reserve →
-// pool → settle/refund → respond. Credits and slots move only in try/finally pairs.
+// POST /v1.0/removebg: auth → body limit → body → params → images → slot → rate → reserve →
+// pool → settle/refund → respond. Credits and slots move only in try/finally pairs. The slot is taken
+// once the body is in and the images are fetched: a slow or stuck upload holds nothing of its key.
 
 import type { AccountView, Ledger, RateState, Slot } from '../ledger/ledger.js';
 import { backlogSeconds, type RemovalPool, type RunPriority } from '../pool/pool-api.js';
@@ -44,6 +45,11 @@ export interface RemovalTerms {
   reserve(size: RequestedSize): Promise<Charge>;
   /** The rate headers of the 200, once the input's size is known (a keyed request pays its further units here). */
   rateAfter(result: RemoveSuccess): RateState | Promise<RateState>;
+  /**
+   * The body is in and the images are loaded: take what the request holds while it is worked on (a keyed
+   * request's concurrency slot and first rate unit; 429 at the cap). Given back by the caller's finally.
+   */
+  admit?(): Promise<void>;
   /** Where the task queues: the sandbox's wait behind every keyed one. */
   priority: RunPriority;
   /** The pool refused a low-priority task: its share is full. */
@@ -56,20 +62,29 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
   const { ledger } = deps;
   const account = await authenticate(ctx, ledger);
   ctx.notes.accountId = account.id;
-  ctx.checkBodyLength(); // 413 before a slot is held
+  ctx.checkBodyLength(); // 413 before the body is read
 
-  // A slot and one rate unit up front (the input size is unknown yet); the rest once the worker has decoded it.
-  const { slot, rate } = await admit(ledger, account);
+  const terms = keyedTerms(ledger, account);
   try {
-    await runRemoval(ctx, deps, keyedTerms(ledger, account, slot, rate));
+    await runRemoval(ctx, deps, terms);
   } finally {
-    await slot.release();
+    await terms.release();
   }
 }
 
-function keyedTerms(ledger: Ledger, account: AccountView, slot: Slot, rate: RateState): RemovalTerms {
+/**
+ * A keyed request's terms. `admit` takes a slot and one rate unit once the body and images are in (the
+ * input size is unknown yet; the rest once the worker has decoded it); `release` gives the slot back.
+ */
+function keyedTerms(ledger: Ledger, account: AccountView): RemovalTerms & { release(): Promise<void> } {
+  let slot: Slot | undefined;
+  let rate: RateState | undefined;
   return {
     priority: 'normal',
+    async admit() {
+      ({ slot, rate } = await admit(ledger, account));
+    },
+    release: async () => slot?.release(),
     async reserve(size) {
       let reservation;
       try {
@@ -89,11 +104,11 @@ function keyedTerms(ledger: Ledger, account: AccountView, slot: Slot, rate: Rate
     },
     async rateAfter(result) {
       const extra = rateUnits(result.inputWidth, result.inputHeight) - 1;
-      return extra > 0 ? await ledger.takeRate(account, extra) : rate; // charged after the fact; may go over
+      return extra > 0 ? await ledger.takeRate(account, extra) : rate!; // charged after the fact; may go over
     },
     // Free the slot before the client can see the 200: its next request (maybe on another
     // process or node) must not meet a cap still counting this one. release() is idempotent.
-    beforeRespond: () => slot.release(),
+    beforeRespond: async () => slot?.release(),
   };
 }
 
@@ -103,6 +118,8 @@ export async function runRemoval(ctx: RequestContext, deps: RemoveBgDeps, terms:
   const request = parseRemoveRequest(await ctx.readFields());
   const input = (await loadImage(request.source, deps, ctx.signal)).bytes;
   const bgImage = request.bgSource ? (await loadImage(request.bgSource, deps, ctx.signal)).bytes : undefined;
+  ctx.throwIfAborted();
+  await terms.admit?.();
   ctx.throwIfAborted();
 
   const charge = await terms.reserve(request.size);

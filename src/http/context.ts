@@ -12,7 +12,7 @@ import { abortError, declaredLengthError, parseContentLength, readBody, type Bod
 import { EarlyBody } from './early-body.js';
 import type { RawFields } from './fields.js';
 import { parseForm } from './forms.js';
-import { bodiesBusy, deadlineExceeded, invalidBody, requestTimeout, STATUS_TEXT, type HttpError } from './http-error.js';
+import { bodiesBusy, deadlineExceeded, invalidBody, requestTimeout, STATUS_TEXT, uploadTooSlow, type HttpError } from './http-error.js';
 import { clientAddress } from './client-address.js';
 import { requestIdFor } from './request-id.js';
 
@@ -51,6 +51,13 @@ export interface ContextOptions {
   timeoutMs?: number;
   /** The deadline passed before the response was written (the log line). */
   onDeadline?: (ctx: RequestContext) => void;
+  /**
+   * The minimum upload rate's window, ms (Config.uploadWindowMs): while the body is read, each window must
+   * bring UPLOAD_MIN_BYTES_PER_S × its length, or the request is answered 408. None when absent.
+   */
+  uploadWindowMs?: number;
+  /** An upload was answered 408 for its rate (the log line). */
+  onSlowUpload?: (ctx: RequestContext) => void;
   /** Retry-After for a deadline 503, in seconds (from the pool's backlog). */
   retryAfterSeconds?: () => number;
   /** The process's cap on body bytes in memory; checked by readBody before the first byte. */
@@ -67,6 +74,15 @@ const LINGER_MS = 5_000;
 
 /** How long after the deadline a handler may take to unwind before the answer is sent without it. */
 const UNWIND_GRACE_MS = 1_000;
+
+/** The minimum upload rate, bytes a second: uWS's own (160 kB per 10 s), which it enforces by closing without an answer. */
+export const UPLOAD_MIN_BYTES_PER_S = 16 * 1024;
+
+/**
+ * How often a body being read restarts uWS's idle timer (EarlyBody.keepAlive). uSockets checks timers
+ * every 4 s and closes 8–12 s after the last restart: 2.5 s keeps every upload that our rule lets through.
+ */
+const UPLOAD_KEEPALIVE_MS = 2_500;
 
 let nextRequestId = 1;
 
@@ -285,13 +301,50 @@ export class RequestContext {
       else this.releaseBody = release;
     }
     this.phase = 'body';
+    const stopWatch = this.watchUpload();
     try {
       const body = await readBody(this.early ?? this.res, { declaredLength: this.declaredLength, limit, signal: this.signal });
       this.bytesIn = body.length;
       return body;
     } finally {
+      stopWatch();
       if (this.phase === 'body') this.phase = 'preparing';
     }
+  }
+
+  /**
+   * The minimum upload rate, while the body is read: every `uploadWindowMs` must bring
+   * UPLOAD_MIN_BYTES_PER_S × the window (or the rest of the body), else 408 and the connection closed.
+   * Meanwhile uWS's idle timer is restarted (it would close the connection without an answer, 8–12 s
+   * into a body slower than 16 kB/s). Returns the stop.
+   */
+  private watchUpload(): () => void {
+    const early = this.early;
+    const windowMs = this.opts.uploadWindowMs;
+    if (!early || windowMs === undefined || early.complete) return () => {};
+    const minBytes = Math.ceil((UPLOAD_MIN_BYTES_PER_S * windowMs) / 1000);
+    const tickMs = Math.min(UPLOAD_KEEPALIVE_MS, windowMs);
+    let windowStart = performance.now();
+    let mark = early.received;
+    const timer = setInterval(() => {
+      if (this.done || early.complete || this.signal.aborted) return void clearInterval(timer);
+      const now = performance.now();
+      if (now - windowStart >= windowMs) {
+        const got = early.received - mark;
+        if (got < minBytes) {
+          clearInterval(timer);
+          this.expiredWith = uploadTooSlow(got, windowMs, minBytes);
+          this.opts.onSlowUpload?.(this);
+          this.controller.abort(this.expiredWith); // readBody rejects with it; dispatch answers it (sendExpired)
+          setTimeout(() => this.sendExpired(), UNWIND_GRACE_MS).unref();
+          return;
+        }
+        windowStart = now;
+        mark = early.received;
+      }
+      early.keepAlive();
+    }, tickMs);
+    return () => clearInterval(timer);
   }
 
   /** Write one complete response (corked). Returns false when the client is gone or it was sent already. */
@@ -334,6 +387,7 @@ export class RequestContext {
         for (const [k, v] of Object.entries(COMMON_HEADERS)) this.res.writeHeader(k, v);
         this.res.writeHeader('X-Request-Id', this.requestId);
         for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+        this.early?.beforeAnswer();
         end();
       });
     if (!closing && this.early && !this.early.complete && this.closesAfterAnswer()) {

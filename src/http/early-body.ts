@@ -22,8 +22,15 @@ export class EarlyBody implements BodySource {
   /** The body's last chunk has arrived. */
   private ended = false;
 
+  /** Body bytes that have arrived so far (whoever read them). */
+  received = 0;
+
+  /** The stream stays paused past the body's end until the answer (see unpause). */
+  private resumeAtAnswer = false;
+
   constructor(private readonly res: PausableBody) {
     res.onData((chunk, isLast) => {
+      this.received += chunk.byteLength;
       if (isLast) this.ended = true;
       if (this.sink) return void this.sink(chunk, isLast);
       this.held.push(chunk.slice(0)); // copy now: uWS neuters the chunk on return
@@ -80,9 +87,37 @@ export class EarlyBody implements BodySource {
     if (this.ended) go();
   }
 
-  /** Always, even when the whole body is in: the socket stays paused otherwise, and keep-alive with it. */
+  /**
+   * Restart uWS's idle timer of the connection (pause + resume does; checked on uWS 20.30). uWS closes a
+   * body slower than 160 kB per 10 s without an answer; the context keeps such an upload open until its
+   * own rule (RequestContext.watchUpload) answers it with a 408. No-op while paused (the stream has no timer then).
+   */
+  keepAlive(): void {
+    if (this.paused || this.ended) return;
+    this.res.pause();
+    this.res.resume();
+  }
+
+  /**
+   * Resume the stream, or, once the whole body is in, at the answer (beforeAnswer): uWS's resume() arms
+   * the connection's 10 s idle timer, which only the body's last chunk clears, so a resume after that
+   * chunk closes the connection, unanswered, 8–12 s later if the request is still being worked on
+   * (shown on uWS 20.30: the "status 0, aborted" cuts of issue #30).
+   */
   private unpause(): void {
     if (!this.paused) return;
+    if (this.ended) {
+      this.resumeAtAnswer = true;
+      return;
+    }
+    this.paused = false;
+    this.res.resume();
+  }
+
+  /** Inside the answer's cork, before it ends: a stream kept paused past the body's end resumes for keep-alive. */
+  beforeAnswer(): void {
+    if (!this.resumeAtAnswer) return;
+    this.resumeAtAnswer = false;
     this.paused = false;
     this.res.resume();
   }

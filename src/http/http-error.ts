@@ -91,6 +91,16 @@ export function requestTimeout(timeoutMs: number): HttpError {
   return new HttpError(408, 'request_timeout', 'Request timeout', `The request body did not arrive within ${formatSeconds(timeoutMs)}.`);
 }
 
+/** The body arrived slower than the minimum upload rate (a slow or stuck client; docs/http.md, "Connection limits"). */
+export function uploadTooSlow(bytes: number, windowMs: number, minBytes: number): HttpError {
+  return new HttpError(
+    408,
+    'request_timeout',
+    'Request timeout',
+    `The request body arrived too slowly: ${bytes} bytes in the last ${formatSeconds(windowMs)} (at least ${minBytes} are needed).`,
+  );
+}
+
 /** The request's deadline passed while it waited or ran: its handler refunds what it held; retry later. */
 export function deadlineExceeded(timeoutMs: number, retryAfterSeconds: number): HttpError {
   return new HttpError(

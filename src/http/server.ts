@@ -223,6 +223,12 @@ export function createServer(deps: ServerDeps): CutoutServer {
         `deadline: request #${c.id} ${c.method} ${c.path} from ${c.remoteAddress} passed ${config.requestTimeoutMs / 1000} s while ${c.phase}; ` +
           `answered ${c.expiredWith?.status ?? 0}${c.phase === 'body' || c.phase === 'headers' ? '' : ', credits refunded'}`,
       ),
+    uploadWindowMs: config.uploadWindowMs,
+    onSlowUpload: (c) =>
+      log.info(
+        `upload: request #${c.id} ${c.method} ${c.path} from ${c.remoteAddress} sent its body slower than 16 kB/s ` +
+          `(${c.expiredWith?.detail ?? ''}); answered 408 and closed the connection`,
+      ),
     retryAfterSeconds: api.retryAfterSeconds,
     bodyBudget: new BodyBudget(config.bodyMemoryBytes),
     trustProxy: config.trustProxy,

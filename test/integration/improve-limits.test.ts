@@ -21,7 +21,7 @@ t.test('per-minute units: one per upload, then 429 with Retry-After', async (t) 
   t.equal(res.headers['x-ratelimit-remaining'], '0');
 });
 
-t.test('concurrency cap: a second upload while the first is in flight gets 429; the slot comes back', async (t) => {
+t.test('concurrency cap: an upload while the key is at its cap gets 429; a fetch in progress holds no slot', async (t) => {
   const { url, ledger } = await startTestServer(t, { fetchOptions: { allowLoopback: true } });
   const acct = ledger.addAccount('one-at-a-time', { concurrency: 1 });
   const host = await startImageHost(t);
@@ -34,12 +34,17 @@ t.test('concurrency cap: a second upload while the first is in flight gets 429; 
     reached();
     void released.then(() => res.writeHead(200, { 'Content-Type': 'image/png' }).end(png));
   });
+  // The slot is taken once the image is in (issue #30): a slow download does not lock the key.
   const first = postJson(url, { image_url: `${host.url}/held.png` }, { 'X-Api-Key': 'one-at-a-time' }, IMPROVE);
   await inFlight;
+  t.equal(ledger.slotsInUse(acct.id), 0, 'the fetch holds no slot');
+  t.equal((await postJson(url, { image_file_b64: png.toString('base64') }, { 'X-Api-Key': 'one-at-a-time' }, IMPROVE)).status, 200);
+  const held = (await ledger.acquireSlot(acct))!; // the key at its cap (another request being worked on)
   const second = await postJson(url, { image_file_b64: png.toString('base64') }, { 'X-Api-Key': 'one-at-a-time' }, IMPROVE);
   t.equal(second.status, 429);
   t.equal(firstError(second).code, 'rate_limit_exceeded');
   t.ok(Number(second.headers['retry-after']) >= 1);
+  await held.release();
   release();
   t.equal((await first).status, 200);
   t.equal(ledger.slotsInUse(acct.id), 0);

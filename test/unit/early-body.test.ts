@@ -44,7 +44,29 @@ t.test('a whole body that arrived early is read; the socket resumes for the next
   res.push('all of it', true);
   const body = await readBody(early, { declaredLength: 9, limit: 100, signal: new AbortController().signal });
   t.equal(body.toString(), 'all of it');
-  t.equal(res.resumed, 1, 'unpaused: keep-alive reads the next request');
+  // uWS's resume() arms a 10 s idle timer that only the body's last chunk clears: resuming after it
+  // would close the connection, unanswered, while the request is still worked on (issue #30).
+  t.equal(res.resumed, 0, 'still paused while the request is worked on');
+  early.beforeAnswer();
+  t.equal(res.resumed, 1, 'unpaused at the answer: keep-alive reads the next request');
+  early.beforeAnswer();
+  t.equal(res.resumed, 1, 'once');
+});
+
+t.test('keepAlive restarts the idle timer of a body still arriving, and never after its end', async (t) => {
+  const res = new FakeRes();
+  const early = new EarlyBody(res);
+  early.keepAlive();
+  t.same([res.paused, res.resumed], [1, 0], 'nothing while paused (no timer then)');
+  const body = readBody(early, { declaredLength: 6, limit: 100, signal: new AbortController().signal });
+  res.push('abc');
+  t.equal(early.received, 3);
+  early.keepAlive();
+  t.same([res.paused, res.resumed], [2, 2], 'pause + resume restarts it');
+  res.push('def', true);
+  await body;
+  early.keepAlive();
+  t.same([res.paused, res.resumed], [2, 2], 'nothing once the body is in');
 });
 
 t.test('answered without the body: held chunks dropped, later ones ignored, stream resumed once', async (t) => {
