@@ -167,3 +167,19 @@ export function fromRemoveFailure(code: string, message: string): HttpError {
       return internalError();
   }
 }
+
+// ---- 503: the ledger ----------------------------------------------------------------------------
+
+/** Seconds a client is told to wait when the ledger is unavailable (the recovery probe runs every second). */
+export const LEDGER_RETRY_AFTER_S = 5;
+
+/** The ledger's database cannot be reached or did not answer within the bounded wait; nothing was charged. */
+export function ledgerUnavailable(): ApiError {
+  return new ApiError(
+    503,
+    'ledger_unavailable',
+    'Service unavailable',
+    'The account ledger is unavailable; no credits were charged. Please retry later.',
+    { 'Retry-After': String(LEDGER_RETRY_AFTER_S) },
+  );
+}

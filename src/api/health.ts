@@ -6,11 +6,16 @@ import { modelLicense } from '../model/manifest.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RemovalPool } from '../pool/pool-api.js';
 
-export function handleHealth(ctx: RequestContext, pool: RemovalPool): void {
+/**
+ * 200 while the process lives (a liveness probe must not restart a node for its database's outage);
+ * `ledger: "down"` says the ledger cannot be reached, and /readyz answers 503 meanwhile.
+ */
+export function handleHealth(ctx: RequestContext, pool: RemovalPool, ledger: Ledger): void {
   const i = pool.info;
   const lic = i && modelLicense(i.model);
   ctx.sendJson(200, {
     status: 'ok',
+    ledger: ledger.isOpen() ? 'up' : 'down',
     ...(i && { device: i.device.label, device_reason: i.device.reason, model: i.model, workers: i.workers }),
     // Where the model's weights come from and under what terms, as the manifest records them.
     ...(lic && {

@@ -10,7 +10,7 @@ import type { RequestContext } from '../http/context.js';
 import { InsufficientCreditsError } from '../ledger/ledger.js';
 import { authenticate, rateHeaders } from './auth.js';
 import { admit } from './admission.js';
-import { fromRemoveFailure, insufficientCredits, serviceBusy } from './errors.js';
+import { fromRemoveFailure, insufficientCredits, ledgerUnavailable, serviceBusy } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
 import { wantsJson } from './params/accept.js';
 import { parseRemoveRequest } from './params/remove-request.js';
@@ -98,7 +98,10 @@ function keyedTerms(ledger: Ledger, account: AccountView): RemovalTerms & { rele
       return {
         size: reservation.size,
         credits: reservation.credits,
-        settle: (outputPixels) => ledger.settle(reservation, { outputPixels, status: 200 }),
+        async settle(outputPixels) {
+          // Never a result without its charge: a settle that found no hold charged nothing.
+          if ((await ledger.settle(reservation, { outputPixels, status: 200 })) === false) throw ledgerUnavailable();
+        },
         refund: () => ledger.refund(reservation),
       };
     },

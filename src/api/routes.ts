@@ -2,6 +2,9 @@
 // fetch options, a logger). http/server.ts routes requests to this table; it is http's one import
 // from api/, and api/ never imports the server.
 
+import { isLedgerUnavailable } from '../ledger/ledger.js';
+import { ledgerUnavailable } from './errors.js';
+import type { HttpError } from '../http/http-error.js';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { FetchImageOptions } from '../fetch/image-url.js';
@@ -41,6 +44,8 @@ export interface Api {
   routes: Routes;
   /** Retry-After, in seconds, for a request whose deadline passed once its body was in: the pool's backlog. */
   retryAfterSeconds(): number;
+  /** The answer for a failure that is not an HttpError but has one (the ledger unavailable: 503), else undefined (a 500). */
+  answerFor(err: unknown): HttpError | undefined;
 }
 
 /** `accepting()` is false once the server stops taking new requests (GET /readyz says so). */
@@ -63,11 +68,15 @@ export function createApi(deps: ApiDeps, accepting: () => boolean): Api {
     '/v1.0/improve': {
       POST: (ctx) => handleImprove(ctx, { ...imageDeps, ledger, improveDir: join(config.dataDir, 'improve'), improveQuotaBytes: config.improveQuotaBytes }),
     },
-    '/healthz': { GET: (ctx) => handleHealth(ctx, pool) },
+    '/healthz': { GET: (ctx) => handleHealth(ctx, pool, ledger) },
     '/readyz': { GET: (ctx) => handleReady(ctx, pool, ledger, accepting()) },
     ...(deps.metrics && { '/metrics': { GET: metricsHandler(deps.metrics, { token: config.metricsToken, host: config.host }) } }),
     // The demo page, the API docs and /openapi.json (read from disk on request, nothing loaded at start).
     ...webRoutes(),
   };
-  return { routes, retryAfterSeconds: () => backlogSeconds(pool.stats()) };
+  return {
+    routes,
+    retryAfterSeconds: () => backlogSeconds(pool.stats()),
+    answerFor: (err) => (isLedgerUnavailable(err) ? ledgerUnavailable() : undefined),
+  };
 }

@@ -165,8 +165,10 @@ export function createServer(deps: ServerDeps): CutoutServer {
         ctx.sendExpired(); // whatever the handler threw on its way out, the client gets the deadline's error
         return;
       }
-      if (err instanceof HttpError) {
-        ctx.sendError(err);
+      const answer = err instanceof HttpError ? err : api.answerFor(err);
+      if (answer) {
+        if (!(err instanceof HttpError)) log.info(`${answer.status} ${answer.code} on request #${ctx.id} ${ctx.method} ${ctx.path}: ${(err as Error)?.message ?? String(err)}`);
+        ctx.sendError(answer);
       } else {
         log.error(`500 on ${ctx.method} ${ctx.path}`, err);
         ctx.sendError(internalError());

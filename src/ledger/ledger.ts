@@ -74,6 +74,19 @@ export class InsufficientCreditsError extends Error {
   readonly code = 'insufficient_credits';
 }
 
+/**
+ * The ledger's database cannot be reached or cannot complete a call within the bounded wait (refused,
+ * timed out, a statement cancelled, a connection lost mid-call; LMDB: a disk full or failing). The
+ * request path answers it with 503 `ledger_unavailable` + Retry-After (api/errors.ts).
+ */
+export class LedgerUnavailableError extends Error {
+  readonly code = 'ledger_unavailable';
+}
+
+export function isLedgerUnavailable(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'ledger_unavailable';
+}
+
 /** A bad admin input (negative credits, a zero cap); nothing was written. */
 export class LedgerInputError extends Error {
   readonly code: string = 'invalid_ledger_input';
@@ -98,8 +111,12 @@ export interface Ledger {
   peekRate(account: AccountView): Promise<RateState>;
   /** Atomically hold credits / a free call. Rejects with InsufficientCreditsError when short. */
   reserve(account: AccountView, size: RequestedSize): Promise<Reservation>;
-  /** Make the hold final and append a usage record. Idempotent per reservation. */
-  settle(reservation: Reservation, usage: UsageRecord): Promise<void>;
+  /**
+   * Make the hold final and append a usage record, durably before it resolves. Idempotent per reservation.
+   * PostgreSQL resolves `false` when this call found no hold (settled or refunded before, or lapsed and
+   * swept, or lost with a crashed database's unflushed commits): nothing was charged by it.
+   */
+  settle(reservation: Reservation, usage: UsageRecord): Promise<boolean | void>;
   /** Give the hold back (error, abort, disconnect). Idempotent per reservation. */
   refund(reservation: Reservation): Promise<void>;
   /** Count one improve upload of `bytes` against the account's quota; refused when it would pass `quotaBytes`. */

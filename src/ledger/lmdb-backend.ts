@@ -1,24 +1,53 @@
-// The async Ledger over the synchronous LMDB ledger: each method answers at once (a resolved promise);
-// nothing here waits. Slots and storage come back with async release() to fit the interface.
+// The async Ledger over the synchronous LMDB ledger: each method answers at once (a resolved promise),
+// except settle, which waits for its commit to reach the disk. Slots and storage come back with async
+// release() to fit the interface. A write the disk refuses (full, failing) is LedgerUnavailableError: 503.
 
-import type { LedgerBackend } from './ledger.js';
+import { LedgerUnavailableError, type LedgerBackend } from './ledger.js';
 import { openLmdbLedger, type LmdbLedger, type LmdbLedgerOptions } from './lmdb-ledger.js';
 
+/** A disk that cannot take a write: full (ENOSPC, LMDB's MDB_MAP_FULL) or failing (EIO). */
+export function isDiskFailure(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (typeof e?.code === 'string' && /^(ENOSPC|EIO|EDQUOT|EROFS|MDB_MAP_FULL)$/.test(e.code)) return true;
+  return typeof e?.message === 'string' && /No space left on device|Input\/output error|Disk quota exceeded|Read-only file system|MDB_MAP_FULL/.test(e.message);
+}
+
+/** Run a request-path call; a disk failure becomes LedgerUnavailableError (nothing was written). */
+function guarded<T>(dir: string, fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    if (!isDiskFailure(err)) return Promise.reject(err);
+    return Promise.reject(new LedgerUnavailableError(`the ledger in ${dir} cannot write: ${(err as Error).message}`, { cause: err }));
+  }
+}
+
 export function lmdbBackend(store: LmdbLedger): LedgerBackend {
+  const g = <T>(fn: () => T) => guarded(store.dir, fn);
   return {
     kind: 'lmdb',
     location: store.dir,
-    authenticate: async (apiKey) => store.authenticate(apiKey),
-    balances: async (accountId) => store.balances(accountId),
+    authenticate: (apiKey) => g(() => store.authenticate(apiKey)),
+    balances: (accountId) => g(() => store.balances(accountId)),
     async acquireSlot(account) {
-      const slot = store.acquireSlot(account);
-      return slot && { release: async () => slot.release() };
+      const slot = await g(() => store.acquireSlot(account));
+      return slot && { release: () => g(() => slot.release()) };
     },
-    takeRate: async (account, units) => store.takeRate(account, units),
-    peekRate: async (account) => store.peekRate(account),
-    reserve: async (account, size) => store.reserve(account, size),
-    settle: async (reservation, usage) => store.settle(reservation, usage),
-    refund: async (reservation) => store.refund(reservation),
+    takeRate: (account, units) => g(() => store.takeRate(account, units)),
+    peekRate: (account) => g(() => store.peekRate(account)),
+    // Checked before the work: a reserve the disk refuses is a 503 before any photo is processed.
+    reserve: (account, size) => g(() => store.reserve(account, size)),
+    async settle(reservation, usage) {
+      await g(() => store.settle(reservation, usage));
+      // The 200 goes out only once its charge is on disk: `periodic` commits without a flush, so flush
+      // now (mdb_env_sync on a libuv thread, not the JS thread); `fsync` commits are on disk already.
+      if (store.durability === 'periodic') {
+        await store.flush().catch((err: Error) => {
+          throw new LedgerUnavailableError(`the ledger in ${store.dir} cannot flush: ${err.message}`, { cause: err });
+        });
+      }
+    },
+    refund: (reservation) => g(() => store.refund(reservation)),
     async reserveStorage(account, bytes, quotaBytes) {
       const held = store.reserveStorage(account, bytes, quotaBytes);
       return held.ok ? { ok: true, release: async () => held.release() } : held;

@@ -169,8 +169,8 @@ const BODY_ROUTE: JsonObject = {
 
 const V1_BUSY = (extra: string[]): JsonObject =>
   errorResponse(
-    `Retry later (Retry-After). \`service_unavailable\`: the server is shutting down.${extra.length > 0 ? ' `service_busy`: the removal queue is full, the request deadline passed while it waited, request bodies in memory are at their cap, or image downloads / DNS look-ups are at theirs.' : ''}`,
-    ['service_unavailable', ...extra],
+    `Retry later (Retry-After). \`service_unavailable\`: the server is shutting down. \`ledger_unavailable\`: the account ledger's database cannot be reached or did not answer within a few seconds; nothing was charged.${extra.length > 0 ? ' `service_busy`: the removal queue is full, the request deadline passed while it waited, request bodies in memory are at their cap, or image downloads / DNS look-ups are at theirs.' : ''}`,
+    ['service_unavailable', 'ledger_unavailable', ...extra],
     retryAfter,
   );
 
@@ -509,6 +509,7 @@ export function openApiDocument(): JsonObject {
           additionalProperties: false,
           properties: {
             status: { const: 'ok' },
+            ledger: { enum: ['up', 'down'], description: '`down` while the ledger cannot be reached (GET /readyz is then 503); /healthz stays 200 for liveness.' },
             device: { type: 'string', description: 'What the pool runs on, e.g. `cpu`.' },
             device_reason: { type: 'string', description: 'Why that device was chosen.' },
             model: { type: 'string' },

@@ -19,6 +19,10 @@ export interface TestPostgres {
   url(database?: string): string;
   /** A new empty database; its URL. */
   createDatabase(name?: string): Promise<string>;
+  /** Kill it as `pg_ctl stop -m immediate` does (no checkpoint; what was not flushed is lost). */
+  crash(): Promise<void>;
+  /** Start it again after crash(), on the same folder and port. */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -78,19 +82,42 @@ export async function startPostgres(t: Test, settings: Record<string, string> = 
     ...settings,
   };
   const args = ['-D', data, '-p', String(port), ...Object.entries(conf).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-  const server = spawn(join(bin, 'postgres'), args, { ...asUser, env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(server);
-  let log = '';
-  server.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-  server.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
-  let gone = false;
-  void exited.then(() => {
-    gone = true;
-    running.delete(server);
-  });
-
   const url = (database = 'postgres') => `postgres://cutout@127.0.0.1:${port}/${database}`;
+  let server!: ChildProcess;
+  let exited!: Promise<void>;
+  let gone = true;
+  let removed = false;
+  /** Start the server (again) on the same folder and port; resolves once it answers a query. */
+  const launch = async () => {
+    server = spawn(join(bin, 'postgres'), args, { ...asUser, env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(server);
+    gone = false;
+    let log = '';
+    server.stdout!.on('data', (d: Buffer) => (log += d.toString()));
+    server.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+    const self = server;
+    exited = new Promise<void>((resolve) => self.once('exit', () => resolve()));
+    void exited.then(() => {
+      gone = true;
+      running.delete(self);
+    });
+    // Ready when it answers a query; generous bound, polled.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (gone) throw new Error(`postgres exited before accepting connections:\n${log}`);
+      const client = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 2000 });
+      try {
+        await client.connect();
+        await client.query('SELECT 1');
+        await client.end();
+        break;
+      } catch (err) {
+        await client.end().catch(() => {});
+        if (Date.now() > deadline) throw new Error(`postgres did not accept connections within 60 s (${(err as Error).message}):\n${log}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  };
   const stop = async () => {
     if (!gone) {
       server.kill('SIGINT'); // fast shutdown
@@ -98,30 +125,23 @@ export async function startPostgres(t: Test, settings: Record<string, string> = 
       await exited;
       clearTimeout(timer);
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (!removed) rmSync(dir, { recursive: true, force: true });
+    removed = true;
   };
   t.teardown(stop);
-
-  // Ready when it answers a query; generous bound, polled.
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (gone) throw new Error(`postgres exited before accepting connections:\n${log}`);
-    const client = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 2000 });
-    try {
-      await client.connect();
-      await client.query('SELECT 1');
-      await client.end();
-      break;
-    } catch (err) {
-      await client.end().catch(() => {});
-      if (Date.now() > deadline) throw new Error(`postgres did not accept connections within 60 s (${(err as Error).message}):\n${log}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await launch();
 
   return {
     port,
     url,
+    /** `pg_ctl stop -m immediate`: SIGQUIT to the postmaster, no checkpoint; resolves once it exited. */
+    async crash() {
+      if (gone) return;
+      server.kill('SIGQUIT');
+      await exited;
+    },
+    /** Start again after crash(): crash recovery replays the WAL. */
+    start: launch,
     async createDatabase(name = `t${process.pid}_${++dbCounter}`) {
       const client = new pg.Client({ connectionString: url() });
       await client.connect();

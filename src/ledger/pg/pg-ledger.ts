@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import pg from 'pg';
 import type { AccountSummary, AccountView, Balances, BalanceName, LedgerBackend, ReconcileReport, UsageSummary } from '../ledger.js';
-import { InsufficientCreditsError } from '../ledger.js';
+import { InsufficientCreditsError, LedgerUnavailableError } from '../ledger.js';
 import type { Durability } from '../durability.js';
 import type { AccountRecord } from '../records.js';
 import { balanceLimitError, balancesOf, checkCreditAmount, MAX_BALANCE, monthOf, newAccountRecord, summaryOf, viewOf } from '../account-rules.js';
@@ -29,12 +29,32 @@ export interface PgLedgerOptions {
   leaseMs?: number | undefined;
   /** Connections in the pool. Default 10. */
   maxConnections?: number | undefined;
-  /** How long to wait for the database at start and for a connection later, ms. Default 5000. */
+  /** How long to wait for the database at start and for a connection later, ms. Default 3000. */
   connectTimeoutMs?: number | undefined;
+  /**
+   * The request path's bounded wait for one call, ms (a connection and the statement's answer each):
+   * past it the call fails with LedgerUnavailableError (503 `ledger_unavailable`). Default 3000.
+   */
+  waitMs?: number | undefined;
   /** Names this node in the slots and holds it owns. Default `<host>/<pid>/<random>`. */
   nodeId?: string | undefined;
   onReconcile?: ((report: ReconcileReport) => void) | undefined;
   onError?: ((err: Error) => void) | undefined;
+}
+
+/** While the database is down or something is left to give back, the retry runs this often. */
+const RECOVERY_PERIOD_MS = 1000;
+
+/**
+ * Is this failure the database being unreachable or unable to answer (503), rather than a bug (500)?
+ * Errors without a SQLSTATE are the network's or the client's timeouts (refused, reset, terminated,
+ * `Query read timeout`, `timeout exceeded when trying to connect`). With one: class 08 (connection),
+ * 53 (resources: disk full, too many connections), 57 (operator: shutdown, cancelled by statement_timeout),
+ * 58 (system: I/O) and XX (internal).
+ */
+export function isUnavailableError(err: unknown): boolean {
+  if (err instanceof pg.DatabaseError) return /^(08|53|57|58|XX)/.test(err.code ?? '');
+  return err instanceof Error;
 }
 
 /** close() waits this long at most for the pool's sockets to close. */
@@ -43,10 +63,7 @@ const CLOSE_WAIT_MS = 5000;
 /** pg_advisory_xact_lock key for the demo account ('cutout-d'). */
 const DEMO_LOCK = 0x6375746f75742d64n.toString();
 
-/** A database that cannot be reached or used at start: the message names the URL (redacted) and the cause. */
-export class LedgerUnavailableError extends Error {
-  readonly code = 'ledger_unavailable';
-}
+export { LedgerUnavailableError };
 
 interface AccountRow {
   id: string;
@@ -87,14 +104,18 @@ const Q = {
   takeRate: 'SELECT o_ok, o_used FROM cutout.take_rate($1, $2, $3, $4)',
   peekRate: 'SELECT window_start, used FROM cutout.rate WHERE account_id = $1',
   reserve: 'SELECT o_size, o_credits, o_free_call FROM cutout.reserve($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+  // The one commit that must be on disk before its answer (a 200 goes out only after it): whatever the
+  // connection's durability, this transaction commits with synchronous_commit on (set_config is local to it).
   settle: `WITH h AS (DELETE FROM cutout.holds WHERE id = $1 RETURNING *)
            INSERT INTO cutout.usage (reservation_id, t, account_id, size, credits, free_call, output_pixels, status)
-           SELECT h.id, $2, h.account_id, h.size, h.credits, h.free_month IS NOT NULL, $3, $4 FROM h`,
+           SELECT h.id, $2, h.account_id, h.size, h.credits, h.free_month IS NOT NULL, $3, $4
+             FROM h CROSS JOIN (SELECT set_config('synchronous_commit', 'on', true)) durable`,
   refund: 'SELECT cutout.refund($1) AS ok',
   takeStorage: 'SELECT o_ok, o_used FROM cutout.take_storage($1, $2, $3)',
   releaseStorage: 'UPDATE cutout.storage SET bytes = greatest(0, bytes - $2), files = greatest(0, files - 1) WHERE account_id = $1',
   storageUsed: 'SELECT bytes, files FROM cutout.storage WHERE account_id = $1',
   renew: 'SELECT cutout.renew($1, $2, $3)',
+  probe: 'SELECT 1',
   reap: 'SELECT o_holds, o_credits, o_free_calls, o_slots FROM cutout.reap()',
 } as const;
 
@@ -108,7 +129,8 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.maxConnections ?? 10,
-    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 3000,
+    keepAlive: true,
     idleTimeoutMillis: 60_000,
     application_name: 'cutout',
     // No statement may hang a request for ever on a wedged database.
@@ -143,7 +165,56 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
     throw new LedgerUnavailableError(`cannot migrate the ledger database ${shown}: ${(err as Error).message}`, { cause: err });
   }
 
-  const run = <R extends pg.QueryResultRow>(name: keyof typeof Q, values: unknown[]) => pool.query<R>({ name, text: Q[name], values });
+  const waitMs = opts.waitMs ?? 3000;
+  /** False from a call that found the database unavailable until one succeeds (GET /healthz, /readyz). */
+  let available = true;
+  /**
+   * What failed calls left to give back, id → when it was added: slots to delete and holds to refund
+   * whose release or refund failed, or whose acquire or reserve may have landed without its answer. The
+   * recovery retries them every second (both are idempotent) for a lease after the database answers
+   * again, since a statement stalled in a stopped database may still commit when it resumes.
+   */
+  const pendingSlots = new Map<string, number>();
+  const pendingHolds = new Map<string, number>();
+
+  /** One request-path call: bounded by waitMs; an unavailable database becomes LedgerUnavailableError. */
+  const run = async <R extends pg.QueryResultRow>(name: keyof typeof Q, values: unknown[]): Promise<pg.QueryResult<R>> => {
+    try {
+      const result = await pool.query<R>({ name, text: Q[name], values, query_timeout: waitMs } as pg.QueryConfig);
+      available = true;
+      return result;
+    } catch (err) {
+      if (!open || !isUnavailableError(err)) throw err;
+      available = false;
+      throw new LedgerUnavailableError(`the ledger database ${shown} is unavailable: ${(err as Error).message}`, { cause: err });
+    }
+  };
+
+  let recovering: Promise<void> | null = null;
+  /** Give back what failed calls left, or probe a database marked down; runs every RECOVERY_PERIOD_MS. */
+  const recover = (): Promise<void> =>
+    (recovering ??= (async () => {
+      try {
+        if (!available) await run('probe', []);
+        // Back: renew now rather than at the keeper's next period, so /readyz and /healthz say so at once.
+        if (!leases.healthy) await leases.tick();
+        const doneBefore = Date.now() - leaseMs;
+        for (const [id, added] of [...pendingSlots]) {
+          await run('releaseSlot', [id]);
+          if (added < doneBefore) pendingSlots.delete(id);
+        }
+        for (const [id, added] of [...pendingHolds]) {
+          await run('refund', [id]);
+          if (added < doneBefore) pendingHolds.delete(id);
+        }
+      } catch {
+        // still down: the next period tries again
+      } finally {
+        recovering = null;
+      }
+    })());
+  const recovery = setInterval(() => void recover(), RECOVERY_PERIOD_MS);
+  recovery.unref();
 
   const reap = async (): Promise<ReconcileReport> => {
     const { rows } = await run<{ o_holds: string; o_credits: string; o_free_calls: string; o_slots: string }>('reap', []);
@@ -199,6 +270,9 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
       try {
         const { rows } = await run<{ ok: boolean }>('acquireSlot', [account.id, id, node, account.concurrency, leaseMs, now()]);
         ok = rows[0]?.ok === true;
+      } catch (err) {
+        pendingSlots.set(id, Date.now()); // it may have landed: deleted once the database answers
+        throw err;
       } finally {
         if (!ok) leases.slots.delete(id);
       }
@@ -208,8 +282,11 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
         release() {
           released ??= (async () => {
             leases.slots.delete(id);
-            // A failed delete leaves a lease nobody renews: it lapses and any node's sweep frees it.
-            await run('releaseSlot', [id]).catch((err: Error) => opts.onError?.(err));
+            // A failed delete is retried every second until the database answers (and lapses anyway).
+            await run('releaseSlot', [id]).catch((err: Error) => {
+              pendingSlots.set(id, Date.now());
+              opts.onError?.(err);
+            });
           })();
           return released;
         },
@@ -255,20 +332,31 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
         if (!r) throw new InsufficientCreditsError('Insufficient credits');
         held = true;
         return { id, accountId: account.id, size: r.o_size as typeof offers[number]['size'], credits: Number(r.o_credits), freeCall: r.o_free_call };
+      } catch (err) {
+        if (err instanceof LedgerUnavailableError) pendingHolds.set(id, Date.now()); // it may have landed: refunded once the database answers
+        throw err;
       } finally {
         if (!held) leases.holds.delete(id);
       }
     },
 
     async settle(reservation, usage) {
+      // Durable before it resolves (the query above); no row means the hold is gone (lapsed and swept,
+      // or lost with a crashed database's last commits): nothing was charged, so no result may go out.
+      const { rowCount } = await run('settle', [reservation.id, now(), usage.outputPixels, usage.status]);
       leases.holds.delete(reservation.id);
-      await run('settle', [reservation.id, now(), usage.outputPixels, usage.status]);
+      return rowCount === 1;
     },
 
     async refund(reservation) {
-      // Untracked first: should the refund fail, the hold lapses and a sweep refunds it (exactly once).
+      // Untracked first: a failed refund is retried every second until the database answers (and
+      // lapses anyway, for a sweep to refund exactly once). Never throws for an unavailable database.
       leases.holds.delete(reservation.id);
-      await run('refund', [reservation.id]);
+      await run('refund', [reservation.id]).catch((err: unknown) => {
+        if (!(err instanceof LedgerUnavailableError)) throw err;
+        pendingHolds.set(reservation.id, Date.now());
+        opts.onError?.(err);
+      });
     },
 
     async reserveStorage(account, bytes, quotaBytes) {
@@ -290,10 +378,12 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
       return rows[0] ? { bytes: Number(rows[0].bytes), files: Number(rows[0].files) } : { bytes: 0, files: 0 };
     },
 
-    isOpen: () => open && leases.healthy,
+    isOpen: () => open && leases.healthy && available,
 
     async close() {
       if (!open) return;
+      clearInterval(recovery);
+      await recovering;
       open = false;
       await leases.stop();
       // A drained server owns nothing; after a forced stop, give back now rather than at lease end.
