@@ -50,7 +50,7 @@ async function run(ledger: LedgerBackend): Promise<Record<string, Stats>> {
   const n = N + WARMUP;
   const { account, apiKey } = await ledger.createAccount({ label: 'ledger-bench', subscription: 4 * n, freeCallsPerMonth: 0, concurrency: 4, ratePerMinute: 1e9 });
   const usage = { outputPixels: 1_000_000, status: 200 };
-  const pair = async (): Promise<void> => ledger.settle(await ledger.reserve(account, 'full'), usage);
+  const pair = async (): Promise<void> => void (await ledger.settle(await ledger.reserve(account, 'full'), usage));
   const request = async (): Promise<void> => {
     const acct = (await ledger.authenticate(apiKey))!;
     const slot = await ledger.acquireSlot(acct);
