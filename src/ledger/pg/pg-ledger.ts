@@ -116,6 +116,10 @@ const Q = {
   storageUsed: 'SELECT bytes, files FROM cutout.storage WHERE account_id = $1',
   renew: 'SELECT cutout.renew($1, $2, $3)',
   probe: 'SELECT 1',
+  // After an outage: this node's rows that it no longer tracks, made before the sweep began (below).
+  sweepOwnSlots: 'DELETE FROM cutout.slots WHERE owner = $1 AND created_at < $2 AND NOT (id = ANY ($3::text[]))',
+  sweepOwnHolds: `SELECT h.credits, h.free_month IS NOT NULL AS free_call, cutout.refund(h.id) AS ok
+                    FROM cutout.holds h WHERE h.owner = $1 AND h.created_at < $2 AND NOT (h.id = ANY ($3::text[]))`,
   reap: 'SELECT o_holds, o_credits, o_free_calls, o_slots FROM cutout.reap()',
 } as const;
 
@@ -176,6 +180,13 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
    */
   const pendingSlots = new Map<string, number>();
   const pendingHolds = new Map<string, number>();
+  /**
+   * Set by any call that found the database unavailable; cleared by a sweep of this node's own rows once
+   * it answers again. A crashed database comes back without its last unflushed commits (periodic
+   * durability): a slot release or a refund it had acknowledged may be undone, leaving a row this node
+   * no longer tracks nor renews, which would hold the account's slot or credits for a whole lease.
+   */
+  let sweepOwn = false;
 
   /** One request-path call: bounded by waitMs; an unavailable database becomes LedgerUnavailableError. */
   const run = async <R extends pg.QueryResultRow>(name: keyof typeof Q, values: unknown[]): Promise<pg.QueryResult<R>> => {
@@ -186,6 +197,7 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
     } catch (err) {
       if (!open || !isUnavailableError(err)) throw err;
       available = false;
+      sweepOwn = true;
       throw new LedgerUnavailableError(`the ledger database ${shown} is unavailable: ${(err as Error).message}`, { cause: err });
     }
   };
@@ -198,6 +210,7 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
         if (!available) await run('probe', []);
         // Back: renew now rather than at the keeper's next period, so /readyz and /healthz say so at once.
         if (!leases.healthy) await leases.tick();
+        if (sweepOwn) await sweepOwnRows();
         const doneBefore = Date.now() - leaseMs;
         for (const [id, added] of [...pendingSlots]) {
           await run('releaseSlot', [id]);
@@ -213,6 +226,33 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
         recovering = null;
       }
     })());
+  /**
+   * Give back the slots and holds this node owns in the database but does not track: every live request
+   * of this node tracks its ids from before its insert (acquireSlot, reserve) until after its delete
+   * (release, settle, refund), so such a row is one whose delete was lost. Only rows made before the
+   * sweep began: an insert begun after the snapshot below is not in it but is newer. A refund here and a
+   * refund by the request both go through cutout.refund, which gives a hold back once.
+   */
+  const sweepOwnRows = async (): Promise<void> => {
+    sweepOwn = false;
+    try {
+      const before = now();
+      const slots = [...leases.slots];
+      const holds = [...leases.holds];
+      const gone = await run('sweepOwnSlots', [node, before, slots]);
+      const refunded = await run<{ credits: string; free_call: boolean; ok: boolean }>('sweepOwnHolds', [node, before, holds]);
+      const report: ReconcileReport = { holds: 0, credits: 0, freeCalls: 0, slots: gone.rowCount ?? 0 };
+      for (const r of refunded.rows.filter((r) => r.ok)) {
+        report.holds++;
+        report.credits += Number(r.credits);
+        if (r.free_call) report.freeCalls++;
+      }
+      if (report.holds > 0 || report.slots > 0) opts.onReconcile?.(report);
+    } catch (err) {
+      sweepOwn = true;
+      throw err;
+    }
+  };
   const recovery = setInterval(() => void recover(), RECOVERY_PERIOD_MS);
   recovery.unref();
 
