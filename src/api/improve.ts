@@ -1,8 +1,8 @@
 // POST /v1.0/improve: keep a submitted image (and its tag) under <data>/improve/ for later review.
 // Returns {"id":"<uuid>"}. The image is sniffed like any other input (its type names the file);
 // nothing is charged. The same per-key rules as /removebg apply (a concurrency slot, one rate unit),
-// plus a per-account storage quota counted in the ledger: auth → body limit → body → image → slot →
-// rate → quota → write. The slot is taken once the image is in: a slow upload holds nothing of its key.
+// plus a per-account storage quota counted in the ledger: auth → body limit → body → slot → rate →
+// image → quota → write. The slot is taken once the body is in: a slow upload holds nothing of its key.
 
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -28,12 +28,12 @@ export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Pro
   ctx.checkBodyLength(); // 413 before the body is read
 
   const request = parseImproveRequest(await ctx.readFields());
-  const image = await loadImage(request.source, deps, ctx.signal);
   ctx.throwIfAborted();
 
   // The /removebg rules: a slot, one rate unit (nothing is decoded here, so no megapixel units follow).
   const { slot, rate } = await admit(ledger, account);
   try {
+    const image = await loadImage(request.source, deps, ctx.signal);
     ctx.throwIfAborted();
 
     const id = randomUUID();

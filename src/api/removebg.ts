@@ -1,6 +1,7 @@
-// POST /v1.0/removebg: auth → body limit → body → params → images → slot → rate → reserve →
+// POST /v1.0/removebg: auth → body limit → body → params → slot → rate → images → reserve →
 // pool → settle/refund → respond. Credits and slots move only in try/finally pairs. The slot is taken
-// once the body is in and the images are fetched: a slow or stuck upload holds nothing of its key.
+// once the body is in: a slow or stuck upload holds nothing of its key, while a request being worked
+// on (its image downloads included, bounded by the fetch timeout) counts against the cap.
 
 import type { AccountView, Ledger, RateState, Slot } from '../ledger/ledger.js';
 import { backlogSeconds, type RemovalPool, type RunPriority } from '../pool/pool-api.js';
@@ -46,7 +47,7 @@ export interface RemovalTerms {
   /** The rate headers of the 200, once the input's size is known (a keyed request pays its further units here). */
   rateAfter(result: RemoveSuccess): RateState | Promise<RateState>;
   /**
-   * The body is in and the images are loaded: take what the request holds while it is worked on (a keyed
+   * The body is in: take what the request holds while it is worked on (a keyed
    * request's concurrency slot and first rate unit; 429 at the cap). Given back by the caller's finally.
    */
   admit?(): Promise<void>;
@@ -73,8 +74,8 @@ export async function handleRemoveBg(ctx: RequestContext, deps: RemoveBgDeps): P
 }
 
 /**
- * A keyed request's terms. `admit` takes a slot and one rate unit once the body and images are in (the
- * input size is unknown yet; the rest once the worker has decoded it); `release` gives the slot back.
+ * A keyed request's terms. `admit` takes a slot and one rate unit once the body is in (the input
+ * size is unknown yet; the rest once the worker has decoded it); `release` gives the slot back.
  */
 function keyedTerms(ledger: Ledger, account: AccountView): RemovalTerms & { release(): Promise<void> } {
   let slot: Slot | undefined;
@@ -119,10 +120,11 @@ function keyedTerms(ledger: Ledger, account: AccountView): RemovalTerms & { rele
 export async function runRemoval(ctx: RequestContext, deps: RemoveBgDeps, terms: RemovalTerms): Promise<void> {
   const { pool } = deps;
   const request = parseRemoveRequest(await ctx.readFields());
+  ctx.throwIfAborted();
+  await terms.admit?.(); // the body is in: from here the request is worked on (its downloads included)
+  ctx.throwIfAborted();
   const input = (await loadImage(request.source, deps, ctx.signal)).bytes;
   const bgImage = request.bgSource ? (await loadImage(request.bgSource, deps, ctx.signal)).bytes : undefined;
-  ctx.throwIfAborted();
-  await terms.admit?.();
   ctx.throwIfAborted();
 
   const charge = await terms.reserve(request.size);

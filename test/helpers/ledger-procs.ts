@@ -1,5 +1,5 @@
 // Account-side acceptance helpers: run `cutout serve` as real child processes over one data folder, read
-// the same LMDB ledger from the test process, and make requests that can be held open mid-upload.
+// the same LMDB ledger from the test process, and make requests that can be held while they are worked on.
 //
 // Every server is spawned in its own process group (`detached`), so killing the group also kills the
 // children that `--processes N` forks. Groups are killed (SIGKILL) in t.teardown, on process exit, and
@@ -113,7 +113,8 @@ export async function serve(t: Test, opts: ServeOptions): Promise<Served> {
   const args = [MAIN, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', opts.dataDir, '--workers', String(opts.workers ?? 1), '--no-demo-key'];
   if (processes > 1) args.push('--processes', String(processes));
   args.push(...(opts.extraArgs ?? []));
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } });
+  // Loopback image URLs allowed: heldRequest's image host is on 127.0.0.1.
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CUTOUT_TEST_ALLOW_LOOPBACK_FETCH: '1' } });
   const pid = child.pid!;
   liveGroups.add(pid);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -239,11 +240,14 @@ export interface Outcome {
 }
 
 /**
- * A POST /v1.0/removebg whose headers and all but the last byte of the body are sent now; the server
- * authenticates and takes a concurrency slot, then waits for the rest. `finish()` sends the last byte.
+ * A POST /v1.0/removebg that is being worked on and waits: its JSON body names an `image_url` on this
+ * process's holding image host (heldImageHost), which answers only at `finish()`. The server takes the
+ * request's concurrency slot once the body is in, then waits for the download, so the request holds a
+ * slot and no credit until finish() (a slow upload holds nothing: test/integration/slow-upload.test.ts).
+ * Servers must allow loopback image URLs (serve() sets CUTOUT_TEST_ALLOW_LOOPBACK_FETCH).
  * `outcome` never rejects and always settles within `timeoutMs`.
  */
-export interface HeldUpload {
+export interface HeldRequest {
   finish(): void;
   abort(): void;
   outcome: Promise<Outcome>;
@@ -251,68 +255,103 @@ export interface HeldUpload {
   done(): boolean;
 }
 
-export function heldUpload(base: string, apiKey: string, image: Uint8Array, fields: Record<string, string>, timeoutMs = 120_000): HeldUpload {
-  const { body, contentType } = multipart([
-    { name: 'image_file', value: image, filename: 'image_file' },
-    ...Object.entries(fields).map(([name, value]) => ({ name, value })),
-  ]);
-  const req = http.request(base + REMOVEBG, {
-    method: 'POST',
-    agent: false,
-    headers: { 'X-Api-Key': apiKey, 'Content-Type': contentType, 'Content-Length': body.length },
+/** path → the image and the gate its answer waits on. */
+const heldImages = new Map<string, { image: Uint8Array; released: Promise<void> }>();
+let imageHost: Promise<string> | undefined;
+let heldCounter = 0;
+
+/** A loopback HTTP server in this test process that answers each held image once it is released. */
+function heldImageHost(): Promise<string> {
+  imageHost ??= new Promise((resolve, reject) => {
+    const server = http.createServer((req, res) => {
+      const held = heldImages.get(req.url ?? '');
+      if (!held) return void res.writeHead(404).end();
+      void held.released.then(() => res.writeHead(200, { 'Content-Type': 'image/jpeg', 'Content-Length': held.image.byteLength }).end(held.image));
+    });
+    server.unref(); // never keeps the test process alive
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`));
   });
-  let finished = false;
+  return imageHost;
+}
+
+export function heldRequest(base: string, apiKey: string, image: Uint8Array, fields: Record<string, string>, timeoutMs = 120_000): HeldRequest {
+  const path = `/held/${process.pid}-${++heldCounter}.jpg`;
+  let release!: () => void;
+  heldImages.set(path, { image, released: new Promise<void>((r) => (release = r)) });
+  const sent = heldImageHost().then((host) => JSON.stringify({ image_url: `${host}${path}`, ...fields }));
   let settled = false;
+  let req: http.ClientRequest | undefined;
+  let aborted = false;
   const outcome = new Promise<Outcome>((resolve) => {
     const settle = (o: Outcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      heldImages.delete(path);
       resolve(o);
     };
     const timer = setTimeout(() => {
       settle({ res: null, error: new Error(`no response within ${timeoutMs} ms`) });
-      req.destroy();
+      req?.destroy();
     }, timeoutMs);
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', (error) => settle({ res: null, error }));
-      res.on('end', () => {
-        const b = Buffer.concat(chunks);
-        settle({
-          res: {
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: b,
-            text: () => b.toString('utf8'),
-            json: () => JSON.parse(b.toString('utf8')),
-          },
-        });
+    void sent.then((body) => {
+      if (aborted) return settle({ res: null, error: new Error('aborted before it was sent') });
+      req = http.request(base + REMOVEBG, {
+        method: 'POST',
+        agent: false,
+        headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
       });
-    });
-    req.on('error', (error) => settle({ res: null, error }));
+      req.on('response', (res) => collect(res, settle));
+      req.on('error', (error) => settle({ res: null, error }));
+      req.end(body);
+    }, (error: Error) => settle({ res: null, error }));
   });
-  req.write(body.subarray(0, body.length - 1));
   return {
-    finish() {
-      if (finished) return;
-      finished = true;
-      req.end(body.subarray(body.length - 1));
-    },
+    finish: () => release(),
     abort() {
-      req.destroy();
+      aborted = true;
+      req?.destroy();
     },
     outcome,
     done: () => settled,
   };
 }
 
-/** A whole POST /v1.0/removebg at once; never rejects, settles within `timeoutMs`. */
+/** Reads a response whole and settles with it (or with its error). */
+function collect(res: http.IncomingMessage, settle: (o: Outcome) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('error', (error) => settle({ res: null, error }));
+  res.on('end', () => {
+    const b = Buffer.concat(chunks);
+    settle({ res: { status: res.statusCode ?? 0, headers: res.headers, body: b, text: () => b.toString('utf8'), json: () => JSON.parse(b.toString('utf8')) } });
+  });
+}
+
+/** A whole multipart POST /v1.0/removebg, as a client uploads a photo; never rejects, settles within `timeoutMs`. */
 export function removeBg(base: string, apiKey: string, image: Uint8Array, fields: Record<string, string>, timeoutMs = 120_000): Promise<Outcome> {
-  const h = heldUpload(base, apiKey, image, fields, timeoutMs);
-  h.finish();
-  return h.outcome;
+  const { body, contentType } = multipart([
+    { name: 'image_file', value: image, filename: 'image_file' },
+    ...Object.entries(fields).map(([name, value]) => ({ name, value })),
+  ]);
+  return new Promise<Outcome>((resolve) => {
+    let settled = false;
+    const settle = (o: Outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(o);
+    };
+    const req = http.request(base + REMOVEBG, { method: 'POST', agent: false, headers: { 'X-Api-Key': apiKey, 'Content-Type': contentType, 'Content-Length': body.length } });
+    const timer = setTimeout(() => {
+      settle({ res: null, error: new Error(`no response within ${timeoutMs} ms`) });
+      req.destroy();
+    }, timeoutMs);
+    req.on('response', (res) => collect(res, settle));
+    req.on('error', (error) => settle({ res: null, error }));
+    req.end(body);
+  });
 }
 
 /** GET with a timeout; never rejects. */

@@ -2,13 +2,14 @@
 // `Retry-After` (an integer >= 1); after they finish, the next request is accepted (200). In one process
 // and across `--processes 2` (the cap is an LMDB record, so it holds across processes).
 //
-// "Slow" without timing: each request sends its headers and all but the last byte of its body, so it
-// holds its slot (taken at the headers) for as long as the test wants; then the bodies are completed.
+// "Slow" without timing: each request names an image URL that the test's image host answers only when
+// told (heldRequest), so it holds its slot (taken once its body is in) for as long as the test wants;
+// then the images are sent.
 import t, { type Test } from 'tap';
 import { makeImage } from '../helpers/images.js';
 import {
   errorCode,
-  heldUpload,
+  heldRequest,
   histogram,
   makeDataDir,
   openProbe,
@@ -30,7 +31,7 @@ async function cap(t: Test, processes: number): Promise<void> {
   const srv = await serve(t, { dataDir, processes });
   const image = await makeImage('jpeg', 64, 64);
 
-  const uploads = Array.from({ length: C + 1 }, () => heldUpload(srv.base, apiKey, image, { size: 'preview' }));
+  const uploads = Array.from({ length: C + 1 }, () => heldRequest(srv.base, apiKey, image, { size: 'preview' }));
   const state = await pollUntil(() => {
     const s = { slots: probe.slots(id).count, answered: uploads.filter((u) => u.done()).length };
     return (s.slots === C && s.answered >= 1) || s.answered > 1 ? s : null;

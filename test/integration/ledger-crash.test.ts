@@ -5,7 +5,7 @@ import t from 'tap';
 import { makeImage } from '../helpers/images.js';
 import {
   get,
-  heldUpload,
+  heldRequest,
   histogram,
   makeDataDir,
   openProbe,
@@ -41,10 +41,10 @@ t.test('kill -9 with reservations in flight, then restart', async (t) => {
   t.equal(freeCalls(), B_FREE - 1, 'B: used 1 free call');
 
   // In flight at the crash: 3 reserved removals for A, 2 for B (one worker: one runs, the rest wait in the
-  // pool holding their reservations), plus 2 uploads for A that hold only a slot (body not finished).
-  const inflightA = Array.from({ length: 3 }, () => heldUpload(first.base, a.apiKey, image, { size: 'full' }));
-  const inflightB = Array.from({ length: 2 }, () => heldUpload(first.base, b.apiKey, image, { size: 'preview' }));
-  const slotOnly = Array.from({ length: 2 }, () => heldUpload(first.base, a.apiKey, image, { size: 'full' }));
+  // pool holding their reservations), plus 2 requests for A that hold only a slot (their image download held).
+  const inflightA = Array.from({ length: 3 }, () => heldRequest(first.base, a.apiKey, image, { size: 'full' }));
+  const inflightB = Array.from({ length: 2 }, () => heldRequest(first.base, b.apiKey, image, { size: 'preview' }));
+  const slotOnly = Array.from({ length: 2 }, () => heldRequest(first.base, a.apiKey, image, { size: 'full' }));
   const all = [...inflightA, ...inflightB, ...slotOnly];
   for (const u of [...inflightA, ...inflightB]) u.finish();
   const seen = await pollUntil(() => {
@@ -71,7 +71,7 @@ t.test('kill -9 with reservations in flight, then restart', async (t) => {
   for (const o of [...outA, ...outB, ...outSlot]) t.ok(o.res === null || o.res.status === 200, 'each in-flight request either got 200 or lost its connection');
   const doneA = outA.filter((o) => o.res?.status === 200).length;
   const doneB = outB.filter((o) => o.res?.status === 200).length;
-  t.equal(outSlot.filter((o) => o.res !== null).length, 0, 'slot-only uploads got no answer');
+  t.equal(outSlot.filter((o) => o.res !== null).length, 0, 'slot-only requests got no answer');
 
   // The dead process's holds are still in the ledger until someone reconciles.
   t.equal(probe.holds(a.id), 3 - doneA, 'A: holds of the dead process remain until restart');

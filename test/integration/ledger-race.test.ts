@@ -2,13 +2,13 @@
 // successes (200), N−k 402s and a balance of 0 — in one server process and across `--processes 2`
 // (two processes on one port over one data folder).
 //
-// To make the requests really contend, all N are first held mid-upload (each has authenticated and
-// taken a concurrency slot; the slots are visible in the ledger), then all are released at once.
+// To make the requests really contend, all N are first held waiting for their image download (each has
+// authenticated and taken a concurrency slot; the slots are visible in the ledger), then all are released at once.
 import t, { type Test } from 'tap';
 import { makeImage } from '../helpers/images.js';
 import {
   errorCode,
-  heldUpload,
+  heldRequest,
   histogram,
   makeDataDir,
   openProbe,
@@ -30,7 +30,7 @@ async function race(t: Test, processes: number): Promise<void> {
   const srv = await serve(t, { dataDir, processes });
   const image = await makeImage('jpeg', 64, 64);
 
-  const uploads = Array.from({ length: N }, () => heldUpload(srv.base, apiKey, image, { size: 'full' }));
+  const uploads = Array.from({ length: N }, () => heldRequest(srv.base, apiKey, image, { size: 'full' }));
   // Every request authenticated and holds a slot (or something answered early, which is a failure below).
   const held = await pollUntil(() => {
     const s = probe.slots(id);

@@ -9,7 +9,7 @@ import {
   cli,
   errorCode,
   get,
-  heldUpload,
+  heldRequest,
   histogram,
   makeDataDir,
   openProbe,
@@ -43,19 +43,19 @@ async function probeKey(base: string, apiKey: string, image: Buffer): Promise<Ou
   return [first, ...(await Promise.all([...reads, ...removals]))];
 }
 
-/** Both server processes take connections on the shared port: hold uploads until two owner pids show. */
+/** Both server processes take connections on the shared port: hold requests until two owner pids show. */
 async function bothProcessesServe(t: Test, probe: LedgerProbe, base: string, id: string, apiKey: string, image: Buffer): Promise<void> {
   const held = [];
   const pids = new Set<number>();
   for (let i = 0; i < 24 && pids.size < PROCESSES; i++) {
-    const u = heldUpload(base, apiKey, image, { size: 'preview' }, 60_000);
+    const u = heldRequest(base, apiKey, image, { size: 'preview' }, 60_000);
     held.push(u);
     const s = await pollUntil(() => (probe.slots(id).count === held.length || u.done() ? probe.slots(id) : null), 'a held slot', 10_000);
     for (const pid of s.pids) pids.add(pid);
   }
   for (const u of held) u.abort();
   await Promise.all(held.map((u) => u.outcome));
-  await pollUntil(() => probe.slots(id).count === 0, 'aborted uploads to free their slots', 10_000);
+  await pollUntil(() => probe.slots(id).count === 0, 'aborted requests to free their slots', 10_000);
   t.equal(pids.size, PROCESSES, `connections reach both server processes (pids ${[...pids].join(', ')})`);
 }
 

@@ -5,16 +5,17 @@
 // once; and after `kill -9` of a node holding slots and holds, the other nodes keep serving, the slots
 // come back once the lease lapses, and the refund is exact and made once.
 //
-// Requests are held mid-upload to make them contend (see ledger-race.test.ts); every wait is a poll or
+// Requests are held waiting for their image download to make them contend (see ledger-race.test.ts); every wait is a poll or
 // an event with a generous bound, never a timed assertion.
 
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { makeImage } from '../helpers/images.js';
-import { cli, errorCode, get, heldUpload, histogram, makeDataDir, overallDeadline, removeBg, serve, type Outcome, type Served } from '../helpers/ledger-procs.js';
+import { cli, errorCode, get, heldRequest, histogram, makeDataDir, overallDeadline, removeBg, serve, type Outcome, type Served } from '../helpers/ledger-procs.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { pollUntilAsync } from '../helpers/poll.js';
 import { openPgLedger } from '../../src/ledger/pg/pg-ledger.js';
+import { MIGRATIONS } from '../../src/ledger/pg/migrations.js';
 
 const LEASE_S = 5;
 overallDeadline(t, 580_000);
@@ -41,9 +42,9 @@ const usageOf = async (id: string) => (await probe.summarizeUsage(0)).find((u) =
 t.test('three nodes migrated one empty database at the same moment', async (t) => {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  const { rows } = await c.query('SELECT version FROM cutout.schema_migrations');
+  const { rows } = await c.query('SELECT version FROM cutout.schema_migrations ORDER BY version');
   await c.end();
-  t.same(rows, [{ version: 1 }], 'version 1, applied once');
+  t.same(rows, MIGRATIONS.map((m) => ({ version: m.version })), 'each version applied once');
   for (const n of nodes) t.match(n.output(), /cutout listening on http:\/\/127\.0\.0\.1:\d+ \(data: .*; ledger: postgres:\/\/cutout@127\.0\.0\.1:\d+\/three_nodes\)/);
 });
 
@@ -51,7 +52,7 @@ t.test('k credits, N concurrent requests over three nodes: exactly k 200s and Nâ
   const K = 3;
   const N = 15;
   const { id, apiKey } = await create({ subscription: K, concurrency: 100 });
-  const uploads = Array.from({ length: N }, (_, i) => heldUpload(nodes[i % 3]!.base, apiKey, image, { size: 'preview' }));
+  const uploads = Array.from({ length: N }, (_, i) => heldRequest(nodes[i % 3]!.base, apiKey, image, { size: 'preview' }));
   const held = await pollUntilAsync(async () => {
     const f = await probe.inFlight(id);
     return f.slotOwners.length === N || uploads.some((u) => u.done()) ? f : null;
@@ -73,8 +74,8 @@ t.test('k credits, N concurrent requests over three nodes: exactly k 200s and Nâ
 
 t.test('a concurrency cap of 2 holds across the nodes', async (t) => {
   const { id, apiKey } = await create({ subscription: 100, concurrency: 2 });
-  // One held upload per node: two get slots, the third is refused at once, whichever node it reached.
-  const uploads = nodes.map((n) => heldUpload(n.base, apiKey, image, { size: 'preview' }));
+  // One held request per node: two get slots, the third is refused at once, whichever node it reached.
+  const uploads = nodes.map((n) => heldRequest(n.base, apiKey, image, { size: 'preview' }));
   const state = await pollUntilAsync(async () => {
     const s = { slots: (await probe.inFlight(id)).slotOwners.length, answered: uploads.filter((u) => u.done()).length };
     return (s.slots === 2 && s.answered >= 1) || s.answered > 1 ? s : null;
@@ -130,9 +131,9 @@ t.test('kill -9 of a node holding slots and holds: the others keep serving, its 
   const reconciledBefore = [a, b].map((n) => reconciled(n.output()));
 
   // On c: 3 whole requests (one runs on its single worker, the others wait holding their credits) and
-  // 2 uploads that hold only a slot.
-  const running = Array.from({ length: 3 }, () => heldUpload(c.base, apiKey, image, { size: 'preview' }));
-  const slotOnly = Array.from({ length: 2 }, () => heldUpload(c.base, apiKey, image, { size: 'preview' }));
+  // 2 requests waiting for their image download, which hold only a slot.
+  const running = Array.from({ length: 3 }, () => heldRequest(c.base, apiKey, image, { size: 'preview' }));
+  const slotOnly = Array.from({ length: 2 }, () => heldRequest(c.base, apiKey, image, { size: 'preview' }));
   for (const u of running) u.finish();
   const atKill = await pollUntilAsync(async () => {
     const f = await probe.inFlight(id);
