@@ -67,11 +67,21 @@ export function refundHold(db: LedgerDb, id: string): boolean {
   return db.root.transactionSync(() => undoHold(db, id) !== null);
 }
 
-/** Final charge + usage record. A second settle, or a settle after refund, changes nothing. */
-export function settleHold(db: LedgerDb, reservation: Reservation, usage: UsageRecord, now: number): boolean {
+/** What a settle changed, to undo it (unsettleHold). */
+export interface SettledHold {
+  id: string;
+  hold: HoldRecord;
+  usageKey: [number, string];
+}
+
+/**
+ * Final charge + usage record. A second settle, or a settle after refund, changes nothing (null).
+ * Synchronous: one transactionSync.
+ */
+export function settleHold(db: LedgerDb, reservation: Reservation, usage: UsageRecord, now: number): SettledHold | null {
   return db.root.transactionSync(() => {
     const hold = db.holds.get(reservation.id);
-    if (!hold) return false;
+    if (!hold) return null;
     db.holds.removeSync(reservation.id);
     appendUsage(db, reservation.id, {
       t: now,
@@ -82,6 +92,17 @@ export function settleHold(db: LedgerDb, reservation: Reservation, usage: UsageR
       outputPixels: usage.outputPixels,
       status: usage.status,
     });
-    return true;
+    return { id: reservation.id, hold, usageKey: [now, reservation.id] };
+  });
+}
+
+/**
+ * Undo a settle whose result will not go out (its flush to disk failed): the hold back, the usage entry
+ * gone, so the request's refund gives the credit back. Synchronous: one transactionSync.
+ */
+export function unsettleHold(db: LedgerDb, settled: SettledHold): void {
+  db.root.transactionSync(() => {
+    db.usage.removeSync(settled.usageKey);
+    db.holds.putSync(settled.id, settled.hold);
   });
 }

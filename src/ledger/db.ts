@@ -28,7 +28,7 @@ export interface LedgerDb {
   usage: Database<UsageEntry, [number, string]>;
   /** Key: account id → improve uploads stored (bytes, files). */
   storage: Database<StorageRecord, string>;
-  /** Flush pending writes to disk (resolves after fsync). */
+  /** Flush pending writes to disk: resolves after an fsync that began after this call (callers share one). */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
@@ -71,8 +71,29 @@ export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
 
   // `sync(cb)` runs mdb_env_sync on a libuv thread; it is missing from lmdb's typings.
   const syncable = root as unknown as { sync(cb: (err?: Error) => void): void };
-  const flush = (): Promise<void> =>
-    new Promise((resolve, reject) => syncable.sync((err) => (err ? reject(err) : resolve())));
+  const sync = (): Promise<void> => new Promise((resolve, reject) => syncable.sync((err) => (err ? reject(err) : resolve())));
+  // Group commit: a caller needs a sync that starts after its call (its commits are then on disk). One
+  // sync runs at a time; every caller that comes while it runs shares the one after it, so settles under
+  // load cost one fsync per batch instead of one each (and never fill libuv's four threads with syncs).
+  let running: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const startSync = (): Promise<void> => {
+    const p = sync().finally(() => {
+      if (running === p) running = undefined;
+    });
+    running = p;
+    return p;
+  };
+  const flush = (): Promise<void> => {
+    if (!running) return startSync();
+    queued ??= running
+      .catch(() => {})
+      .then(() => {
+        queued = undefined;
+        return startSync();
+      });
+    return queued;
+  };
 
   let closing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;

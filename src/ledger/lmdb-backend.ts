@@ -38,11 +38,14 @@ export function lmdbBackend(store: LmdbLedger): LedgerBackend {
     // Checked before the work: a reserve the disk refuses is a 503 before any photo is processed.
     reserve: (account, size) => g(() => store.reserve(account, size)),
     async settle(reservation, usage) {
-      await g(() => store.settle(reservation, usage));
+      const settled = await g(() => store.settle(reservation, usage));
       // The 200 goes out only once its charge is on disk: `periodic` commits without a flush, so flush
-      // now (mdb_env_sync on a libuv thread, not the JS thread); `fsync` commits are on disk already.
+      // now (mdb_env_sync on a libuv thread, not the JS thread, shared by the settles of the moment);
+      // `fsync` commits are on disk already. A flush that fails undoes the settle (the page cache still
+      // takes writes): the request answers 503 and its refund gives the credit back.
       if (store.durability === 'periodic') {
         await store.flush().catch((err: Error) => {
+          if (settled) store.unsettle(settled);
           throw new LedgerUnavailableError(`the ledger in ${store.dir} cannot flush: ${err.message}`, { cause: err });
         });
       }

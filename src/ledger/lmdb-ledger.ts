@@ -23,7 +23,7 @@ import { openLedgerDb, type Durability } from './db.js';
 import { addCredits, createAccount, listAccounts, resolveAccountId, revoke } from './accounts.js';
 import { balancesOf, monthOf, viewOf } from './account-rules.js';
 import { hashApiKey } from './key-hash.js';
-import { refundHold, reserveCredits, settleHold } from './credits.js';
+import { refundHold, reserveCredits, settleHold, unsettleHold, type SettledHold } from './credits.js';
 import { acquireSlot, type HeldSlot } from './slots.js';
 import { peekRate, takeRate } from './rate.js';
 import { summarizeUsage } from './usage.js';
@@ -56,7 +56,10 @@ export interface LmdbLedger {
   peekRate(account: AccountView): RateState;
   /** Throws InsufficientCreditsError when short. */
   reserve(account: AccountView, size: RequestedSize): Reservation;
-  settle(reservation: Reservation, usage: UsageRecord): void;
+  /** The settle, and what undoes it (null when there was no hold: nothing changed). */
+  settle(reservation: Reservation, usage: UsageRecord): SettledHold | null;
+  /** Undo a settle whose result will not go out (its flush failed); the request then refunds the hold. */
+  unsettle(settled: SettledHold): void;
   refund(reservation: Reservation): void;
   reserveStorage(account: AccountView, bytes: number, quotaBytes: number): HeldStorage;
   storageUsed(accountId: string): StorageUse;
@@ -110,9 +113,8 @@ export function openLmdbLedger(dir: string, opts: LmdbLedgerOptions = {}): LmdbL
     takeRate: (account, units) => takeRate(db, account, units, now()),
     peekRate: (account) => peekRate(db, account, now()),
     reserve: (account, size) => reserveCredits(db, account.id, size, now()),
-    settle(reservation, usage) {
-      settleHold(db, reservation, usage, now());
-    },
+    settle: (reservation, usage) => settleHold(db, reservation, usage, now()),
+    unsettle: (settled) => unsettleHold(db, settled),
     refund(reservation) {
       refundHold(db, reservation.id);
     },

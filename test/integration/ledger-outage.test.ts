@@ -3,6 +3,7 @@
 // Retry-After (no 500, no cut connection); every 200's credit survives the crash (its settle was durable
 // before the answer); the slots of the failed requests come back once the database does.
 import t from 'tap';
+import pg from 'pg';
 import { postImage } from '../helpers/api.js';
 import { firstError, request } from '../helpers/http-client.js';
 import { makeImage } from '../helpers/images.js';
@@ -67,4 +68,56 @@ t.test('PostgreSQL crashed right after 200s and down for a while: 200 or 503 led
   t.same(inFlight, { holds: 0, slotOwners: [] }, 'no slot or hold left by the failed requests');
   t.same(srv.ledger, ledger);
   t.ok(statuses.every((s) => s === 503));
+});
+
+t.test('a settle whose answer is lost in a stall commits when the database goes on, and is voided: never a charge without its result', async (t) => {
+  const pgServer = await startPostgres(t);
+  const url = await pgServer.createDatabase();
+  const ledger = await openPgLedger(url, { leaseMs: 30_000, waitMs: 800, connectTimeoutMs: 800 });
+  t.teardown(() => ledger.close());
+  const { account, apiKey } = await ledger.createAccount({ subscription: 10, concurrency: 2, freeCallsPerMonth: 0 });
+  const acct = (await ledger.authenticate(apiKey))!;
+  const db = new pg.Pool({ connectionString: url, max: 1 });
+  t.teardown(() => db.end());
+  const usageRows = async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM cutout.usage WHERE account_id = $1', [account.id])).rows[0]!.n);
+  t.equal((await ledger.balances(account.id)).subscription, 10);
+
+  const reservation = await ledger.reserve(acct, 'preview');
+  t.equal((await ledger.balances(account.id)).subscription, 9, 'held');
+  pgServer.stall(true);
+  const settle = ledger.settle(reservation, { outputPixels: 100, status: 200 });
+  await t.rejects(settle, { code: 'ledger_unavailable' }, 'no answer within the wait: the request gets 503');
+  await t.resolves(ledger.refund(reservation), 'the refund is queued, not thrown');
+  pgServer.stall(false); // the stalled settle now runs and commits
+
+  // Within a few recovery passes: the late settle is undone, the credit is back, no usage row.
+  await pollUntilAsync(async () => ((await ledger.balances(account.id)).subscription === 10 && (await usageRows()) === 0 ? true : null), 'the late settle voided', 10_000);
+  t.equal((await ledger.balances(account.id)).subscription, 10, 'the credit came back');
+  t.equal(await usageRows(), 0, 'no usage row for a result that was not sent');
+  // Nothing more moves afterwards (the void is retried for a lease but finds nothing).
+  await new Promise((r) => setTimeout(r, 2500));
+  t.equal((await ledger.balances(account.id)).subscription, 10, 'given back once');
+});
+
+t.test('a node idle before the outage still gives back a failed release once the database returns (not a lease later)', async (t) => {
+  // Durable commits, so the slot survives the crash (an unflushed one would vanish with it).
+  const pgServer = await startPostgres(t, { fsync: 'on', full_page_writes: 'on' });
+  const url = await pgServer.createDatabase();
+  const ledger = await openPgLedger(url, { leaseMs: 30_000, waitMs: 800, connectTimeoutMs: 800, durability: 'fsync' });
+  t.teardown(() => ledger.close());
+  const { account, apiKey } = await ledger.createAccount({ subscription: 10, concurrency: 1, freeCallsPerMonth: 0 });
+  const acct = (await ledger.authenticate(apiKey))!;
+  // Idle past the first recovery passes (one of them, with nothing to do, once stayed "running" for ever).
+  await new Promise((r) => setTimeout(r, 2500));
+  const slot = (await ledger.acquireSlot(acct))!;
+  t.ok(slot, 'slot taken');
+  await pgServer.crash();
+  await slot.release(); // fails: queued for the recovery
+  await pgServer.start();
+  const back = Date.now();
+  const db = new pg.Pool({ connectionString: url, max: 1 });
+  t.teardown(() => db.end());
+  await pollUntilAsync(async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM cutout.slots WHERE account_id = $1', [account.id])).rows[0]!.n) === 0 || null, 'the slot given back', 5000);
+  t.ok(Date.now() - back < 5000, `the slot came back ${Date.now() - back} ms after the database`);
+  t.ok(await ledger.acquireSlot(acct), 'the key can take its slot again');
 });

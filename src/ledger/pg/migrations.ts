@@ -263,6 +263,43 @@ BEGIN
 END $$;
 `;
 
+// A settle whose answer was lost (the database stalled, or the connection broke, after the statement was
+// sent) may still commit once the database goes on; its request was answered 503 without its result, so
+// the charge is voided: a usage row keeps what its hold drew, to give it back.
+const V2_VOID = `
+ALTER TABLE cutout.usage
+  ADD COLUMN draw_subscription bigint NOT NULL DEFAULT 0,
+  ADD COLUMN draw_payg bigint NOT NULL DEFAULT 0,
+  ADD COLUMN draw_enterprise bigint NOT NULL DEFAULT 0,
+  ADD COLUMN free_month text;
+
+-- Undo a reservation whose request did not get its result: refund the hold if it is still there, else
+-- give back what a late settle charged and drop its usage row. 'refunded', 'voided' or 'none'; a second
+-- call finds nothing. Waits on a settle in progress (the hold's row lock), then sees its usage row.
+CREATE FUNCTION cutout.void_reservation(p_id text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  u cutout.usage%ROWTYPE;
+BEGIN
+  IF cutout.refund(p_id) THEN
+    RETURN 'refunded';
+  END IF;
+  DELETE FROM cutout.usage WHERE reservation_id = p_id RETURNING * INTO u;
+  IF NOT FOUND THEN
+    RETURN 'none';
+  END IF;
+  UPDATE cutout.accounts a SET
+    subscription = a.subscription + u.draw_subscription,
+    payg = a.payg + u.draw_payg,
+    enterprise = a.enterprise + u.draw_enterprise,
+    free_calls_used = CASE WHEN u.free_month IS NOT NULL AND u.free_month = a.free_month
+                           THEN greatest(0, a.free_calls_used - 1) ELSE a.free_calls_used END
+  WHERE a.id = u.account_id;
+  RETURN 'voided';
+END $$;
+`;
+
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'accounts, keys, holds, slot leases, rate windows, usage, storage', sql: V1_TABLES + V1_FUNCTIONS },
+  { version: 2, name: 'usage rows keep their draws; void_reservation for settles whose answer was lost', sql: V2_VOID },
 ]);

@@ -107,9 +107,12 @@ const Q = {
   // The one commit that must be on disk before its answer (a 200 goes out only after it): whatever the
   // connection's durability, this transaction commits with synchronous_commit on (set_config is local to it).
   settle: `WITH h AS (DELETE FROM cutout.holds WHERE id = $1 RETURNING *)
-           INSERT INTO cutout.usage (reservation_id, t, account_id, size, credits, free_call, output_pixels, status)
-           SELECT h.id, $2, h.account_id, h.size, h.credits, h.free_month IS NOT NULL, $3, $4
+           INSERT INTO cutout.usage (reservation_id, t, account_id, size, credits, free_call, output_pixels, status,
+                                     draw_subscription, draw_payg, draw_enterprise, free_month)
+           SELECT h.id, $2, h.account_id, h.size, h.credits, h.free_month IS NOT NULL, $3, $4,
+                  h.draw_subscription, h.draw_payg, h.draw_enterprise, h.free_month
              FROM h CROSS JOIN (SELECT set_config('synchronous_commit', 'on', true)) durable`,
+  voidReservation: 'SELECT cutout.void_reservation($1) AS outcome',
   refund: 'SELECT cutout.refund($1) AS ok',
   takeStorage: 'SELECT o_ok, o_used FROM cutout.take_storage($1, $2, $3)',
   releaseStorage: 'UPDATE cutout.storage SET bytes = greatest(0, bytes - $2), files = greatest(0, files - 1) WHERE account_id = $1',
@@ -180,6 +183,8 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
    */
   const pendingSlots = new Map<string, number>();
   const pendingHolds = new Map<string, number>();
+  /** Reservations whose settle was sent but not answered: voided (refunded, or a late settle undone). */
+  const pendingVoids = new Map<string, number>();
   /**
    * Set by any call that found the database unavailable; cleared by a sweep of this node's own rows once
    * it answers again. A crashed database comes back without its last unflushed commits (periodic
@@ -203,29 +208,43 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
   };
 
   let recovering: Promise<void> | null = null;
-  /** Give back what failed calls left, or probe a database marked down; runs every RECOVERY_PERIOD_MS. */
-  const recover = (): Promise<void> =>
-    (recovering ??= (async () => {
-      try {
-        if (!available) await run('probe', []);
-        // Back: renew now rather than at the keeper's next period, so /readyz and /healthz say so at once.
-        if (!leases.healthy) await leases.tick();
-        if (sweepOwn) await sweepOwnRows();
-        const doneBefore = Date.now() - leaseMs;
-        for (const [id, added] of [...pendingSlots]) {
-          await run('releaseSlot', [id]);
-          if (added < doneBefore) pendingSlots.delete(id);
-        }
-        for (const [id, added] of [...pendingHolds]) {
-          await run('refund', [id]);
-          if (added < doneBefore) pendingHolds.delete(id);
-        }
-      } catch {
-        // still down: the next period tries again
-      } finally {
-        recovering = null;
+  /**
+   * Give back what failed calls left, or probe a database marked down; runs every RECOVERY_PERIOD_MS.
+   * `recovering` is set after the pass has started and cleared when it ends: a pass with nothing to
+   * await finishes inside its own start, and clearing it there (before the assignment) left the very
+   * first, idle pass in place for ever, so nothing was ever given back until the lease lapsed.
+   */
+  const recover = (): Promise<void> => {
+    if (recovering) return recovering;
+    const pass = recoverOnce().finally(() => {
+      if (recovering === pass) recovering = null;
+    });
+    recovering = pass;
+    return pass;
+  };
+  const recoverOnce = async (): Promise<void> => {
+    try {
+      if (!available) await run('probe', []);
+      // Back: renew now rather than at the keeper's next period, so /readyz and /healthz say so at once.
+      if (!leases.healthy) await leases.tick();
+      if (sweepOwn) await sweepOwnRows();
+      const doneBefore = Date.now() - leaseMs;
+      for (const [id, added] of [...pendingSlots]) {
+        await run('releaseSlot', [id]);
+        if (added < doneBefore) pendingSlots.delete(id);
       }
-    })());
+      for (const [id, added] of [...pendingHolds]) {
+        await run('refund', [id]);
+        if (added < doneBefore) pendingHolds.delete(id);
+      }
+      for (const [id, added] of [...pendingVoids]) {
+        await run('voidReservation', [id]);
+        if (added < doneBefore) pendingVoids.delete(id);
+      }
+    } catch {
+      // still down: the next period tries again
+    }
+  };
   /**
    * Give back the slots and holds this node owns in the database but does not track: every live request
    * of this node tracks its ids from before its insert (acquireSlot, reserve) until after its delete
@@ -383,7 +402,16 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
     async settle(reservation, usage) {
       // Durable before it resolves (the query above); no row means the hold is gone (lapsed and swept,
       // or lost with a crashed database's last commits): nothing was charged, so no result may go out.
-      const { rowCount } = await run('settle', [reservation.id, now(), usage.outputPixels, usage.status]);
+      let rowCount: number | null;
+      try {
+        ({ rowCount } = await run('settle', [reservation.id, now(), usage.outputPixels, usage.status]));
+      } catch (err) {
+        // Unanswered: it may still commit (a stalled database goes on, a lost connection's statement
+        // runs). The request answers 503 without its result, so whatever lands is voided once the
+        // database answers (retried for a lease, like the refunds).
+        if (err instanceof LedgerUnavailableError) pendingVoids.set(reservation.id, Date.now());
+        throw err;
+      }
       leases.holds.delete(reservation.id);
       return rowCount === 1;
     },
