@@ -26,6 +26,7 @@ import { GroupWindow } from '../api/group-window.js';
 import { ClientWindow } from '../api/client-window.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 import { memoryLimit, type MemoryLimit } from '../process/memory-limit.js';
+import { MemoryPressure } from '../process/memory-pressure.js';
 import { portTaken } from '../process/port-taken.js';
 import { describeMetricsAccess } from '../api/metrics-endpoint.js';
 import { SANDBOX_PATH } from '../api/sandbox.js';
@@ -169,7 +170,8 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     if (config.inferWorkers !== undefined) poolOptions.inferWorkers = config.inferWorkers;
     if (config.photoNice !== undefined) poolOptions.photoNice = config.photoNice;
     if (config.memoryRelease !== undefined) poolOptions.memoryRelease = config.memoryRelease;
-    poolOptions.memoryLimit = processMemoryLimit();
+    const limit = processMemoryLimit();
+    poolOptions.memoryLimit = limit;
     poolOptions.lowPriorityPlaces = config.sandboxShare;
     const metrics = createMetrics(packageVersion());
     poolOptions.onBatch = (batch) => metrics.observeBatch(batch);
@@ -183,7 +185,8 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
       metrics: groupMetrics(metrics, group),
       sandboxWindow: new GroupWindow(group, new ClientWindow(config.sandboxRatePerMinute)),
     };
-    const server = createServer({ config, pool, ledger, log, metrics, observers, sharePort: group !== null, ...shared });
+    const memoryPressure = new MemoryPressure(limit.bytes);
+    const server = createServer({ config, pool, ledger, log, metrics, observers, memoryPressure, sharePort: group !== null, ...shared });
     await server.listen();
     // Start-up garbage (module sources, config parsing, the ledger's first reads) goes now rather
     // than at the first busy moment; the workers did the same after loading the model.

@@ -10,9 +10,10 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { abortError, declaredLengthError, parseContentLength, readBody, type BodyBudget } from './body.js';
 import { EarlyBody } from './early-body.js';
+import type { MemoryPressure } from '../process/memory-pressure.js';
 import type { RawFields } from './fields.js';
 import { parseForm } from './forms.js';
-import { bodiesBusy, deadlineExceeded, invalidBody, requestTimeout, STATUS_TEXT, uploadTooSlow, type HttpError } from './http-error.js';
+import { bodiesBusy, deadlineExceeded, memoryBusy, invalidBody, requestTimeout, STATUS_TEXT, uploadTooSlow, type HttpError } from './http-error.js';
 import { clientAddress } from './client-address.js';
 import { requestIdFor } from './request-id.js';
 
@@ -62,6 +63,8 @@ export interface ContextOptions {
   retryAfterSeconds?: () => number;
   /** The process's cap on body bytes in memory; checked by readBody before the first byte. */
   bodyBudget?: BodyBudget;
+  /** The process's resident memory against its limit; checked by readBody before the first byte (503 when high). */
+  memoryPressure?: MemoryPressure;
   /** The client address is the last X-Forwarded-For entry (`--trust-proxy`). */
   trustProxy?: boolean;
 }
@@ -293,6 +296,8 @@ export class RequestContext {
   private async readBody(): Promise<Buffer> {
     const limit = this.opts.maxBodyBytes;
     this.checkBodyLength(); // a body that cannot fit takes no memory
+    const pressure = this.opts.memoryPressure;
+    if (!this.releaseBody && pressure?.high()) throw memoryBusy(pressure.rssBytes(), pressure.limitBytes);
     const budget = this.opts.bodyBudget;
     if (budget && !this.releaseBody) {
       const release = budget.take(this.declaredLength ?? limit);

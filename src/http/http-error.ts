@@ -86,6 +86,17 @@ export function bodiesBusy(inUseBytes: number, limitBytes: number): HttpError {
   );
 }
 
+/** The process is near its memory limit (process/memory-pressure.ts): no new body is taken now. */
+export function memoryBusy(rssBytes: number, limitBytes: number): HttpError {
+  return new HttpError(
+    503,
+    'service_busy',
+    'Service busy',
+    `The server is near its memory limit (${formatSize(rssBytes)} of ${formatSize(limitBytes)} in use); please retry later.`,
+    retryAfter(2),
+  );
+}
+
 /** The body was still arriving when the request's deadline passed (a slow or stalled upload). */
 export function requestTimeout(timeoutMs: number): HttpError {
   return new HttpError(408, 'request_timeout', 'Request timeout', `The request body did not arrive within ${formatSeconds(timeoutMs)}.`);

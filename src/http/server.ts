@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import { createApi, type ApiDeps } from '../api/routes.js';
+import type { MemoryPressure } from '../process/memory-pressure.js';
 import { BodyBudget } from './body.js';
 import { RequestContext, type ContextOptions, type RequestNotes } from './context.js';
 import { HttpError, internalError, methodNotAllowed, notFound, shuttingDown } from './http-error.js';
@@ -42,6 +43,8 @@ export interface ServerDeps extends Omit<ApiDeps, 'log'> {
    * start instead of silently taking every other connection (with its own ledger and keys).
    */
   sharePort?: boolean;
+  /** This process's resident memory against its limit: new bodies get 503 while it is high (context.ts). */
+  memoryPressure?: MemoryPressure;
 }
 
 export interface RequestInfo {
@@ -233,6 +236,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
       ),
     retryAfterSeconds: api.retryAfterSeconds,
     bodyBudget: new BodyBudget(config.bodyMemoryBytes),
+    ...(deps.memoryPressure && { memoryPressure: deps.memoryPressure }),
     trustProxy: config.trustProxy,
   };
 

@@ -10,6 +10,7 @@ import type { MetricsSource } from '../../src/api/metrics-endpoint.js';
 import { FakeLedger } from './fake-ledger.js';
 import { FakePool } from './fake-pool.js';
 import { documentedOrigins } from './documented-origins.js';
+import type { MemoryPressure } from '../../src/process/memory-pressure.js';
 
 export const KEY = 'test-key-0123456789';
 
@@ -68,6 +69,8 @@ export interface TestServerOptions<P, L> {
   observers?: RequestObserver[];
   /** Wall clock of the sandbox's per-client window. */
   clock?: () => number;
+  /** The process's memory against its limit (new bodies get 503 while high). */
+  memoryPressure?: MemoryPressure;
 }
 
 export async function startTestServer<P extends RemovalPool = FakePool, L extends Ledger = FakeLedger>(
@@ -100,6 +103,7 @@ export async function startTestServer<P extends RemovalPool = FakePool, L extend
     ...(opts.metrics && { metrics: opts.metrics }),
     ...(opts.observers && { observers: opts.observers }),
     ...(opts.clock && { clock: opts.clock }),
+    ...(opts.memoryPressure && { memoryPressure: opts.memoryPressure }),
   });
   await server.listen();
   documentedOrigins.add(new URL(server.url).origin); // every response it gives must match /openapi.json
