@@ -87,6 +87,11 @@ export class DecodeMemory {
     Atomics.notify(this.cells, 0);
   }
 
+  /** The most the decodes in flight may hold at once. */
+  get ceilingBytes(): number {
+    return this.share.ceilingBytes;
+  }
+
   /** Bytes held by all slots now. */
   heldBytes(): number {
     return Atomics.load(this.cells, 0) * KIB;

@@ -4,6 +4,7 @@
 // release policy ('every-task', docs/memory.md); what the operator gave explicitly is never changed:
 // a `--workers` (or `--memory-release`) that cannot fit is refused with the limit and the estimate.
 import type { MemoryLimit } from '../process/memory-limit.js';
+import { MAX_DECODE_BYTES_IN_FLIGHT } from '../domain/removal.js';
 import { estimateMemory, type MemoryEstimate } from './memory-estimate.js';
 import type { MemoryRelease } from './memory-release.js';
 
@@ -25,7 +26,16 @@ export interface FitRequest {
 }
 
 export type Fit =
-  | { ok: true; workers: number; release: MemoryRelease; estimate: MemoryEstimate; /** What was changed to fit, for the start-up banner. */ changed?: string }
+  | {
+      ok: true;
+      workers: number;
+      release: MemoryRelease;
+      estimate: MemoryEstimate;
+      /** What the decodes in flight may hold at once (decodeCeilingFor). */
+      decodeCeilingBytes: number;
+      /** What was changed to fit, for the start-up banner. */
+      changed?: string;
+    }
   | { ok: false; message: string };
 
 const MB = 1024 * 1024;
@@ -34,10 +44,17 @@ export function fitToMemory(r: FitRequest): Fit {
   const limitMb = Math.floor(r.limit.bytes / MB);
   const budgetMb = Math.floor(limitMb * MEMORY_LIMIT_SHARE);
   const estimate = (workers: number, release: MemoryRelease) => estimateMemory(r.model, workers, release);
-  const wanted = estimate(r.workers, r.release);
-  if (wanted.peakMb <= budgetMb) return { ok: true, workers: r.workers, release: r.release, estimate: wanted };
-
   const against = `the memory limit of ${limitMb} MB (${r.limit.source}; up to ${Math.round(MEMORY_LIMIT_SHARE * 100)}% planned)`;
+  /** A fit, with the decode ceiling it leaves and the banner's words for what was changed. */
+  const fits = (workers: number, release: MemoryRelease, e: MemoryEstimate, what?: string): Fit => {
+    const decodeCeilingBytes = decodeCeilingFor(r.limit, e);
+    const decodes = decodeCeilingBytes < MAX_DECODE_BYTES_IN_FLIGHT ? `photo decodes up to ${Math.round(decodeCeilingBytes / MB)} MB at once (a photo needing more is refused)` : '';
+    const changed = what ? `${what} to fit ${against}: ~${e.peakMb} MB busy${decodes && `; ${decodes}`}` : decodes && `${decodes}, to fit ${against}`;
+    return { ok: true, workers, release, estimate: e, decodeCeilingBytes, ...(changed && { changed }) };
+  };
+  const wanted = estimate(r.workers, r.release);
+  if (wanted.peakMb <= budgetMb) return fits(r.workers, r.release, wanted);
+
   const releases: MemoryRelease[] = r.releaseGiven || r.release === 'every-task' ? [r.release] : [r.release, 'every-task'];
   const smallest = r.workersGiven ? r.workers : 1;
   for (const release of releases) {
@@ -47,7 +64,7 @@ export function fitToMemory(r: FitRequest): Fit {
       const what = [n !== r.workers ? `${n} worker${n === 1 ? '' : 's'} instead of ${r.workers}` : '', release !== r.release ? `--memory-release ${release}` : '']
         .filter(Boolean)
         .join(' and ');
-      return { ok: true, workers: n, release, estimate: e, changed: `${what} to fit ${against}: ~${e.peakMb} MB busy` };
+      return fits(n, release, e, what);
     }
   }
   const lastRelease = releases[releases.length - 1]!;
@@ -59,6 +76,21 @@ export function fitToMemory(r: FitRequest): Fit {
       `~${least.peakMb} MB busy with ${least.workers} worker${least.workers === 1 ? '' : 's'} and --memory-release ${lastRelease} ` +
       `(${least.model}, the start-up estimate) is above ${against}: give ${hints.join(', or ')}`,
   };
+}
+
+/** Decode memory a limit leaves at least: photos of a few megapixels always decode. */
+export const MIN_DECODE_CEILING_BYTES = 64 * MB;
+
+/**
+ * What a process's photo decodes may hold at once under a memory limit (pool/decode-memory.ts): the
+ * planned share of the limit less the idle process (a decode for the model over 32 MiB runs with the
+ * block cache handed back, so the rest is the decodes' own), within [MIN_DECODE_CEILING_BYTES,
+ * MAX_DECODE_BYTES_IN_FLIGHT]. The pipeline also refuses one decode above it (400), so a photo that
+ * could not fit beside the idle process is refused rather than run alone into the limit.
+ */
+export function decodeCeilingFor(limit: MemoryLimit, estimate: MemoryEstimate): number {
+  const room = Math.floor(limit.bytes * MEMORY_LIMIT_SHARE - estimate.idleMb * MB);
+  return Math.min(MAX_DECODE_BYTES_IN_FLIGHT, Math.max(MIN_DECODE_CEILING_BYTES, room));
 }
 
 /** The pool cannot start within the memory limit with what the operator gave (fitToMemory's message). */

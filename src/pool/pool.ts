@@ -110,6 +110,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
   let workers = opts.workers ?? sizing.workers;
   let memoryRelease = opts.memoryRelease ?? DEFAULT_MEMORY_RELEASE;
   let memoryFit: string | undefined;
+  let decodeCeilingBytes: number | undefined;
   if (opts.memoryLimit) {
     const fit = fitToMemory({
       model: modelName,
@@ -120,7 +121,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
       limit: opts.memoryLimit,
     });
     if (!fit.ok) throw new MemoryLimitError(fit.message);
-    ({ workers, release: memoryRelease, changed: memoryFit } = fit);
+    ({ workers, release: memoryRelease, changed: memoryFit, decodeCeilingBytes } = fit);
   }
   const threads = opts.threadsPerWorker ?? Math.max(1, Math.floor(cores / workers));
   const info: PoolInfo = { device, model: modelName, workers, threadsPerWorker: threads, memoryRelease, ...(memoryFit ? { memoryFit } : {}) };
@@ -132,5 +133,6 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
     maxQueue,
     cores,
     ...(opts.lowPriorityPlaces !== undefined && { lowPriorityPlaces: opts.lowPriorityPlaces }),
+    ...(decodeCeilingBytes !== undefined && { decodeCeilingBytes }),
   });
 }

@@ -22,6 +22,8 @@ export interface WholePoolConfig {
   lowPriorityPlaces?: number;
   /** The machine's cores, shared among the photos at work (src/pool/photo-threads.ts). */
   cores: number;
+  /** What the decodes in flight may hold at once (default MAX_DECODE_BYTES_IN_FLIGHT; memory-fit.ts sizes it to a limit). */
+  decodeCeilingBytes?: number;
 }
 
 /** A removal, or the idle `release` that hands a worker's memory back (src/pool/idle-release.ts). */
@@ -30,7 +32,7 @@ type Job = { name: 'remove'; task: RemoveTask } | { name: 'release' };
 export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool> {
   const { workers } = cfg;
   // One slot per worker: the FIFO runs at most `workers` tasks at once.
-  const decodeMemory = DecodeMemory.create(workers);
+  const decodeMemory = DecodeMemory.create(workers, cfg.decodeCeilingBytes);
   const piscina = await startPiscina({
     filename: '../worker/worker.js',
     threads: workers,

@@ -146,11 +146,11 @@ export function modelDecodeCost(probe: codec.Probe, model: ModelShape): DecodeCo
 
 /**
  * Header-only look at the photo: format, oriented size, pixel caps, output size, ROI, and what each
- * decode will hold (over MAX_DECODE_BYTES for the source: refused before any pixel is decoded).
+ * decode will hold (over `maxDecode` for the source: refused before any pixel is decoded).
  * No sniff here: the edges did (api/image-input.ts, lib/remove.ts); a format libvips reads but we do
  * not decode is named by the decoder, so a pool caller that skipped the edge still gets a typed failure.
  */
-async function planRemoval(input: Uint8Array, options: RemoveOptions, model: ModelShape): Promise<RemovalPlan | RemoveFailure> {
+async function planRemoval(input: Uint8Array, options: RemoveOptions, model: ModelShape, maxDecode: number): Promise<RemovalPlan | RemoveFailure> {
   let probe: codec.Probe;
   try {
     probe = await codec.probe(input);
@@ -174,12 +174,12 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
   const workFull = work.width === probe.width && work.height === probe.height;
   const forWork = work.width * work.height * 4 <= DECODE_ONCE_MAX_BYTES ? decodeCost(probe.header, { ...work, channels: 4, resize: !workFull }) : undefined;
   const source = Math.max(forModel.source, forOutput.source, forWork?.source ?? 0);
-  if (source > MAX_DECODE_BYTES) {
-    return fail('resolution_too_high', `Input image needs ${toMB(source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(MAX_DECODE_BYTES)} MB`);
+  if (source > maxDecode) {
+    return fail('resolution_too_high', `Input image needs ${toMB(source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(maxDecode)} MB`);
   }
   let background = 0;
   if (options.bgImage) {
-    const bg = await planBackground(options.bgImage, out);
+    const bg = await planBackground(options.bgImage, out, maxDecode);
     if (typeof bg !== 'number') return bg;
     background = bg;
   }
@@ -207,8 +207,17 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
   return plan;
 }
 
+/**
+ * The most one decode may hold of its source: MAX_DECODE_BYTES, or less where the process's decode
+ * memory is sized to a memory limit (pool/memory-fit.ts: decodeCeilingFor). A decode above it would not
+ * fit beside the idle process: refused (400) before any pixel is decoded, rather than let through alone.
+ */
+function maxDecodeBytes(ctx: PipelineContext): number {
+  return Math.min(MAX_DECODE_BYTES, ctx.decodeMemory?.ceilingBytes ?? MAX_DECODE_BYTES);
+}
+
 /** The background image is decoded to cover the output: the same budget, before any work is done. */
-async function planBackground(bgImage: Uint8Array, out: { width: number; height: number }): Promise<number | RemoveFailure> {
+async function planBackground(bgImage: Uint8Array, out: { width: number; height: number }, maxDecode: number): Promise<number | RemoveFailure> {
   let probe: codec.Probe;
   try {
     probe = await codec.probe(bgImage);
@@ -220,8 +229,8 @@ async function planBackground(bgImage: Uint8Array, out: { width: number; height:
     return fail('failed_bg_image', `Background image has ${Math.round(pixels / 1e6)} megapixels, maximum supported is ${MAX_INPUT_PIXELS / 1e6} megapixels`);
   }
   const cost = decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: true });
-  if (cost.source > MAX_DECODE_BYTES) {
-    return fail('failed_bg_image', `Background image needs ${toMB(cost.source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(MAX_DECODE_BYTES)} MB`);
+  if (cost.source > maxDecode) {
+    return fail('failed_bg_image', `Background image needs ${toMB(cost.source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(maxDecode)} MB`);
   }
   return cost.total;
 }
@@ -282,7 +291,7 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   if (!session) throw new Error('runPipeline needs a worker with its own model session');
   const watch = new Stopwatch();
   const { input, options } = task;
-  const plan = await planRemoval(input, options, ctx.model);
+  const plan = await planRemoval(input, options, ctx.model, maxDecodeBytes(ctx));
   if ('ok' in plan) return plan;
   watch.mark('probe');
 
@@ -338,7 +347,7 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
 /** Staged path, stage 1: plan and the model-sized input, for an inference batch. */
 export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Promise<PrepareResult> {
   const watch = new Stopwatch();
-  const plan = await planRemoval(task.input, task.options, ctx.model);
+  const plan = await planRemoval(task.input, task.options, ctx.model, maxDecodeBytes(ctx));
   if ('ok' in plan) return plan;
   watch.mark('probe');
   await holdDecodeMemory(ctx, plan, task.decodeSlot, plan.decodeOnceStaged?.bytes ?? plan.decodeBytes.model, watch);

@@ -1,4 +1,5 @@
-// planRemoval refuses a photo or a background image whose decode would hold more than MAX_DECODE_BYTES, from the header alone, before any pixel is decoded.
+// planRemoval refuses a photo or a background image whose decode would hold more than MAX_DECODE_BYTES (or the
+// decode ceiling a memory limit leaves, pool/memory-fit.ts), from the header alone, before any pixel is decoded.
 import t from 'tap';
 import sharp from 'sharp';
 import { fromRemoveFailure } from '../../src/api/errors.js';
@@ -54,4 +55,17 @@ t.test('the plan carries each decode\'s estimate', async (t) => {
   t.ok(model >= 1024 * 1024 * 3 && output >= res.plan.width * res.plan.height * 4, `model ${model} B, output ${output} B`);
   t.equal(background, 0);
   t.same(res.plan.working && [res.plan.working.width, res.plan.working.height], [1536, 1024], 'working size: covers 1024² and the preview, aspect kept');
+});
+
+t.test('under a memory limit the decode ceiling is the most one photo may need: a photo over it is refused, one under passes', async (t) => {
+  const { DecodeMemory } = await import('../../src/pool/decode-memory.js');
+  const limited = { ...ctx, decodeMemory: DecodeMemory.create(1, 150 * 1024 * 1024) } as PipelineContext;
+  // Interlaced 16-bit RGBA, decoded whole: 4000x4000 needs ~241 MB (under 320), 2000x2000 under 150.
+  const over = await prepareRemoval(limited, { input: sixteenBitInterlaced(4000, 4000), options: { ...DEFAULT_OPTIONS, size: 'preview' } });
+  t.same(over.ok ? over : { ok: false, code: over.code }, { ok: false, code: 'resolution_too_high' });
+  if (!over.ok) t.match(over.message, /^Input image needs \d+ MB to decode \(4000x4000 interlaced 16-bit PNG\), maximum supported is 150 MB$/);
+  const under = await prepareRemoval(limited, { input: sixteenBitInterlaced(2000, 2000), options: { ...DEFAULT_OPTIONS, size: 'preview' } });
+  t.not(under.ok ? 'ok' : under.code, 'resolution_too_high', 'within the ceiling');
+  const unlimited = await prepareRemoval(ctx, { input: sixteenBitInterlaced(4000, 4000), options: { ...DEFAULT_OPTIONS, size: 'preview' } });
+  t.not(unlimited.ok ? 'ok' : unlimited.code, 'resolution_too_high', 'the same photo without a limit: under 320 MB, let through');
 });

@@ -1,7 +1,8 @@
 // Sizing the CPU path to a memory limit (src/pool/memory-fit.ts) with injected limits: fewer workers,
 // then the memory-first policy; what the operator gave is kept, or refused with the limit and the estimate.
 import t from 'tap';
-import { fitToMemory, MEMORY_LIMIT_SHARE, MemoryLimitError } from '../../src/pool/memory-fit.js';
+import { decodeCeilingFor, fitToMemory, MEMORY_LIMIT_SHARE, MemoryLimitError, MIN_DECODE_CEILING_BYTES } from '../../src/pool/memory-fit.js';
+import { MAX_DECODE_BYTES_IN_FLIGHT } from '../../src/domain/removal.js';
 import { estimateMemory } from '../../src/pool/memory-estimate.js';
 import { createRemovalPool } from '../../src/pool/pool.js';
 
@@ -46,4 +47,18 @@ t.test('an explicit --memory-release is kept; nothing fits: refused', async (t) 
 
 t.test('the pool refuses to start past the limit before any worker starts', async (t) => {
   await t.rejects(createRemovalPool({ device: 'cpu', model: 'isnet-int8', workers: 2, memoryLimit: limit(600) }), MemoryLimitError);
+});
+
+t.test('decodes sized to the limit: what the planned share leaves beside the idle process, within [64 MB, 1 GiB]', async (t) => {
+  const idle = estimateMemory('isnet-int8', 1, 'every-task').idleMb;
+  const lean = fitToMemory({ ...base, limit: limit(600) });
+  t.ok(lean.ok);
+  if (!lean.ok) return;
+  t.equal(lean.decodeCeilingBytes, Math.floor(600 * MB * MEMORY_LIMIT_SHARE - idle * MB), '600 MB: 90% less the idle process');
+  t.match(lean.changed, /; photo decodes up to \d+ MB at once \(a photo needing more is refused\)$/);
+  const roomy = fitToMemory({ ...base, limit: limit(24_000) });
+  t.ok(roomy.ok && roomy.decodeCeilingBytes === MAX_DECODE_BYTES_IN_FLIGHT, 'a roomy host keeps 1 GiB');
+  t.equal(decodeCeilingFor(limit(100), estimateMemory('isnet-int8', 1, 'every-task')), MIN_DECODE_CEILING_BYTES, 'never below 64 MB');
+  const justDecodes = fitToMemory({ ...base, workers: 1, limit: limit(1000) });
+  t.match(justDecodes, { ok: true, workers: 1, release: 'idle', changed: /^photo decodes up to \d+ MB at once \(a photo needing more is refused\), to fit the memory limit of 1000 MB/ }, 'nothing else changed: the banner says only that');
 });
