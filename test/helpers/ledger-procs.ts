@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import { openLmdbLedger, type LmdbLedger } from '../../src/ledger/lmdb-ledger.js';
 import { multipart, type TestResponse } from './http-client.js';
+import { freePort } from '../../bench/postgres-server.js';
 
 export const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const REMOVEBG = '/v1.0/removebg';
@@ -58,18 +59,8 @@ export function overallDeadline(t: Test, ms: number): void {
   t.teardown(() => clearTimeout(timer));
 }
 
-/** A loopback port that is free right now (for `--processes N`, where port 0 would differ per process). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+// A loopback port that is free right now (for `--processes N`, where port 0 would differ per process).
+export { freePort } from '../../bench/postgres-server.js';
 
 /**
  * A fresh data folder, removed at teardown. Not t.testdir(): its ".test.js-…" suffix reads as a file
