@@ -27,9 +27,13 @@ constexpr int kPngMaxSide = 1 << 24;
 // faster than kDefault at level 4; the file is 4–5% smaller on large mostly-transparent cut-outs, up
 // to 25% larger on textured subjects, +1.3% over the 43 dev cut-outs and +33% on an opaque photo
 // (docs/native.md, "PNG encoding").
+//
+// kFast does not use zlib's deflate: per-row filter choice (Sub, Up, Paeth), runs as distance-1
+// matches and one Huffman code per strip (png_fast.h), several times faster than kRle (docs/native.md).
 enum class PngStrategy {
   kDefault,  // zlib's LZ77 + Huffman at the given level
   kRle,      // Z_RLE; the level only tells stored (0) from compressed (1..9)
+  kFast,     // png_fast.h; the level only tells stored (0) from compressed (1..9)
 };
 
 struct PngOptions {
