@@ -531,9 +531,11 @@ struct BlockHeader {
 
 // The block's body: each segment's literals (four codes of at most kMaxLiteralBits, 48 bits, joined
 // and written at once), then its run as matches at distance 1. Its own function, so that the writer
-// and the tables stay in registers.
+// and the tables stay in registers. A literal's code and length come from two tables: loads are
+// cheaper here than unpacking one packed entry (a microbenchmark: ~5% fewer cycles per literal; not
+// visible in the 12 MP total).
 __attribute__((noinline)) void EmitSegments(const uint8_t* f, const FastSegment* segments, size_t count,
-                                            const uint32_t* lit, const uint32_t* match_bits,
+                                            const uint16_t* code, const uint8_t* len, const uint32_t* match_bits,
                                             const uint8_t* match_length, BitWriter& writer) {
   static_assert(4 * kMaxLiteralBits + 7 <= 63, "four literals per write");
   BitWriter w = writer;
@@ -541,18 +543,17 @@ __attribute__((noinline)) void EmitSegments(const uint8_t* f, const FastSegment*
   for (const FastSegment* seg = segments; seg != segments + count; seg++) {
     const uint8_t* end = p + seg->literals;
     for (; end - p >= 4; p += 4) {
-      const uint32_t e0 = lit[p[0]], e1 = lit[p[1]], e2 = lit[p[2]], e3 = lit[p[3]];
-      const uint32_t l0 = e0 & 15, l01 = l0 + (e1 & 15), l012 = l01 + (e2 & 15);
-      w.Put(e0 >> 4 | static_cast<uint64_t>(e1 >> 4) << l0 | static_cast<uint64_t>(e2 >> 4) << l01 |
-                static_cast<uint64_t>(e3 >> 4) << l012,
-            l012 + (e3 & 15));
+      const uint64_t l0 = len[p[0]], l01 = l0 + len[p[1]], l012 = l01 + len[p[2]];
+      w.Put(code[p[0]] | static_cast<uint64_t>(code[p[1]]) << l0 | static_cast<uint64_t>(code[p[2]]) << l01 |
+                static_cast<uint64_t>(code[p[3]]) << l012,
+            l012 + len[p[3]]);
       w.Flush();
     }
     if (p < end) {  // one to three left
       const ptrdiff_t left = end - p;
-      const uint32_t e0 = lit[p[0]], e1 = left > 1 ? lit[p[1]] : 0, e2 = left > 2 ? lit[p[2]] : 0;
-      const uint32_t l0 = e0 & 15, l01 = l0 + (e1 & 15);
-      w.Put(e0 >> 4 | static_cast<uint64_t>(e1 >> 4) << l0 | static_cast<uint64_t>(e2 >> 4) << l01, l01 + (e2 & 15));
+      const uint64_t l0 = len[p[0]], l1 = left > 1 ? len[p[1]] : 0, l2 = left > 2 ? len[p[2]] : 0;
+      const uint64_t c1 = left > 1 ? code[p[1]] : 0, c2 = left > 2 ? code[p[2]] : 0;
+      w.Put(code[p[0]] | c1 << l0 | c2 << (l0 + l1), l0 + l1 + l2);
       w.Flush();
       p = end;
     }
@@ -706,10 +707,13 @@ size_t FastDeflateStrip(const FastStrip& s, FastScratch& scratch, uint8_t* out, 
   w.PutNow(s.last ? 1 : 0, 1);
   w.PutNow(2, 2);  // BTYPE 10: dynamic Huffman codes
   header.Write(w);
-  // A literal's code above its length (4 bits).
-  uint32_t lit[256];
-  for (int k = 0; k < 256; k++) lit[k] = (lit_codes[k] & 0xffff) << 4 | lit_codes[k] >> 16;
-  EmitSegments(f, scratch.segments.data(), scratch.segments.size(), lit, match_bits, match_length, w);
+  uint16_t lit_code[256];
+  uint8_t lit_len[256];
+  for (int k = 0; k < 256; k++) {
+    lit_code[k] = static_cast<uint16_t>(lit_codes[k]);
+    lit_len[k] = static_cast<uint8_t>(lit_codes[k] >> 16);
+  }
+  EmitSegments(f, scratch.segments.data(), scratch.segments.size(), lit_code, lit_len, match_bits, match_length, w);
   w.PutNow(lit_codes[kEndOfBlock] & 0xffff, static_cast<int>(lit_codes[kEndOfBlock] >> 16));
   uint8_t* end;
   if (s.last) {

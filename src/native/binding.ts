@@ -47,7 +47,7 @@ export interface NativeBox {
 }
 
 export interface PngEncodeOptions {
-  /** zlib level 0..9 (0 = stored). With strategy 'rle' only 0 versus 1..9 matters. */
+  /** zlib level 0..9 (0 = stored). With strategy 'rle' or 'fast' only 0 versus 1..9 matters. */
   level: number;
   /** Threads for the deflate, 1..64. The output bytes are the same for any count. */
   threads: number;
