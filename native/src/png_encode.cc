@@ -211,8 +211,9 @@ PngFile EncodePng(const uint8_t* pixels, int width, int height, int channels, co
   const Image img{pixels, static_cast<size_t>(width) * channels, static_cast<size_t>(height)};
   const size_t row_bytes = img.stride + 1;
 
-  // Lay the strips' chunks out at their worst-case sizes in one scratch block: the untouched tail of
-  // each slot costs address space only (a block this big is mmap'd, its pages touched when written).
+  // Lay the strips' chunks out at their worst-case sizes in one block of the block cache: the untouched
+  // tail of each slot costs address space only (its pages are touched when written), and while the
+  // pool is busy the next encode finds the written ones still mapped.
   const size_t strip_rows = static_cast<size_t>(PngStripRows(width, channels));
   std::vector<Strip> strips((img.height + strip_rows - 1) / strip_rows);
   size_t total = kHeaderBytes;
@@ -228,8 +229,7 @@ PngFile EncodePng(const uint8_t* pixels, int width, int height, int channels, co
   const size_t iend_at = total;
   total += kIendBytes;
   PngFile png;
-  png.scratch_.reset(static_cast<uint8_t*>(std::malloc(total)));
-  if (!png.scratch_) throw std::bad_alloc();
+  png.scratch_ = ScratchArray<uint8_t>(total);
   uint8_t* const base = png.scratch_.get();
 
   // Strips go to threads from a shared counter (transparent strips deflate faster than busy ones).

@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "scratch.h"
+
 namespace cutout {
 
 // Raw bytes per strip (rounded up to whole rows). Strip boundaries depend only on the image's width,
@@ -55,13 +57,11 @@ class PngFile {
 
  private:
   friend PngFile EncodePng(const uint8_t*, int, int, int, const PngOptions&);
-  struct FreeDeleter {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
   struct Piece {
     size_t offset, length;
   };
-  std::unique_ptr<uint8_t, FreeDeleter> scratch_;
+  // From the block cache (scratch.h): while the pool is busy the next encode finds its pages mapped.
+  ScratchArray<uint8_t> scratch_;
   std::vector<Piece> pieces_;
   size_t size_ = 0;
 };

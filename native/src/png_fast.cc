@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -227,8 +228,8 @@ inline RunSplit SplitRun(size_t n) {
 
 class Tokenizer {
  public:
-  Tokenizer(const uint8_t* data, std::vector<FastSegment>& segments) : f_(data), segments_(segments) {
-    segments_.clear();
+  // `segments` has room for MaxSegments(the strip's bytes).
+  Tokenizer(const uint8_t* data, FastSegment* segments) : f_(data), segments_(segments) {
     literal_counts_.fill(0);
   }
 
@@ -272,13 +273,18 @@ class Tokenizer {
     if (open_ != kNone) Run(open_, end - open_);
     open_ = kNone;
     CountLiterals(literal_start_, end);
-    segments_.push_back({static_cast<uint32_t>(end - literal_start_), 0});
+    segments_[count_++] = {static_cast<uint32_t>(end - literal_start_), 0};
     // Every byte value gets a code: one the sample missed may still be there.
     for (int s = 0; s < 256; s++) counts[s] = literal_counts_[s] * kLiteralSample + 1;
     for (int s = 256; s < kLitLenSymbols; s++) counts[s] = length_counts_[s - 256];
     counts[kEndOfBlock] = 1;
   }
 
+  // A run is kMinRun bytes or more and the byte after it starts a literal range (it differs from the
+  // run's byte), so each segment but the last covers at least kMinRun + 1 bytes.
+  static size_t MaxSegments(size_t bytes) { return bytes / (kMinRun + 1) + 2; }
+
+  size_t segment_count() const { return count_; }
   uint64_t matches() const { return matches_; }
   uint64_t extra_bits() const { return extra_bits_; }
 
@@ -302,7 +308,7 @@ class Tokenizer {
   void Run(size_t start, size_t n) {
     if (n < kMinRun) return;
     CountLiterals(literal_start_, start);
-    segments_.push_back({static_cast<uint32_t>(start - literal_start_), static_cast<uint32_t>(n)});
+    segments_[count_++] = {static_cast<uint32_t>(start - literal_start_), static_cast<uint32_t>(n)};
     literal_start_ = start + n;
     const RunSplit split = SplitRun(n);
     CountMatch(kMaxMatch, split.full);
@@ -325,7 +331,8 @@ class Tokenizer {
   }
 
   const uint8_t* f_;
-  std::vector<FastSegment>& segments_;
+  FastSegment* segments_;
+  size_t count_ = 0;
   size_t literal_start_ = 0;
   size_t open_ = kNone;  // start of a run that reached the end of the last Scan
   size_t sample_skip_ = 0;  // literals to pass before the next one counted
@@ -645,19 +652,21 @@ size_t FastDeflateBound(size_t raw) { return std::max(StoredBytes(raw), HuffmanB
 size_t FastDeflateStrip(const FastStrip& s, FastScratch& scratch, uint8_t* out, uint32_t* adler) {
   const size_t stride = s.stride, row_bytes = stride + 1, raw = s.rows * row_bytes;
   // 64 bytes of slack: the run search reads whole vectors past a row's end.
-  if (scratch.filtered.size() < raw + 64) scratch.filtered.resize(raw + 64);
+  uint8_t* const f = scratch.filtered.Reserve(raw + 64);
   const size_t cand_stride = stride + 32;
-  if (scratch.candidate.size() < 2 * cand_stride) scratch.candidate.resize(2 * cand_stride);
-  if (s.first_row == 0 && scratch.zero_row.size() < stride) scratch.zero_row.resize(stride);
-  uint8_t* const f = scratch.filtered.data();
-  uint8_t* const cand = scratch.candidate.data();
+  uint8_t* const cand = scratch.candidate.Reserve(2 * cand_stride);
+  uint8_t* zero_row = nullptr;
+  if (s.first_row == 0) {
+    zero_row = scratch.zero_row.Reserve(stride);
+    std::memset(zero_row, 0, stride);
+  }
 
-  Tokenizer tokens(f, scratch.segments);
+  Tokenizer tokens(f, scratch.segments.Reserve(Tokenizer::MaxSegments(raw)));
   uint32_t a = 1;
   for (size_t r = 0; r < s.rows; r++) {
     const size_t y = s.first_row + r;
     const uint8_t* cur = s.pixels + y * stride;
-    const uint8_t* above = y == 0 ? scratch.zero_row.data() : cur - stride;
+    const uint8_t* above = y == 0 ? zero_row : cur - stride;
     uint8_t* row = f + r * row_bytes;
     // Paeth, the commonest choice on photos, goes straight into place (its slack lands on the next
     // row, written after); the others to the side, copied over when chosen.
@@ -714,7 +723,7 @@ size_t FastDeflateStrip(const FastStrip& s, FastScratch& scratch, uint8_t* out, 
     lit_code[k] = static_cast<uint16_t>(lit_codes[k]);
     lit_len[k] = static_cast<uint8_t>(lit_codes[k] >> 16);
   }
-  EmitSegments(f, scratch.segments.data(), scratch.segments.size(), lit_code, lit_len, match_bits, match_length, w);
+  EmitSegments(f, scratch.segments.get(), tokens.segment_count(), lit_code, lit_len, match_bits, match_length, w);
   w.PutNow(lit_codes[kEndOfBlock] & 0xffff, static_cast<int>(lit_codes[kEndOfBlock] >> 16));
   uint8_t* end;
   if (s.last) {

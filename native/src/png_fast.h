@@ -8,7 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include "scratch.h"
 
 namespace cutout {
 
@@ -30,11 +31,13 @@ struct FastSegment {
 };
 
 // Buffers one thread reuses strip after strip; nothing in them carries over from one strip to the next.
+// They come from the block cache (scratch.h), so the next photo's encode finds their pages mapped
+// instead of faulting ~2 MB in per encode (test/integration/pool-faults).
 struct FastScratch {
-  std::vector<uint8_t> filtered;   // the strip's filtered rows, type byte first
-  std::vector<uint8_t> candidate;  // one row per candidate filter
-  std::vector<uint8_t> zero_row;   // "above" for image row 0
-  std::vector<FastSegment> segments;
+  ScratchBuffer<uint8_t> filtered;      // the strip's filtered rows, type byte first
+  ScratchBuffer<uint8_t> candidate;     // one row per candidate filter
+  ScratchBuffer<uint8_t> zero_row;      // "above" for image row 0
+  ScratchBuffer<FastSegment> segments;  // at most one per kMinRun + 1 bytes, plus the last
 };
 
 // Room FastDeflateStrip needs for a strip of `raw` filtered bytes (rows × (stride + 1)): what a
