@@ -5,7 +5,7 @@
 import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
 import { DEFAULT_DURABILITY, parseDurability, type Durability } from './ledger/durability.js';
 import { parseLedgerUrl } from './ledger/ledger-url.js';
-import { DEFAULT_QUALITY, MAX_INPUT_BYTES, parseQuality, QUALITY_LEVELS, type QualityLevel } from './domain/removal.js';
+import { DEFAULT_QUALITY, MAX_INPUT_BYTES, MAX_INPUT_BYTES_IN_MEMORY, parseQuality, QUALITY_LEVELS, type QualityLevel } from './domain/removal.js';
 import { MEMORY_RELEASES, parseMemoryRelease, type MemoryRelease } from './pool/memory-release.js';
 
 export interface Config {
@@ -38,8 +38,12 @@ export interface Config {
   readonly tlsKey: string | undefined;
   /** Largest request body (a 22 MB image as base64 plus form overhead). */
   readonly maxBodyBytes: number;
-  /** Request-body bytes held in memory at once, per process; past it 503 before a body is read. */
+  /**
+   * Request inputs (bodies, downloaded images) held in memory at once, per process; past it 503 before a
+   * body is read. Unless given (`bodyMemoryGiven`), `cutout serve` lowers it to fit a memory limit.
+   */
   readonly bodyMemoryBytes: number;
+  readonly bodyMemoryGiven: boolean;
   /** Bytes of /v1.0/improve uploads each account may store. */
   readonly improveQuotaBytes: number;
   /** Largest input image in bytes (domain MAX_INPUT_BYTES, 22 MB as remove.bg; tests lower it). */
@@ -97,7 +101,7 @@ export const DEFAULTS = Object.freeze({
   maxImageBytes: MAX_INPUT_BYTES,
   maxBodyBytes: Math.ceil((MAX_INPUT_BYTES * 4) / 3) + MB,
   /** Never below two bodies of the largest size (raised with --max-body-bytes). */
-  bodyMemoryBytes: 256 * MB,
+  bodyMemoryBytes: MAX_INPUT_BYTES_IN_MEMORY,
   improveQuotaBytes: 100 * MB,
   fetchConnectTimeoutMs: 5_000,
   fetchTimeoutMs: 20_000,
@@ -325,6 +329,7 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
       maxImageBytes: DEFAULTS.maxImageBytes,
       maxBodyBytes,
       bodyMemoryBytes,
+      bodyMemoryGiven: get('body-memory-bytes') !== undefined && get('body-memory-bytes') !== '',
       improveQuotaBytes: integer('improve-quota-bytes', get('improve-quota-bytes'), 0, 1024 * 1024 * MB) ?? DEFAULTS.improveQuotaBytes,
       requestTimeoutMs: seconds('request-timeout', get('request-timeout'), 10, 86_400_000) ?? DEFAULTS.requestTimeoutMs,
       drainTimeoutMs: seconds('drain-timeout', get('drain-timeout'), 0, 86_400_000) ?? DEFAULTS.drainTimeoutMs,

@@ -72,7 +72,8 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --tls-key FILE       ... and this unencrypted PEM private key (CUTOUT_TLS_KEY)
   --max-body-bytes N   largest request body (CUTOUT_MAX_BODY_BYTES)
   --fetch-timeout-ms MS  image_url / bg_image_url download limit in ms (CUTOUT_FETCH_TIMEOUT_MS, default 20000)
-  --body-memory-bytes N  request-body bytes held in memory at once before 503 (CUTOUT_BODY_MEMORY_BYTES, default 256 MB)
+  --body-memory-bytes N  request bodies and downloaded images held in memory at once before 503
+                       (CUTOUT_BODY_MEMORY_BYTES, default 256 MB, lowered to fit a memory limit)
   --improve-quota-bytes N  /v1.0/improve storage per account (CUTOUT_IMPROVE_QUOTA_BYTES, default 100 MB)
   --durability D       periodic | fsync: ledger commits flushed every second, or each one (CUTOUT_DURABILITY, default periodic)
   --sandbox on|off     POST /sandbox/v1.0/removebg: the API without a key, at preview size, free (CUTOUT_SANDBOX, default on)
@@ -172,6 +173,8 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     if (config.memoryRelease !== undefined) poolOptions.memoryRelease = config.memoryRelease;
     const limit = processMemoryLimit();
     poolOptions.memoryLimit = limit;
+    // Not given: sized with the pool, never below two of the largest bodies (config.ts's own floor).
+    poolOptions.inputs = config.bodyMemoryGiven ? { bytes: config.bodyMemoryBytes, given: true } : { bytes: 2 * config.maxBodyBytes, given: false };
     poolOptions.lowPriorityPlaces = config.sandboxShare;
     const metrics = createMetrics(packageVersion());
     poolOptions.onBatch = (batch) => metrics.observeBatch(batch);
@@ -186,7 +189,9 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
       sandboxWindow: new GroupWindow(group, new ClientWindow(config.sandboxRatePerMinute)),
     };
     const memoryPressure = new MemoryPressure(limit.bytes);
-    const server = createServer({ config, pool, ledger, log, metrics, observers, memoryPressure, sharePort: group !== null, ...shared });
+    // The bodies-in-memory budget as fitted beside the pool (the operator's own when given).
+    const served = { ...config, bodyMemoryBytes: pool.info?.inputCeilingBytes ?? config.bodyMemoryBytes };
+    const server = createServer({ config: served, pool, ledger, log, metrics, observers, memoryPressure, sharePort: group !== null, ...shared });
     await server.listen();
     // Start-up garbage (module sources, config parsing, the ledger's first reads) goes now rather
     // than at the first busy moment; the workers did the same after loading the model.

@@ -62,6 +62,11 @@ export interface PoolOptions {
    * (MemoryLimitError) when those cannot fit (src/pool/memory-fit.ts). Default: not checked.
    */
   memoryLimit?: MemoryLimit;
+  /**
+   * The request inputs the process holds beside the pool (bodies, downloads), sized with it under
+   * `memoryLimit`: exactly `bytes` when `given`, else fitted and never below `bytes` (PoolInfo.inputCeilingBytes).
+   */
+  inputs?: { bytes: number; given: boolean };
 }
 
 export interface PoolStats extends FifoQueueStats {
@@ -81,6 +86,8 @@ export interface PoolInfo {
   memoryRelease: MemoryRelease;
   /** What was changed to fit PoolOptions.memoryLimit, if anything (a line for the start-up banner). */
   memoryFit?: string;
+  /** The request inputs' share of memoryLimit (memory-fit.ts inputCeilingFor), when one was fitted. */
+  inputCeilingBytes?: number;
 }
 
 export interface RemovalPool {

@@ -111,6 +111,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
   let memoryRelease = opts.memoryRelease ?? DEFAULT_MEMORY_RELEASE;
   let memoryFit: string | undefined;
   let decodeCeilingBytes: number | undefined;
+  let inputCeilingBytes: number | undefined;
   if (opts.memoryLimit) {
     const fit = fitToMemory({
       model: modelName,
@@ -119,12 +120,14 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
       release: memoryRelease,
       releaseGiven: opts.memoryRelease !== undefined,
       limit: opts.memoryLimit,
+      ...(opts.inputs && { inputs: opts.inputs }),
     });
     if (!fit.ok) throw new MemoryLimitError(fit.message);
     ({ workers, release: memoryRelease, changed: memoryFit, decodeCeilingBytes } = fit);
+    if (opts.inputs) inputCeilingBytes = fit.inputCeilingBytes;
   }
   const threads = opts.threadsPerWorker ?? Math.max(1, Math.floor(cores / workers));
-  const info: PoolInfo = { device, model: modelName, workers, threadsPerWorker: threads, memoryRelease, ...(memoryFit ? { memoryFit } : {}) };
+  const info: PoolInfo = { device, model: modelName, workers, threadsPerWorker: threads, memoryRelease, ...(memoryFit ? { memoryFit } : {}), ...(inputCeilingBytes !== undefined && { inputCeilingBytes }) };
   return createWholePool({
     info,
     // ORT's threads idle while the photo is composited and encoded: those passes take them.
