@@ -94,6 +94,11 @@ export class ConfigError extends Error {
 
 const MB = 1024 * 1024;
 
+/** The least `--body-memory-bytes` defaults to, however tight the memory: two bodies of the largest size. */
+export function minBodyMemoryBytes(maxBodyBytes: number): number {
+  return 2 * maxBodyBytes;
+}
+
 export const DEFAULTS = Object.freeze({
   host: '0.0.0.0',
   port: 8080,
@@ -304,7 +309,7 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
     if (/\s/.test(host)) throw new ConfigError(`Invalid host '${host}'`);
 
     const maxBodyBytes = integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes;
-    const bodyMemoryBytes = integer('body-memory-bytes', get('body-memory-bytes'), 1024, 1024 * 1024 * MB) ?? Math.max(DEFAULTS.bodyMemoryBytes, 2 * maxBodyBytes);
+    const bodyMemoryBytes = integer('body-memory-bytes', get('body-memory-bytes'), 1024, 1024 * 1024 * MB) ?? Math.max(DEFAULTS.bodyMemoryBytes, minBodyMemoryBytes(maxBodyBytes));
     if (bodyMemoryBytes < maxBodyBytes) {
       throw new ConfigError(`--body-memory-bytes (${bodyMemoryBytes}) must be at least --max-body-bytes (${maxBodyBytes}): no largest body would ever fit`);
     }
@@ -329,7 +334,7 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
       maxImageBytes: DEFAULTS.maxImageBytes,
       maxBodyBytes,
       bodyMemoryBytes,
-      bodyMemoryGiven: get('body-memory-bytes') !== undefined && get('body-memory-bytes') !== '',
+      bodyMemoryGiven: Boolean(get('body-memory-bytes')),
       improveQuotaBytes: integer('improve-quota-bytes', get('improve-quota-bytes'), 0, 1024 * 1024 * MB) ?? DEFAULTS.improveQuotaBytes,
       requestTimeoutMs: seconds('request-timeout', get('request-timeout'), 10, 86_400_000) ?? DEFAULTS.requestTimeoutMs,
       drainTimeoutMs: seconds('drain-timeout', get('drain-timeout'), 0, 86_400_000) ?? DEFAULTS.drainTimeoutMs,

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, minBodyMemoryBytes, type Config } from '../config.js';
 import type { LedgerBackend, ReconcileReport } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/open-ledger.js';
 import { redactUrl } from '../ledger/ledger-url.js';
@@ -173,8 +173,8 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     if (config.memoryRelease !== undefined) poolOptions.memoryRelease = config.memoryRelease;
     const limit = processMemoryLimit();
     poolOptions.memoryLimit = limit;
-    // Not given: sized with the pool, never below two of the largest bodies (config.ts's own floor).
-    poolOptions.inputs = config.bodyMemoryGiven ? { bytes: config.bodyMemoryBytes, given: true } : { bytes: 2 * config.maxBodyBytes, given: false };
+    // Not given: sized with the pool, never below config's own floor.
+    poolOptions.inputs = config.bodyMemoryGiven ? { bytes: config.bodyMemoryBytes, given: true } : { bytes: minBodyMemoryBytes(config.maxBodyBytes), given: false };
     poolOptions.lowPriorityPlaces = config.sandboxShare;
     const metrics = createMetrics(packageVersion());
     poolOptions.onBatch = (batch) => metrics.observeBatch(batch);
