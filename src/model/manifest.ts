@@ -107,6 +107,11 @@ export interface SessionOptions {
   height: number;
   mean: [number, number, number];
   std: [number, number, number];
+  /** The output's activation and range (src/model/families.ts; native/src/postprocess.h). Default 'none' and 'unit'. */
+  activation?: 'none' | 'sigmoid';
+  range?: 'unit' | 'minmax';
+  /** 4 (default): the output is [1, 1, H, W]; 3: [1, H, W]. */
+  outputRank?: 3 | 4;
   /** Execution provider: the CPU (default) or CUDA GPU `deviceId`. */
   device?: 'cpu' | 'cuda';
   deviceId?: number;
