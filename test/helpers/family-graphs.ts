@@ -120,6 +120,28 @@ export function writeU2netStyle(dir: string, opts: { isnetInput?: boolean; plain
   return write(dir, opts.name ?? 'u2net-style.onnx', model);
 }
 
+/**
+ * RMBG-1.4's conventions on ISNet's weights: fed (v/255 - 0.5) / 1.0, the mask the first output
+ * squeezed to 0.25 + p/2, which the family's min-max range undoes (to within the bundled mask's own
+ * least and greatest values, 0 and 1 on a real photo).
+ */
+export function writeRmbgStyle(dir: string): string {
+  const model = readIsnet();
+  const g = model.graph;
+  const { a, b } = undoNormalisation([0.5, 0.5, 0.5], [1, 1, 1]);
+  g.initializer.push(floats('family/a', a, [1, 3, 1, 1]), floats('family/b', b, [1, 3, 1, 1]), floats('family/half', [0.5], []), floats('family/quarter', [0.25], []));
+  g.node = [
+    node('Mul', ['pixel_values', 'family/a'], ['family/scaled']),
+    node('Add', ['family/scaled', 'family/b'], ['input']),
+    ...g.node,
+    node('Mul', ['output', 'family/half'], ['family/squeezed']),
+    node('Add', ['family/squeezed', 'family/quarter'], ['alphas']),
+  ];
+  g.input = [valueInfo('pixel_values', FLOAT, [1, 3, 1024, 1024])];
+  g.output = [valueInfo('alphas', FLOAT, [1, 1, 1024, 1024])];
+  return write(dir, 'rmbg-style.onnx', model);
+}
+
 export interface BrokenGraph {
   inputs?: { name: string; elemType: number; dims: Dim[] }[];
   outputs?: { name: string; elemType: number; dims: Dim[] }[];

@@ -11,7 +11,7 @@ import { createRemovalPool } from '../../src/pool/pool.js';
 import { runRemoveCommand } from '../../src/cli/remove-command.js';
 import { sha256 } from '../../src/model/assemble.js';
 import { EVAL_DIR } from '../helpers/core-fixtures.js';
-import { ISNET_FP32, writeBirefnetStyle, writeSignatureGraph, writeU2netStyle } from '../helpers/family-graphs.js';
+import { ISNET_FP32, writeBirefnetStyle, writeRmbgStyle, writeSignatureGraph, writeU2netStyle } from '../helpers/family-graphs.js';
 import { KEY, startTestServer } from '../helpers/server.js';
 import { multipart, request } from '../helpers/http-client.js';
 import type { PoolOptions } from '../../src/pool/pool-api.js';
@@ -98,6 +98,16 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
     const wrong = await removeWith({ modelFile: file });
     const c = compare(wrong, reference);
     t.ok(c.mean > 50, `a probability read as logits: ${fmt(c)}`);
+  });
+
+  await t.test('rmbg: mean 0.5 std 1.0 folded in, the first output squeezed and min-max normalised; the library', async (t) => {
+    const c = compare(await removeWith({ modelFile: writeRmbgStyle(dir), modelFamily: 'rmbg' }), reference);
+    t.ok(c.mean < 0.05 && c.max <= 3, `rmbg-style vs bundled: ${fmt(c)}`);
+  });
+
+  await t.test('isnet: the bundled fp32 file as a file of ISNet upstream conventions (mean 0.5, std 1.0 instead of 128/256)', async (t) => {
+    const c = compare(await removeWith({ modelFile: ISNET_FP32, modelFamily: 'isnet' }), reference);
+    t.ok(c.mean < 0.5 && c.over2 < 0.01, `isnet family vs bundled: ${fmt(c)}`);
   });
 
   await t.test('u2net: 320² ImageNet input resized inside the graph, d0 squeezed and min-max normalised; through `cutout remove`', async (t) => {
