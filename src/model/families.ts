@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionOptions } from './manifest.js';
-import { elemTypeName, formatDims, ONNX_FLOAT, OnnxFormatError, readOnnxSignature, type OnnxDim, type OnnxSignature, type OnnxValue } from './onnx-signature.js';
+import { elemTypeName, formatDims, ONNX_FLOAT, OnnxFormatError, readOnnxSignatureFile, type OnnxDim, type OnnxSignature, type OnnxValue } from './onnx-signature.js';
 
 export const MODEL_FAMILIES = ['isnet', 'u2net', 'birefnet', 'rmbg', 'custom'] as const;
 export type ModelFamily = (typeof MODEL_FAMILIES)[number];
@@ -265,28 +265,35 @@ export function checkSignature(sig: OnnxSignature, c: ModelConvention, what: str
   return { inputName: input!.name, outputName: output!.name, outputRank };
 }
 
+/** sha256 of a file read 4 MiB at a time (a BiRefNet fp32 file is near 1 GB: never held whole). */
+function hashFile(file: string): string {
+  const hash = crypto.createHash('sha256');
+  const chunk = Buffer.allocUnsafe(4 * 1024 * 1024);
+  const fd = fs.openSync(file, 'r');
+  try {
+    for (let n = fs.readSync(fd, chunk); n > 0; n = fs.readSync(fd, chunk)) hash.update(chunk.subarray(0, n));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return hash.digest('hex');
+}
+
 /**
  * Read, hash and check a model file against its family (and descriptor). Throws ModelFileError with
  * a message that names the file and each difference.
  */
 export function checkModelFile(req: ModelFileRequest): ModelFile {
   const { family, convention, descriptor } = resolveConvention(req);
-  let bytes: Buffer;
-  try {
-    bytes = fs.readFileSync(req.file);
-  } catch (err) {
-    throw new ModelFileError(`Could not read the model file ${req.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
   let sig: OnnxSignature;
   try {
-    sig = readOnnxSignature(bytes);
+    sig = readOnnxSignatureFile(req.file);
   } catch (err) {
-    if (!(err instanceof OnnxFormatError)) throw err;
-    throw new ModelFileError(`The model file ${req.file} is not an ONNX model: ${err.message}`);
+    if (err instanceof OnnxFormatError) throw new ModelFileError(`The model file ${req.file} is not an ONNX model: ${err.message}`);
+    throw new ModelFileError(`Could not read the model file ${req.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   const what = `The model file ${req.file} (family ${family}${descriptor ? `, descriptor ${path.basename(descriptor)}` : ''})`;
   const names = checkSignature(sig, convention, what);
-  const sha256 = crypto.createHash('sha256').update(bytes).digest('hex');
+  const sha256 = hashFile(req.file);
   return { path: path.resolve(req.file), family, sha256, convention, ...names, ...(descriptor ? { descriptor } : {}) };
 }
 

@@ -1,7 +1,8 @@
 // The inputs and outputs of an ONNX file (names, element types, shapes), read straight from its
 // protobuf bytes: only ModelProto.graph's input, output and initializer names are decoded, every
 // weight is skipped by its length. Runs at start on the main thread (no addon, no onnx-proto, which
-// is a dev dependency): about 1.5 ms for ISNet fp32 (176 MB) once the bytes are read.
+// is a dev dependency). From a file only the tags and names are read, a 64 KiB window at a time.
+import fs from 'node:fs';
 
 /** ONNX TensorProto.DataType numbers → the names ONNX Runtime prints (`tensor(float)`). */
 export const ONNX_ELEM_TYPES: Readonly<Record<number, string>> = {
@@ -58,12 +59,51 @@ export function formatDims(dims: OnnxDim[] | undefined): string {
   return `[${dims.map((d) => (d === '' ? '?' : String(d))).join(', ')}]`;
 }
 
+/** Bytes read by position: a buffer in memory, or a file read a window at a time. */
+interface ByteSource {
+  readonly length: number;
+  byteAt(pos: number): number;
+  /** [start, end): short ranges only (names). */
+  slice(start: number, end: number): Uint8Array;
+}
+
+function memorySource(buf: Uint8Array): ByteSource {
+  return { length: buf.length, byteAt: (pos) => buf[pos]!, slice: (start, end) => buf.subarray(start, end) };
+}
+
+/**
+ * A file read through a 64 KiB window: the tags and names are read, every weight is skipped by its
+ * length without being read, so a model of any size costs a few windows of memory.
+ */
+function fileSource(fd: number, length: number): ByteSource {
+  const WINDOW = 64 * 1024;
+  const window = Buffer.allocUnsafe(WINDOW);
+  let at = -1;
+  let filled = 0;
+  const load = (pos: number) => {
+    filled = fs.readSync(fd, window, 0, Math.min(WINDOW, length - pos), pos);
+    at = pos;
+  };
+  return {
+    length,
+    byteAt(pos) {
+      if (pos < at || pos >= at + filled) load(pos);
+      return window[pos - at]!;
+    },
+    slice(start, end) {
+      const out = Buffer.allocUnsafe(end - start);
+      if (end > start) fs.readSync(fd, out, 0, end - start, start);
+      return out;
+    },
+  };
+}
+
 class Reader {
   pos: number;
   constructor(
-    readonly buf: Uint8Array,
+    readonly src: ByteSource,
     start = 0,
-    readonly end = buf.length,
+    readonly end = src.length,
   ) {
     this.pos = start;
   }
@@ -77,7 +117,7 @@ class Reader {
     let scale = 1;
     for (let i = 0; i < 10; i++) {
       if (this.pos >= this.end) throw new OnnxFormatError('truncated varint');
-      const b = this.buf[this.pos++]!;
+      const b = this.src.byteAt(this.pos++);
       result += (b & 0x7f) * scale;
       if (b < 0x80) return result;
       scale *= 128;
@@ -102,12 +142,13 @@ class Reader {
 
   string(): string {
     const { start, end } = this.bytes();
-    return Buffer.from(this.buf.buffer, this.buf.byteOffset + start, end - start).toString('utf8');
+    if (end - start > 1 << 20) throw new OnnxFormatError('a name longer than 1 MiB');
+    return Buffer.from(this.src.slice(start, end)).toString('utf8');
   }
 
   sub(): Reader {
     const { start, end } = this.bytes();
-    return new Reader(this.buf, start, end);
+    return new Reader(this.src, start, end);
   }
 
   skip(wire: number): void {
@@ -181,7 +222,20 @@ function readValueInfo(r: Reader): OnnxValue {
 
 /** The graph's signature; throws OnnxFormatError when the bytes are not an ONNX model with a graph. */
 export function readOnnxSignature(bytes: Uint8Array): OnnxSignature {
-  const model = new Reader(bytes);
+  return signatureOf(new Reader(memorySource(bytes)));
+}
+
+/** The same, read from a file a window at a time (the weights are never read). */
+export function readOnnxSignatureFile(file: string): OnnxSignature {
+  const fd = fs.openSync(file, 'r');
+  try {
+    return signatureOf(new Reader(fileSource(fd, fs.fstatSync(fd).size)));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function signatureOf(model: Reader): OnnxSignature {
   let graph: Reader | undefined;
   while (!model.done) {
     const { field, wire } = model.tag();

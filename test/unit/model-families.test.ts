@@ -11,7 +11,7 @@ import {
   resolveConvention,
   sessionOptionsForFile,
 } from '../../src/model/families.js';
-import { readOnnxSignature } from '../../src/model/onnx-signature.js';
+import { readOnnxSignature, readOnnxSignatureFile } from '../../src/model/onnx-signature.js';
 import { ISNET_FP32, writeSignatureGraph } from '../helpers/family-graphs.js';
 
 const FLOAT = 1;
@@ -39,6 +39,14 @@ t.test('the signature reader: the bundled ISNet, and weights listed as inputs le
       { name: 'b', elemType: INT64, dims: [2] },
     ],
   }, 'symbolic dims by name; the initializer "w" listed as an input is not an image input');
+  t.same(readOnnxSignatureFile(file), readOnnxSignature(fs.readFileSync(file)), 'read from the file a window at a time: the same');
+  t.same(readOnnxSignatureFile(ISNET_FP32), sig, 'ISNet from the file: the weights skipped, not read');
+  // Cut short inside the weights: the graph's length runs past the end.
+  const cut = path.join(dir, 'cut.onnx');
+  const isnet = fs.readFileSync(ISNET_FP32);
+  fs.writeFileSync(cut, isnet.subarray(0, 1 << 20));
+  t.throws(() => readOnnxSignatureFile(cut), { name: 'OnnxFormatError', message: 'a field runs past the end of its message' });
+  t.throws(() => checkModelFile({ file: cut, family: 'isnet' }), { message: `The model file ${cut} is not an ONNX model: a field runs past the end of its message` });
   t.throws(() => readOnnxSignature(new Uint8Array([0x0a, 0xff])), { name: 'OnnxFormatError' });
   t.throws(() => readOnnxSignature(new TextEncoder().encode('not a model at all')), { name: 'OnnxFormatError' });
 });
