@@ -12,7 +12,7 @@ import type { RemovalPool } from '../pool/pool-api.js';
  */
 export function handleHealth(ctx: RequestContext, pool: RemovalPool, ledger: Ledger): void {
   const i = pool.info;
-  const lic = i && modelLicense(i.model);
+  const lic = i && !i.ownModelFile ? modelLicense(i.model) : undefined;
   ctx.sendJson(200, {
     status: 'ok',
     ledger: ledger.isOpen() ? 'up' : 'down',

@@ -88,8 +88,8 @@ export function modelLicense(name: string): ModelLicense | undefined {
 }
 
 /** One line on a model's terms, for `cutout serve`'s start-up (the README's "Licences" says the same). */
-export function describeModelLicense(name: string): string {
-  const lic = modelLicense(name);
+export function describeModelLicense(name: string, ownFile = false): string {
+  const lic = ownFile ? undefined : modelLicense(name);
   if (!lic) return `model ${name}: a file of your own; its terms are yours to check`;
   const { source } = readManifest().models[name]!;
   return (

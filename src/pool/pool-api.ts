@@ -91,6 +91,8 @@ export interface PoolInfo {
   modelFamily?: string;
   /** sha256 of the model file, where known (a bundled model's from the manifest or its .sha256 file). */
   modelSha256?: string;
+  /** True for a model file of the user's own (`modelFile`): never given the manifest's licence facts, whatever its name. */
+  ownModelFile?: boolean;
   workers: number;
   /** ONNX Runtime threads per worker on the CPU path; threads per photo on the staged path. */
   threadsPerWorker: number;

@@ -96,6 +96,7 @@ function startFilePool(opts: PoolOptions, device: DeviceChoice, file: ModelFile)
     name: path.basename(file.path),
     family: file.family,
     sha256: file.sha256,
+    own: true,
     path: file.path,
     batch: false,
     session: (threads) => sessionOptionsForFile(file, threads),
@@ -121,6 +122,8 @@ interface ChosenModel {
   name: string;
   family: string;
   sha256?: string;
+  /** A model file of the user's own. */
+  own?: boolean;
   path: string;
   batch: boolean;
   session: (threads: number) => ReturnType<typeof sessionOptionsFor>;
@@ -129,7 +132,7 @@ interface ChosenModel {
 async function startPoolWith(opts: PoolOptions, device: DeviceChoice, chosen: ChosenModel): Promise<RemovalPool> {
   const cores = os.availableParallelism();
   const modelPath = chosen.path;
-  const modelFacts = { modelFamily: chosen.family, ...(chosen.sha256 ? { modelSha256: chosen.sha256 } : {}) };
+  const modelFacts = { modelFamily: chosen.family, ...(chosen.sha256 ? { modelSha256: chosen.sha256 } : {}), ...(chosen.own ? { ownModelFile: true } : {}) };
   const maxQueue = opts.maxQueue ?? DEFAULT_MAX_QUEUE;
   const cudaOptions = opts.cudaOptions ?? process.env.CUTOUT_CUDA_OPTIONS;
   const onDevice = { device: device.kind, deviceId: device.index, ...(cudaOptions ? { cudaOptions } : {}) };

@@ -71,10 +71,12 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
     t.equal(pool.info?.model, 'birefnet-style.onnx');
     t.equal(pool.info?.modelFamily, 'birefnet');
     t.equal(pool.info?.modelSha256, sha256(fs.readFileSync(file)));
+    t.equal(pool.info?.ownModelFile, true);
     const s = await startTestServer(t, { pool });
     const health = await request(`${s.url}/healthz`);
     t.equal(health.status, 200);
     t.match(health.json(), { model: 'birefnet-style.onnx', model_family: 'birefnet', model_sha256: sha256(fs.readFileSync(file)) });
+    t.notOk('model_license' in health.json(), 'no licence facts for a file of your own');
     const { body, contentType } = multipart([
       { name: 'image_file', value: photo, filename: 'camel.jpg' },
       { name: 'size', value: 'full' },

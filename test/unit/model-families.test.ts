@@ -12,6 +12,7 @@ import {
   sessionOptionsForFile,
 } from '../../src/model/families.js';
 import { readOnnxSignature, readOnnxSignatureFile } from '../../src/model/onnx-signature.js';
+import { describeModelLicense } from '../../src/model/manifest.js';
 import { ISNET_FP32, writeSignatureGraph } from '../helpers/family-graphs.js';
 
 const FLOAT = 1;
@@ -183,4 +184,9 @@ t.test('config: --model-file and its family and descriptor, never with --model',
   t.throws(() => loadConfig(['--model-file', 'x.onnx'], { CUTOUT_MODEL_FAMILY: 'modnet' }), {
     message: "Expected one of isnet, u2net, birefnet, rmbg, custom for CUTOUT_MODEL_FAMILY but received 'modnet'",
   });
+});
+
+t.test("a file of your own never gets a bundled model's licence facts, whatever its name", async (t) => {
+  t.match(describeModelLicense('isnet-int8'), /^model isnet-int8: weights MIT/);
+  t.equal(describeModelLicense('isnet-int8', true), 'model isnet-int8: a file of your own; its terms are yours to check');
 });
