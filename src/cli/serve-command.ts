@@ -42,6 +42,12 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --workers N          removal worker threads per process (CUTOUT_WORKERS; default cores/2 on the CPU
                        path, every core for the photo work of a batch model)
   --model NAME         model from models/manifest.json (CUTOUT_MODEL, default: the manifest's default)
+  --model-file PATH    an ONNX segmentation model of your own instead (CUTOUT_MODEL_FILE; not with --model),
+                       checked against its family at start (docs/models.md, "A model of your own")
+  --model-family F     isnet | u2net | birefnet | rmbg | custom: the model file's conventions
+                       (CUTOUT_MODEL_FAMILY, default: the descriptor's "family")
+  --model-descriptor P the model file's JSON descriptor (CUTOUT_MODEL_DESCRIPTOR, default: PATH.json
+                       beside the file when there is one; family custom needs one)
   --quality Q          fast | balanced | best: what each removal may spend on quality (CUTOUT_QUALITY,
                        default balanced; the table in the README)
   --device D           auto | cpu | cuda | cuda:N (CUTOUT_DEVICE, default auto: CUDA when its provider
@@ -163,6 +169,9 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     const poolOptions: PoolOptions = {};
     if (config.workers !== undefined) poolOptions.workers = config.workers;
     if (config.model !== undefined) poolOptions.model = config.model;
+    if (config.modelFile !== undefined) poolOptions.modelFile = config.modelFile;
+    if (config.modelFamily !== undefined) poolOptions.modelFamily = config.modelFamily;
+    if (config.modelDescriptor !== undefined) poolOptions.modelDescriptor = config.modelDescriptor;
     poolOptions.quality = config.quality;
     poolOptions.device = config.device;
     if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
@@ -295,7 +304,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
 
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
   process.stdout.write(`${describePool(service.pool)}\n`);
-  if (service.pool.info) process.stdout.write(`${describeModelLicense(service.pool.info.model)}\n`);
+  if (service.pool.info) process.stdout.write(`${describeModelFacts(service.pool)}\n${describeModelLicense(service.pool.info.model, service.pool.info.ownModelFile)}\n`);
   const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
   process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)}${ledgerAt})\n`);
   const release = service.pool.info?.memoryRelease;
@@ -386,6 +395,14 @@ export function describePool(pool: RemovalPool): string {
   if (!i.batching) return `${head}; ${plural(i.workers, 'worker')} × ${plural(i.threadsPerWorker, 'thread')}`;
   const b = i.batching;
   return `${head}; batches of up to ${b.maxBatch} (wait ≤ ${b.maxWaitMs} ms) on ${plural(b.inferWorkers, 'inference worker')}; ${plural(i.workers, 'photo worker')}`;
+}
+
+/** `model isnet-int8: family isnet, sha256 19b5…`, and on a GPU, that a model file runs one photo per inference. */
+export function describeModelFacts(pool: RemovalPool): string {
+  const i = pool.info;
+  if (!i) return 'model: unknown';
+  const line = `model ${i.model}: family ${i.modelFamily ?? 'unknown'}, sha256 ${i.modelSha256 ?? 'not recorded'}`;
+  return i.device.kind === 'cuda' && !i.batching ? `${line}; one photo per inference run (no batching across requests on this path)` : line;
 }
 
 function stripFlag(argv: string[], name: string): string[] {
