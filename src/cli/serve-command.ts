@@ -58,7 +58,7 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --batch-wait-ms MS   batch models: how long a free inference worker waits for a batch to fill, while
                        other photos are being prepared (CUTOUT_BATCH_WAIT_MS, default 2)
   --infer-workers N    batch models: inference workers sharing the model session, 1..8
-                       (CUTOUT_INFER_WORKERS, default 2)
+                       (CUTOUT_INFER_WORKERS, default 1)
   --photo-nice N       nice value 0..19 of the photo workers' threads, so the main thread and the
                        inference workers go first when the cores are full (CUTOUT_PHOTO_NICE, default 0;
                        an experiment for GPU boxes: docs/gpu.md)

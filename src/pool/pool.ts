@@ -30,11 +30,11 @@ export const DEFAULT_MAX_BATCH = 8;
  */
 export const DEFAULT_BATCH_WAIT_MS = 2;
 /**
- * Inference workers of the staged path: while one waits on the GPU, the other fills the next batch.
- * `--infer-workers` changes it: in-service batches ran slower than alone on the H200 (docs/gpu.md),
- * and one worker against two is the next measurement there.
+ * Inference workers of the staged path (they share one model session). One: on the H200 (2026-11-28,
+ * docs/gpu.md) two workers running batches on the shared session at once made each batch of 8 take
+ * 86–319 ms (median) instead of 58–64, and 1 MP at c = 128 went 73 → 99.6 images/s with one.
  */
-export const INFER_WORKERS = 2;
+export const INFER_WORKERS = 1;
 
 /** The CPU path: one worker per 2 cores, each with the rest of the cores as ONNX Runtime threads. */
 export function defaultSizing(cores = os.availableParallelism()): { workers: number; threadsPerWorker: number } {
