@@ -5,6 +5,9 @@
 //   pg-stall      the postmaster and its backends stopped (SIGSTOP) for 15 s, then continued
 //   slow-uploads  4 more uploads on the same key, Content-Length 100000 at 5 bytes a second
 //   disk-full     a server on LMDB in a small tmpfs, filled for 10 s (root only: it mounts one)
+//   memory-limit  a server on its defaults in a cgroup limited to 600 MB, the stream's photos replaced
+//                 by 12 MP ones at full size for 30 s (root only: it makes the cgroup); also prints
+//                 the cgroup's peak and its OOM kills, and whether the server is still up
 // Per fault it prints the statuses of the stream's requests (answered from the fault's start to the end of the
 // window), cuts (connections closed without an answer), 500s, the credits the 200s announced against the
 // balance's fall, the first 200 after the fault ended, and 429s among requests started 5 s or more after
@@ -20,11 +23,12 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { benchPhotos } from './photos.js';
+import { makeMemoryCgroup } from './memory-cgroup.js';
 import { multipartBody } from './multipart.js';
 import { startPostgresServer, type PostgresServer } from './postgres-server.js';
 import { balance, cpuInfo, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
 
-const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full'] as const;
+const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit'] as const;
 type Fault = (typeof FAULTS)[number];
 
 function arg(name: string): string | undefined {
@@ -63,6 +67,7 @@ interface FaultReport {
   firstOkAfterS?: number | null;
   late429?: number;
   slowUploads?: string[];
+  memory?: { limitMb: number; peakMb: number | null; oomKills: number; alive: boolean };
 }
 
 /** One client's loop of requests on `url` until `stop()` is true. */
@@ -239,6 +244,41 @@ async function diskFull(bodies: Array<{ body: Buffer; type: string }>): Promise<
   }
 }
 
+const MEMORY_LIMIT_BYTES = 600 * 1024 * 1024;
+
+/** `cutout serve` on its defaults in a 600 MB cgroup, the stream's photos 12 MP at full size for 30 s. Root only; skipped with the reason otherwise. */
+async function memoryLimit(bodies: Array<{ body: Buffer; type: string }>): Promise<FaultReport> {
+  const cgroup = makeMemoryCgroup(`cutout-faults-${process.pid}`, MEMORY_LIMIT_BYTES);
+  if (typeof cgroup === 'string') return { fault: 'memory-limit', skipped: cgroup };
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-faults-mem-'));
+  let server: Server | undefined;
+  try {
+    const key = cutoutCli(['keys', 'create', '--credits', String(CREDITS), '--free-calls', '0', '--concurrency', String(CLIENTS), '--rate', '1000000', '--label', 'faults'], dataDir);
+    server = await startServer(dataDir, { args: [], cgroupProcs: cgroup.procs });
+    const srv = server;
+    const report = await underFault('memory-limit', server, key, bodies, async () => {
+      await sleep(30_000);
+      return {};
+    });
+    const peak = cgroup.peakBytes();
+    report.memory = {
+      limitMb: MEMORY_LIMIT_BYTES / 1048576,
+      peakMb: peak === undefined ? null : Math.round(peak / 1048576),
+      oomKills: cgroup.oomKills(),
+      alive: srv.child.exitCode === null && srv.child.signalCode === null,
+    };
+    return report;
+  } finally {
+    if (server) await stopServer(server);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    try {
+      cgroup.remove();
+    } catch {
+      // a process still leaving: the kernel removes nothing in use
+    }
+  }
+}
+
 async function main() {
   const faults = (arg('faults') ?? FAULTS.join(',')).split(',').map((f) => f.trim()) as Fault[];
   for (const f of faults) if (!FAULTS.includes(f)) throw new Error(`bench:faults: unknown fault '${f}' (known: ${FAULTS.join(', ')})`);
@@ -249,9 +289,14 @@ async function main() {
   const bodies = [small, ...(mid ? [mid] : [])].flatMap((p) => ['preview', 'full'].map((size) => multipartBody(fs.readFileSync(p.file), { size, format: 'png' })));
 
   const reports: FaultReport[] = [];
-  const pgFaults = faults.filter((f) => f !== 'disk-full');
+  const pgFaults = faults.filter((f) => f !== 'disk-full' && f !== 'memory-limit');
   if (pgFaults.length > 0) reports.push(...(await postgresFaults(pgFaults, bodies)));
   if (faults.includes('disk-full')) reports.push(await diskFull(bodies));
+  if (faults.includes('memory-limit')) {
+    const large = photos.filter((p) => /12mp|18mp|20mp/.test(p.name));
+    if (large.length === 0) reports.push({ fault: 'memory-limit', skipped: 'no 12 MP or larger bench photos' });
+    else reports.push(await memoryLimit(large.map((p) => multipartBody(fs.readFileSync(p.file), { size: 'full', format: 'png' }))));
+  }
 
   const cpu = cpuInfo();
   console.log(`bench:faults, ${CLIENTS} clients on one key (cap ${CLIENTS}, no free calls), photos ${[small, mid].filter(Boolean).map((p) => p!.name).join(', ')}, preview/full; ${cpu.model}, ${cpu.cores} cores, flags ${cpu.flags.join(' ')}`);
@@ -263,12 +308,13 @@ async function main() {
       continue;
     }
     const fmt = (o: Record<string, number> | undefined) => Object.entries(o ?? {}).map(([k, v]) => `${k}×${v}`).join(' ') || '-';
+    if (r.memory) console.error(`bench:faults: memory-limit: cgroup ${r.memory.limitMb} MB, peak ${r.memory.peakMb ?? '?'} MB, OOM kills ${r.memory.oomKills}, server ${r.memory.alive ? 'up' : 'GONE'}`);
     console.log(`| ${r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? '-'} |`);
   }
   const outDir = path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'faults.json'), JSON.stringify({ date: new Date().toISOString(), cpu, reports }, null, 2));
-  const bad = reports.filter((r) => !r.skipped && (r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0));
+  const bad = reports.filter((r) => !r.skipped && (r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0 || (r.memory && (r.memory.oomKills > 0 || !r.memory.alive))));
   if (bad.length > 0) {
     console.log(`bench:faults: not clean: ${bad.map((r) => r.fault).join(', ')}`);
     process.exitCode = 1;

@@ -346,7 +346,7 @@ async function checkLoad(opts: Options, photos: EvalPhoto[]): Promise<LoadReport
   const failures: string[] = [];
   try {
     const i = pool.info!;
-    const poolLine = `${i.device.label} (${i.device.reason}); model ${i.model}; batches of up to ${i.batching?.maxBatch} on ${i.batching?.inferWorkers} inference workers; ${i.workers} photo workers`;
+    const poolLine = `${i.device.label} (${i.device.reason}); model ${i.model}; batches of up to ${i.batching?.maxBatch} on ${i.batching?.inferWorkers} inference worker(s); ${i.workers} photo workers`;
     const inputs = photos.map((p) => fs.readFileSync(p.file));
     const options = { ...DEFAULT_OPTIONS, size: 'full' as const, format: 'png' as const };
     const describe = (r: RemoveResult) => (r.ok ? 'ok' : `${r.code}: ${r.message}`);

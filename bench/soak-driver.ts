@@ -190,6 +190,8 @@ export interface ServerOptions {
   args: string[];
   /** Extra environment for the server process. */
   env?: NodeJS.ProcessEnv;
+  /** A cgroup's `cgroup.procs` (bench/memory-cgroup.ts): the server joins it before node starts, so it reads its limit. */
+  cgroupProcs?: string;
 }
 
 export interface Server {
@@ -215,7 +217,10 @@ function soakServerArgs(opts: SoakOptions): string[] {
 export async function startServer(dataDir: string, opts: ServerOptions): Promise<Server> {
   const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--no-demo-key', ...opts.args];
   // As bin/cutout starts it (huge pages for malloc's big blocks), unless the caller's env says otherwise.
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: launchEnv({ ...process.env, ...opts.env }) });
+  const env = launchEnv({ ...process.env, ...opts.env });
+  const child = opts.cgroupProcs
+    ? spawn('/bin/sh', ['-c', `echo $$ > "${opts.cgroupProcs}" && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
+    : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   reapWithBench(child);
   const stderr: string[] = [];
   child.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));

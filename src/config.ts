@@ -1,12 +1,13 @@
 // Environment + command-line flags → one frozen, validated Config. Imports only the device, durability,
-// ledger URL and memory-release parsers and the domain's image size limit.
+// ledger URL, memory-release and model-family parsers and the domain's image size limit.
 // Flags win over env vars; env vars win over defaults.
 
 import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
 import { DEFAULT_DURABILITY, parseDurability, type Durability } from './ledger/durability.js';
 import { parseLedgerUrl } from './ledger/ledger-url.js';
-import { DEFAULT_QUALITY, MAX_INPUT_BYTES, parseQuality, QUALITY_LEVELS, type QualityLevel } from './domain/removal.js';
+import { DEFAULT_QUALITY, MAX_INPUT_BYTES, MAX_INPUT_BYTES_IN_MEMORY, parseQuality, QUALITY_LEVELS, type QualityLevel } from './domain/removal.js';
 import { MEMORY_RELEASES, parseMemoryRelease, type MemoryRelease } from './pool/memory-release.js';
+import { MODEL_FAMILIES, parseModelFamily, type ModelFamily } from './model/families.js';
 
 export interface Config {
   readonly host: string;
@@ -14,6 +15,12 @@ export interface Config {
   readonly dataDir: string;
   /** Model name from models/manifest.json; undefined = the manifest's default. */
   readonly model: string | undefined;
+  /** A model file of the user's own (`--model-file`, CUTOUT_MODEL_FILE); never with `model`. */
+  readonly modelFile: string | undefined;
+  /** Its family (`--model-family`, CUTOUT_MODEL_FAMILY; src/model/families.ts); undefined = its descriptor's. */
+  readonly modelFamily: ModelFamily | undefined;
+  /** Its descriptor (`--model-descriptor`, CUTOUT_MODEL_DESCRIPTOR); undefined = `<file>.json` when there is one. */
+  readonly modelDescriptor: string | undefined;
   /** Quality level of every removal (`--quality`, CUTOUT_QUALITY; docs/quality.md). */
   readonly quality: QualityLevel;
   /** Inference device asked for (`--device`, default auto). */
@@ -38,8 +45,12 @@ export interface Config {
   readonly tlsKey: string | undefined;
   /** Largest request body (a 22 MB image as base64 plus form overhead). */
   readonly maxBodyBytes: number;
-  /** Request-body bytes held in memory at once, per process; past it 503 before a body is read. */
+  /**
+   * Request inputs (bodies, downloaded images) held in memory at once, per process; past it 503 before a
+   * body is read. Unless given (`bodyMemoryGiven`), `cutout serve` lowers it to fit a memory limit.
+   */
   readonly bodyMemoryBytes: number;
+  readonly bodyMemoryGiven: boolean;
   /** Bytes of /v1.0/improve uploads each account may store. */
   readonly improveQuotaBytes: number;
   /** Largest input image in bytes (domain MAX_INPUT_BYTES, 22 MB as remove.bg; tests lower it). */
@@ -90,6 +101,11 @@ export class ConfigError extends Error {
 
 const MB = 1024 * 1024;
 
+/** The least `--body-memory-bytes` defaults to, however tight the memory: two bodies of the largest size. */
+export function minBodyMemoryBytes(maxBodyBytes: number): number {
+  return 2 * maxBodyBytes;
+}
+
 export const DEFAULTS = Object.freeze({
   host: '0.0.0.0',
   port: 8080,
@@ -97,7 +113,7 @@ export const DEFAULTS = Object.freeze({
   maxImageBytes: MAX_INPUT_BYTES,
   maxBodyBytes: Math.ceil((MAX_INPUT_BYTES * 4) / 3) + MB,
   /** Never below two bodies of the largest size (raised with --max-body-bytes). */
-  bodyMemoryBytes: 256 * MB,
+  bodyMemoryBytes: MAX_INPUT_BYTES_IN_MEMORY,
   improveQuotaBytes: 100 * MB,
   fetchConnectTimeoutMs: 5_000,
   fetchTimeoutMs: 20_000,
@@ -125,6 +141,9 @@ const FLAGS: Readonly<Record<string, string>> = {
   data: 'CUTOUT_DATA_DIR',
   workers: 'CUTOUT_WORKERS',
   model: 'CUTOUT_MODEL',
+  'model-file': 'CUTOUT_MODEL_FILE',
+  'model-family': 'CUTOUT_MODEL_FAMILY',
+  'model-descriptor': 'CUTOUT_MODEL_DESCRIPTOR',
   quality: 'CUTOUT_QUALITY',
   device: 'CUTOUT_DEVICE',
   processes: 'CUTOUT_PROCESSES',
@@ -160,6 +179,36 @@ function quality(value: string | undefined): QualityLevel {
   const level = parseQuality(value);
   if (!level) throw new ConfigError(`Expected one of ${QUALITY_LEVELS.join(', ')} for --quality (CUTOUT_QUALITY) but received '${value}'`);
   return level;
+}
+
+function modelFamily(value: string | undefined): ModelFamily | undefined {
+  if (value === undefined || value === '') return undefined;
+  const family = parseModelFamily(value);
+  if (!family) throw new ConfigError(`Expected one of ${MODEL_FAMILIES.join(', ')} for --model-family (CUTOUT_MODEL_FAMILY) but received '${value}'`);
+  return family;
+}
+
+/**
+ * `--model NAME` or `--model-file PATH` (with `--model-family`/`--model-descriptor`), never both: the
+ * file's family and descriptor are checked against the file itself when the pool starts (src/model/families.ts).
+ */
+export function modelChoice(
+  model: string | undefined,
+  file: string | undefined,
+  family: ModelFamily | undefined,
+  descriptor: string | undefined,
+): { model: string | undefined; modelFile: string | undefined; modelFamily: ModelFamily | undefined; modelDescriptor: string | undefined } {
+  const m = model || undefined;
+  const f = file || undefined;
+  const fam = family;
+  const d = descriptor || undefined;
+  if (m !== undefined && f !== undefined) {
+    throw new ConfigError(`--model ${m} and --model-file ${f} name two models: give one (a bundled model by name, or a file of your own)`);
+  }
+  if (f === undefined && (fam !== undefined || d !== undefined)) {
+    throw new ConfigError(`--model-family and --model-descriptor describe a model file: give --model-file too`);
+  }
+  return { model: m, modelFile: f, modelFamily: fam, modelDescriptor: d };
 }
 
 function memoryRelease(value: string | undefined): MemoryRelease | undefined {
@@ -299,8 +348,13 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
     const host = get('host') || DEFAULTS.host;
     if (/\s/.test(host)) throw new ConfigError(`Invalid host '${host}'`);
 
+    const family = modelFamily(get('model-family'));
+    const [model, modelFile, descriptor] = [get('model'), get('model-file'), get('model-descriptor')];
+    current = undefined; // a conflict between the model flags is no one flag's value
+    const models = modelChoice(model, modelFile, family, descriptor);
+
     const maxBodyBytes = integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes;
-    const bodyMemoryBytes = integer('body-memory-bytes', get('body-memory-bytes'), 1024, 1024 * 1024 * MB) ?? Math.max(DEFAULTS.bodyMemoryBytes, 2 * maxBodyBytes);
+    const bodyMemoryBytes = integer('body-memory-bytes', get('body-memory-bytes'), 1024, 1024 * 1024 * MB) ?? Math.max(DEFAULTS.bodyMemoryBytes, minBodyMemoryBytes(maxBodyBytes));
     if (bodyMemoryBytes < maxBodyBytes) {
       throw new ConfigError(`--body-memory-bytes (${bodyMemoryBytes}) must be at least --max-body-bytes (${maxBodyBytes}): no largest body would ever fit`);
     }
@@ -309,7 +363,7 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
       host,
       port: integer('port', get('port'), 0, 65535) ?? DEFAULTS.port,
       dataDir: get('data') || DEFAULTS.dataDir,
-      model: get('model') || undefined,
+      ...models,
       quality: quality(get('quality')),
       device: device(get('device')),
       workers: integer('workers', get('workers'), 1, 256),
@@ -325,6 +379,7 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
       maxImageBytes: DEFAULTS.maxImageBytes,
       maxBodyBytes,
       bodyMemoryBytes,
+      bodyMemoryGiven: Boolean(get('body-memory-bytes')),
       improveQuotaBytes: integer('improve-quota-bytes', get('improve-quota-bytes'), 0, 1024 * 1024 * MB) ?? DEFAULTS.improveQuotaBytes,
       requestTimeoutMs: seconds('request-timeout', get('request-timeout'), 10, 86_400_000) ?? DEFAULTS.requestTimeoutMs,
       drainTimeoutMs: seconds('drain-timeout', get('drain-timeout'), 0, 86_400_000) ?? DEFAULTS.drainTimeoutMs,

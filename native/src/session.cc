@@ -27,6 +27,7 @@ Napi::Function Session::Define(Napi::Env env) {
 }
 
 // new Session(modelPath, { threads, inputName, outputName, width, height, mean: [3], std: [3],
+//                          activation?: 'none'|'sigmoid', range?: 'unit'|'minmax', outputRank?: 3|4,
 //                          memoryPattern?: boolean (false),
 //                          device?: 'cpu'|'cuda', deviceId?, cudaOptions? })
 Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info) {
@@ -59,6 +60,9 @@ Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(inf
       }
     }
   }
+  post_ = MaskPostprocessFrom(o);
+  Napi::Value rank = o.Get("outputRank");
+  if (!rank.IsUndefined()) output_rank_ = IntArg(rank, "options.outputRank", 3, 4);
   struct stat st;
   CUTOUT_THROW_IF(stat(path.c_str(), &st) != 0, env, "ERR_CUTOUT_MODEL_MISSING", "Model file not found: ", path);
   try {
@@ -106,17 +110,20 @@ Napi::Value Session::JsInfer(const Napi::CallbackInfo& info) {
   const size_t plane = static_cast<size_t>(width_) * height_;
   Ort::MemoryInfo mem = Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeCPU);
   const std::array<int64_t, 4> in_shape{1, 3, height_, width_};
-  const std::array<int64_t, 4> out_shape{1, 1, height_, width_};
+  const std::array<int64_t, 4> out_shape4{1, 1, height_, width_};
+  const std::array<int64_t, 3> out_shape3{1, height_, width_};
+  const int64_t* out_shape = output_rank_ == 3 ? out_shape3.data() : out_shape4.data();
   try {
     // Both tensors wrap memory we own: ORT reads the input and writes the output in place.
     Ort::Value input = Ort::Value::CreateTensor<float>(mem, in, 3 * plane, in_shape.data(), in_shape.size());
-    Ort::Value output = Ort::Value::CreateTensor<float>(mem, out, plane, out_shape.data(), out_shape.size());
+    Ort::Value output = Ort::Value::CreateTensor<float>(mem, out, plane, out_shape, output_rank_);
     const char* in_names[] = {input_name_.c_str()};
     const char* out_names[] = {output_name_.c_str()};
     model_->session->Run(Ort::RunOptions{nullptr}, in_names, &input, 1, out_names, &output, 1);
   } catch (const std::exception& e) {
     throw CodedError(env, "ERR_CUTOUT_INFERENCE", Concat("Inference failed: ", e.what()));
   }
+  PostprocessMask(out, plane, post_);
   has_output_ = true;
   return output_.Value();
 }

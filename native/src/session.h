@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ort_env.h"
+#include "postprocess.h"
 #include "preprocess.h"
 
 namespace cutout {
@@ -36,6 +37,10 @@ class Session : public Napi::ObjectWrap<Session> {
   int width_ = 0;
   int height_ = 0;
   Normalisation norm_{};
+  // The family's output convention (src/model/families.ts), applied to the output tensor in place.
+  MaskPostprocess post_{};
+  // 4: [1, 1, H, W] (default); 3: [1, H, W].
+  int output_rank_ = 4;
   bool has_output_ = false;
   // Tensor memory lives in JS ArrayBuffers (stable backing stores) so tests and benchmarks read
   // it without copies; the references keep them alive as long as this Session.

@@ -40,4 +40,25 @@ ModelSettings ModelSettingsFrom(const Napi::Object& o) {
   return settings;
 }
 
+namespace {
+
+// An optional string option that must be one of two words; absent gives the first.
+bool SecondWord(const Napi::Object& o, const char* key, const char* first, const char* second) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return false;
+  const std::string text = v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
+  CUTOUT_THROW_TYPE_IF(text != first && text != second, o.Env(), "ERR_CUTOUT_ARG", "Expected '", first, "' or '", second,
+                       "' for options.", key, " but received ", v.IsString() ? Concat("'", text, "'") : std::string(TypeName(v)));
+  return text == second;
+}
+
+}  // namespace
+
+MaskPostprocess MaskPostprocessFrom(const Napi::Object& o) {
+  MaskPostprocess p;
+  if (SecondWord(o, "activation", "none", "sigmoid")) p.activation = OutputActivation::kSigmoid;
+  if (SecondWord(o, "range", "unit", "minmax")) p.range = OutputRange::kMinMax;
+  return p;
+}
+
 }  // namespace cutout

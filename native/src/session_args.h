@@ -7,10 +7,14 @@
 #include <napi.h>
 
 #include "ort_env.h"
+#include "postprocess.h"
 
 namespace cutout {
 
 // { threads, memoryPattern?, device?: 'cpu'|'cuda', deviceId?, cudaOptions?: "k=v;k=v" } → ModelSettings.
 ModelSettings ModelSettingsFrom(const Napi::Object& o);
+
+// { activation?: 'none'|'sigmoid' (default 'none'), range?: 'unit'|'minmax' (default 'unit') } → MaskPostprocess.
+MaskPostprocess MaskPostprocessFrom(const Napi::Object& o);
 
 }  // namespace cutout

@@ -12,11 +12,14 @@ import type { RemovalPool } from '../pool/pool-api.js';
  */
 export function handleHealth(ctx: RequestContext, pool: RemovalPool, ledger: Ledger): void {
   const i = pool.info;
-  const lic = i && modelLicense(i.model);
+  const lic = i && !i.ownModelFile ? modelLicense(i.model) : undefined;
   ctx.sendJson(200, {
     status: 'ok',
     ledger: ledger.isOpen() ? 'up' : 'down',
     ...(i && { device: i.device.label, device_reason: i.device.reason, model: i.model, workers: i.workers }),
+    // Which file runs, by its family and hash (a model file of the user's own, or a bundled one).
+    ...(i?.modelFamily !== undefined && { model_family: i.modelFamily }),
+    ...(i?.modelSha256 !== undefined && { model_sha256: i.modelSha256 }),
     // Where the model's weights come from and under what terms, as the manifest records them.
     ...(lic && {
       model_license: {

@@ -20,14 +20,22 @@ export interface InputImage {
   type: AcceptedImageType;
 }
 
-export async function loadImage(source: ImageSource, deps: ImageInputDeps, signal: AbortSignal): Promise<InputImage> {
+/** The request an image is loaded for: its signal, and its input memory (http/context.ts holdInput). */
+export interface ImageRequest {
+  readonly signal: AbortSignal;
+  holdInput(bytes: number): void;
+}
+
+export async function loadImage(source: ImageSource, deps: ImageInputDeps, request: ImageRequest): Promise<InputImage> {
   const background = source.field.startsWith('bg_');
   let bytes: Uint8Array;
   let declaredType: string | undefined;
   let filename: string | undefined;
   if (source.kind === 'url') {
     try {
-      const fetched = await fetchImage(source.url, { ...deps.fetchOptions, maxBytes: deps.maxImageBytes, signal });
+      // A downloaded image waits in the queue like an uploaded one: its bytes count where a body's do.
+      const hold = (bytes: number) => request.holdInput(bytes);
+      const fetched = await fetchImage(source.url, { ...deps.fetchOptions, maxBytes: deps.maxImageBytes, signal: request.signal, hold });
       bytes = fetched.data;
       declaredType = fetched.contentType;
     } catch (err) {

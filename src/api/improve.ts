@@ -33,7 +33,7 @@ export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Pro
   // The /removebg rules: a slot, one rate unit (nothing is decoded here, so no megapixel units follow).
   const { slot, rate } = await admit(ledger, account);
   try {
-    const image = await loadImage(request.source, deps, ctx.signal);
+    const image = await loadImage(request.source, deps, ctx);
     ctx.throwIfAborted();
 
     const id = randomUUID();

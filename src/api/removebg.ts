@@ -123,8 +123,8 @@ export async function runRemoval(ctx: RequestContext, deps: RemoveBgDeps, terms:
   ctx.throwIfAborted();
   await terms.admit?.(); // the body is in: from here the request is worked on (its downloads included)
   ctx.throwIfAborted();
-  const input = (await loadImage(request.source, deps, ctx.signal)).bytes;
-  const bgImage = request.bgSource ? (await loadImage(request.bgSource, deps, ctx.signal)).bytes : undefined;
+  const input = (await loadImage(request.source, deps, ctx)).bytes;
+  const bgImage = request.bgSource ? (await loadImage(request.bgSource, deps, ctx)).bytes : undefined;
   ctx.throwIfAborted();
 
   const charge = await terms.reserve(request.size);

@@ -4,6 +4,8 @@ import { createRemover, RemoveError } from '../lib/remove.js';
 import { DEFAULT_OPTIONS, OUTPUT_FORMATS, parseQuality, QUALITY_LEVELS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
 import { checkFlags, parseArgs } from './args.js';
 import { collectInputs, RESULT_EXTENSION, resultStems } from './collect-inputs.js';
+import { ConfigError, modelChoice } from '../config.js';
+import { MODEL_FAMILIES, parseModelFamily } from '../model/families.js';
 
 const SIZES: Record<string, SizeTier> = {
   preview: 'preview', small: 'preview', regular: 'preview', medium: 'medium', hd: 'hd', full: 'full', '4k': 'full', '50mp': '50MP', auto: 'full',
@@ -12,11 +14,14 @@ const FORMATS: ReadonlySet<string> = new Set(OUTPUT_FORMATS);
 
 export const REMOVE_USAGE = `Usage: cutout remove <file|dir>... [-o OUT] [--size full|preview|medium|hd|4k|50MP] [--format png|jpg|webp|zip|auto]
                      [--bg-color HEX] [--channels rgba|alpha] [--no-refine] [--quality fast|balanced|best] [--workers N]
-                     [--model NAME] [--device auto|cpu|cuda[:N]]
+                     [--model NAME | --model-file PATH [--model-family F] [--model-descriptor JSON]]
+                     [--device auto|cpu|cuda[:N]]
 Removes the background of each image (folders are searched recursively) and writes the results
-to OUT (default: next to each input, as NAME.cutout.EXT). Non-images are reported and skipped.`;
+to OUT (default: next to each input, as NAME.cutout.EXT). Non-images are reported and skipped.
+--model-file runs an ONNX model of your own, of family isnet, u2net, birefnet, rmbg or custom
+(CUTOUT_MODEL_FILE, CUTOUT_MODEL_FAMILY; docs/models.md, "A model of your own").`;
 
-const REMOVE_FLAGS = ['o', 'out', 'size', 'format', 'bg-color', 'channels', 'no-refine', 'quality', 'workers', 'model', 'device', 'help'];
+const REMOVE_FLAGS = ['o', 'out', 'size', 'format', 'bg-color', 'channels', 'no-refine', 'quality', 'workers', 'model', 'model-file', 'model-family', 'model-descriptor', 'device', 'help'];
 
 export interface CliIo {
   stdout: NodeJS.WriteStream | { write(s: string): unknown; isTTY?: boolean };
@@ -92,11 +97,35 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
 
   const model = flags.get('model');
   if (model === true) return usageError(io, '--model needs a model name (see models/manifest.json)');
+  const fileFlags = { 'model-file': 'CUTOUT_MODEL_FILE', 'model-family': 'CUTOUT_MODEL_FAMILY', 'model-descriptor': 'CUTOUT_MODEL_DESCRIPTOR' } as const;
+  const given: Partial<Record<keyof typeof fileFlags, string>> = {};
+  for (const [flag, env] of Object.entries(fileFlags) as [keyof typeof fileFlags, string][]) {
+    const v = flags.get(flag) ?? process.env[env];
+    if (v === true) return usageError(io, `--${flag} needs a value`);
+    if (v !== undefined && v !== '') given[flag] = v;
+  }
+  let models: ReturnType<typeof modelChoice>;
+  try {
+    // The model flags' one rule, serve's (src/config.ts): a bundled model or a file, never both.
+    const family = given['model-family'] === undefined ? undefined : parseModelFamily(given['model-family']);
+    if (given['model-family'] !== undefined && !family) {
+      return usageError(io, `unknown --model-family '${given['model-family']}' (expected ${MODEL_FAMILIES.join(', ')})`);
+    }
+    models = modelChoice(typeof model === 'string' ? model : undefined, given['model-file'], family, given['model-descriptor']);
+  } catch (err) {
+    if (err instanceof ConfigError) return usageError(io, err.message);
+    throw err;
+  }
+  const fileOptions = {
+    ...(models.modelFile ? { modelFile: models.modelFile } : {}),
+    ...(models.modelFamily ? { modelFamily: models.modelFamily } : {}),
+    ...(models.modelDescriptor ? { modelDescriptor: models.modelDescriptor } : {}),
+  };
   const device = flags.get('device') ?? process.env.CUTOUT_DEVICE;
   if (device === true) return usageError(io, '--device needs a value: auto, cpu, cuda or cuda:N');
   let remover: Awaited<ReturnType<typeof createRemover>>;
   try {
-    remover = await createRemover({ ...(workers ? { workers } : {}), ...(model ? { model } : {}), ...(device ? { device } : {}) });
+    remover = await createRemover({ ...(workers ? { workers } : {}), ...(model ? { model } : {}), ...fileOptions, ...(device ? { device } : {}) });
   } catch (err) {
     // Unknown or unassembled model, a bad or missing device, or a pool that cannot start: nothing was processed.
     io.stderr.write(`cutout: ${(err as Error).message}\n`);

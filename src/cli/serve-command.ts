@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, minBodyMemoryBytes, type Config } from '../config.js';
 import type { LedgerBackend, ReconcileReport } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/open-ledger.js';
 import { redactUrl } from '../ledger/ledger-url.js';
@@ -42,6 +42,12 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --workers N          removal worker threads per process (CUTOUT_WORKERS; default cores/2 on the CPU
                        path, every core for the photo work of a batch model)
   --model NAME         model from models/manifest.json (CUTOUT_MODEL, default: the manifest's default)
+  --model-file PATH    an ONNX segmentation model of your own instead (CUTOUT_MODEL_FILE; not with --model),
+                       checked against its family at start (docs/models.md, "A model of your own")
+  --model-family F     isnet | u2net | birefnet | rmbg | custom: the model file's conventions
+                       (CUTOUT_MODEL_FAMILY, default: the descriptor's "family")
+  --model-descriptor P the model file's JSON descriptor (CUTOUT_MODEL_DESCRIPTOR, default: PATH.json
+                       beside the file when there is one; family custom needs one)
   --quality Q          fast | balanced | best: what each removal may spend on quality (CUTOUT_QUALITY,
                        default balanced; the table in the README)
   --device D           auto | cpu | cuda | cuda:N (CUTOUT_DEVICE, default auto: CUDA when its provider
@@ -52,7 +58,7 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --batch-wait-ms MS   batch models: how long a free inference worker waits for a batch to fill, while
                        other photos are being prepared (CUTOUT_BATCH_WAIT_MS, default 2)
   --infer-workers N    batch models: inference workers sharing the model session, 1..8
-                       (CUTOUT_INFER_WORKERS, default 2)
+                       (CUTOUT_INFER_WORKERS, default 1)
   --photo-nice N       nice value 0..19 of the photo workers' threads, so the main thread and the
                        inference workers go first when the cores are full (CUTOUT_PHOTO_NICE, default 0;
                        an experiment for GPU boxes: docs/gpu.md)
@@ -72,7 +78,8 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --tls-key FILE       ... and this unencrypted PEM private key (CUTOUT_TLS_KEY)
   --max-body-bytes N   largest request body (CUTOUT_MAX_BODY_BYTES)
   --fetch-timeout-ms MS  image_url / bg_image_url download limit in ms (CUTOUT_FETCH_TIMEOUT_MS, default 20000)
-  --body-memory-bytes N  request-body bytes held in memory at once before 503 (CUTOUT_BODY_MEMORY_BYTES, default 256 MB)
+  --body-memory-bytes N  request bodies and downloaded images held in memory at once before 503
+                       (CUTOUT_BODY_MEMORY_BYTES, default 256 MB, lowered to fit a memory limit)
   --improve-quota-bytes N  /v1.0/improve storage per account (CUTOUT_IMPROVE_QUOTA_BYTES, default 100 MB)
   --durability D       periodic | fsync: ledger commits flushed every second, or each one (CUTOUT_DURABILITY, default periodic)
   --sandbox on|off     POST /sandbox/v1.0/removebg: the API without a key, at preview size, free (CUTOUT_SANDBOX, default on)
@@ -162,6 +169,9 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     const poolOptions: PoolOptions = {};
     if (config.workers !== undefined) poolOptions.workers = config.workers;
     if (config.model !== undefined) poolOptions.model = config.model;
+    if (config.modelFile !== undefined) poolOptions.modelFile = config.modelFile;
+    if (config.modelFamily !== undefined) poolOptions.modelFamily = config.modelFamily;
+    if (config.modelDescriptor !== undefined) poolOptions.modelDescriptor = config.modelDescriptor;
     poolOptions.quality = config.quality;
     poolOptions.device = config.device;
     if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
@@ -172,6 +182,8 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     if (config.memoryRelease !== undefined) poolOptions.memoryRelease = config.memoryRelease;
     const limit = processMemoryLimit();
     poolOptions.memoryLimit = limit;
+    // Not given: sized with the pool, never below config's own floor.
+    poolOptions.inputs = config.bodyMemoryGiven ? { bytes: config.bodyMemoryBytes, given: true } : { bytes: minBodyMemoryBytes(config.maxBodyBytes), given: false };
     poolOptions.lowPriorityPlaces = config.sandboxShare;
     const metrics = createMetrics(packageVersion());
     poolOptions.onBatch = (batch) => metrics.observeBatch(batch);
@@ -186,7 +198,9 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
       sandboxWindow: new GroupWindow(group, new ClientWindow(config.sandboxRatePerMinute)),
     };
     const memoryPressure = new MemoryPressure(limit.bytes);
-    const server = createServer({ config, pool, ledger, log, metrics, observers, memoryPressure, sharePort: group !== null, ...shared });
+    // The bodies-in-memory budget as fitted beside the pool (the operator's own when given).
+    const served = { ...config, bodyMemoryBytes: pool.info?.inputCeilingBytes ?? config.bodyMemoryBytes };
+    const server = createServer({ config: served, pool, ledger, log, metrics, observers, memoryPressure, sharePort: group !== null, ...shared });
     await server.listen();
     // Start-up garbage (module sources, config parsing, the ledger's first reads) goes now rather
     // than at the first busy moment; the workers did the same after loading the model.
@@ -290,7 +304,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
 
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
   process.stdout.write(`${describePool(service.pool)}\n`);
-  if (service.pool.info) process.stdout.write(`${describeModelLicense(service.pool.info.model)}\n`);
+  if (service.pool.info) process.stdout.write(`${describeModelFacts(service.pool)}\n${describeModelLicense(service.pool.info.model, service.pool.info.ownModelFile)}\n`);
   const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
   process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)}${ledgerAt})\n`);
   const release = service.pool.info?.memoryRelease;
@@ -381,6 +395,14 @@ export function describePool(pool: RemovalPool): string {
   if (!i.batching) return `${head}; ${plural(i.workers, 'worker')} × ${plural(i.threadsPerWorker, 'thread')}`;
   const b = i.batching;
   return `${head}; batches of up to ${b.maxBatch} (wait ≤ ${b.maxWaitMs} ms) on ${plural(b.inferWorkers, 'inference worker')}; ${plural(i.workers, 'photo worker')}`;
+}
+
+/** `model isnet-int8: family isnet, sha256 19b5…`, and on a GPU, that a model file runs one photo per inference. */
+export function describeModelFacts(pool: RemovalPool): string {
+  const i = pool.info;
+  if (!i) return 'model: unknown';
+  const line = `model ${i.model}: family ${i.modelFamily ?? 'unknown'}, sha256 ${i.modelSha256 ?? 'not recorded'}`;
+  return i.device.kind === 'cuda' && !i.batching ? `${line}; one photo per inference run (no batching across requests on this path)` : line;
 }
 
 function stripFlag(argv: string[], name: string): string[] {

@@ -138,6 +138,13 @@ export const MAX_DECODE_BYTES = 320 * 1024 * 1024;
  */
 export const MAX_DECODE_BYTES_IN_FLIGHT = 1024 * 1024 * 1024;
 
+/**
+ * Request inputs held in memory at once by a process: the bodies read and the images downloaded of
+ * every request not yet answered (queued ones included), counted from their first byte. Over it: 503
+ * service_busy. `--body-memory-bytes` sets it; under a memory limit it shrinks to fit (pool/memory-fit.ts).
+ */
+export const MAX_INPUT_BYTES_IN_MEMORY = 256 * 1024 * 1024;
+
 /** Pixel caps per size tier (remove.bg's table; full/4k = 25 MP for every format here). */
 export const TIER_MAX_PIXELS: Readonly<Record<SizeTier, number>> = Object.freeze({
   preview: 250_000,

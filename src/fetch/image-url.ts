@@ -28,6 +28,11 @@ export interface FetchImageOptions {
   resolve?: (hostname: string) => Promise<Array<{ address: string; family: number }>>;
   /** Per-process caps on downloads and DNS look-ups (fetch-gate.ts); tests inject their own. */
   gate?: FetchGate;
+  /**
+   * Counts bytes about to be held (the declared length, or the body as it grows) against the
+   * request's input memory; throws to stop the download with that error.
+   */
+  hold?: (bytes: number) => void;
 }
 
 export { FetchBusyError } from './fetch-gate.js';
@@ -140,7 +145,14 @@ function requestOnce(
   });
 }
 
-function readCapped({ res, laterError }: Exchange, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+/** The request's input memory could not hold the download: `refusal` (what hold threw) goes out as is. */
+class HoldRefused extends Error {
+  constructor(readonly refusal: unknown) {
+    super('the download could not be held in memory');
+  }
+}
+
+function readCapped({ res, laterError }: Exchange, maxBytes: number, signal: AbortSignal, hold?: (bytes: number) => void): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let settled = false;
     /** True for the first outcome only: destroying the stream fires 'aborted'/'error' after our own verdict. */
@@ -169,12 +181,27 @@ function readCapped({ res, laterError }: Exchange, maxBytes: number, signal: Abo
       fail(tooLarge());
       return;
     }
+    let held = 0;
+    /** False (and the download failed) when `bytes` in all cannot be held. */
+    const holding = (bytes: number): boolean => {
+      if (!hold || bytes <= held) return true;
+      try {
+        hold(bytes - held);
+      } catch (err) {
+        fail(new HoldRefused(err));
+        return false;
+      }
+      held = bytes;
+      return true;
+    };
+    // The declared length at once (a download that cannot fit stops before its body); else as it grows.
+    if (Number.isFinite(declared) && declared > 0 && !holding(declared)) return;
     const chunks: Buffer[] = [];
     let total = 0;
     res.on('data', (chunk: Buffer) => {
       total += chunk.length;
       if (total > maxBytes) fail(tooLarge());
-      else chunks.push(chunk);
+      else if (holding(total)) chunks.push(chunk);
     });
     const cut = () => laterError() ?? new ImageFetchError('Connection closed before the body was complete');
     res.on('error', (err) => fail(laterError() ?? err));
@@ -276,11 +303,12 @@ async function fetchWithin(url: URL, opts: FetchImageOptions, gate: FetchGate): 
         throw new ImageFetchError(`HTTP Status ${status}`);
       }
       try {
-        const data = await readCapped(exchange, opts.maxBytes, signal);
+        const data = await readCapped(exchange, opts.maxBytes, signal, opts.hold);
         return { data, contentType: res.headers['content-type'], finalUrl: current };
       } catch (err) {
         if (opts.signal?.aborted) throw opts.signal.reason;
         if (timeout.signal.aborted) throw timeout.signal.reason;
+        if (err instanceof HoldRefused) throw err.refusal;
         throw describeNetworkError(err, opts);
       }
     }

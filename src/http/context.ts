@@ -157,6 +157,8 @@ export class RequestContext {
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   /** Gives this request's body bytes back to the budget; called once the request is done. */
   private releaseBody: (() => void) | undefined;
+  /** Bytes of downloaded images this request holds in the budget (holdInput). */
+  private heldInput = 0;
   /** Body chunks that arrive before the handler reads the body (it may await the ledger first). */
   private early: EarlyBody | undefined;
   /** The error sent for a passed deadline; undefined while the deadline holds. */
@@ -174,7 +176,7 @@ export class RequestContext {
     res.onAborted(() => {
       this.clientGone = true;
       this.clearDeadline();
-      this.releaseBody?.();
+      this.releaseInputs();
       this.controller.abort(abortError());
       this.lingered?.();
       opts.onAbort?.(this);
@@ -242,6 +244,26 @@ export class RequestContext {
 
   get done(): boolean {
     return this.responded || this.clientGone;
+  }
+
+  /**
+   * Count `bytes` more of this request's input (an image it downloads) against the budget its body
+   * took from, until it is answered: the queue's memory is its inputs, whichever way they came.
+   * Throws 503 service_busy when the budget cannot take them.
+   */
+  holdInput(bytes: number): void {
+    const budget = this.opts.bodyBudget;
+    if (!budget) return;
+    if (this.done) throw abortError(); // its release already ran: nothing taken now would come back
+    if (!budget.add(bytes)) throw bodiesBusy(budget.inUse, budget.limitBytes);
+    this.heldInput += bytes;
+  }
+
+  /** This request's body and downloads back to the budget (once: the counts are zeroed). */
+  private releaseInputs(): void {
+    this.releaseBody?.(); // idempotent
+    if (this.heldInput > 0) this.opts.bodyBudget?.remove(this.heldInput);
+    this.heldInput = 0;
   }
 
   private clearDeadline(): void {
@@ -382,7 +404,7 @@ export class RequestContext {
     if (this.done) return false;
     this.responded = true;
     this.clearDeadline();
-    this.releaseBody?.();
+    this.releaseInputs();
     this.phase = 'responding';
     this.status = status;
     this.bytesOut = bodyBytes;

@@ -88,8 +88,8 @@ export function modelLicense(name: string): ModelLicense | undefined {
 }
 
 /** One line on a model's terms, for `cutout serve`'s start-up (the README's "Licences" says the same). */
-export function describeModelLicense(name: string): string {
-  const lic = modelLicense(name);
+export function describeModelLicense(name: string, ownFile = false): string {
+  const lic = ownFile ? undefined : modelLicense(name);
   if (!lic) return `model ${name}: a file of your own; its terms are yours to check`;
   const { source } = readManifest().models[name]!;
   return (
@@ -107,6 +107,11 @@ export interface SessionOptions {
   height: number;
   mean: [number, number, number];
   std: [number, number, number];
+  /** The output's activation and range (src/model/families.ts; native/src/postprocess.h). Default 'none' and 'unit'. */
+  activation?: 'none' | 'sigmoid';
+  range?: 'unit' | 'minmax';
+  /** 4 (default): the output is [1, 1, H, W]; 3: [1, H, W]. */
+  outputRank?: 3 | 4;
   /** Execution provider: the CPU (default) or CUDA GPU `deviceId`. */
   device?: 'cpu' | 'cuda';
   deviceId?: number;

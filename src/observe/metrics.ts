@@ -112,8 +112,8 @@ export function createMetrics(version: string, readFaults: () => PageFaults = ()
   }
   const buildInfo = new Gauge({
     name: 'cutout_build_info',
-    help: 'Always 1: the version, model and inference device this process serves with.',
-    labelNames: ['version', 'model', 'device'] as const,
+    help: "Always 1: the version, model (its family and file's sha256) and inference device this process serves with.",
+    labelNames: ['version', 'model', 'device', 'model_family', 'model_sha256'] as const,
     // Merged across processes it stays 1 (the others sum).
     aggregator: 'max',
     registers,
@@ -126,7 +126,16 @@ export function createMetrics(version: string, readFaults: () => PageFaults = ()
     attachPool(p) {
       pool = p;
       buildInfo.reset();
-      buildInfo.set({ version, model: p.info?.model ?? 'unknown', device: p.info?.device.label ?? 'unknown' }, 1);
+      buildInfo.set(
+        {
+          version,
+          model: p.info?.model ?? 'unknown',
+          device: p.info?.device.label ?? 'unknown',
+          model_family: p.info?.modelFamily ?? 'unknown',
+          model_sha256: p.info?.modelSha256 ?? 'unknown',
+        },
+        1,
+      );
       if (p.info?.batching && !registry.getSingleMetric('cutout_batch_size')) {
         registry.registerMetric(batches);
         registry.registerMetric(batchRuns);

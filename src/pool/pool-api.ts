@@ -5,6 +5,7 @@ import type { CudaProbe, DeviceChoice, DeviceRequest } from '../device/device.js
 import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './task.js';
 import type { QualityLevel } from '../domain/removal.js';
+import type { ModelFamily } from '../model/families.js';
 
 export type { RunEvents } from './fifo-queue.js';
 
@@ -34,6 +35,15 @@ export interface PoolOptions {
   device?: string | DeviceRequest;
   /** Path of an ONNX model file to load instead of the named model's (same input/output contract). */
   modelPath?: string;
+  /**
+   * A model file of the user's own (`--model-file`), checked at start against `modelFamily` and its
+   * descriptor (src/model/families.ts); not with `model` or `modelPath`.
+   */
+  modelFile?: string;
+  /** The model file's family (`--model-family`); default: the descriptor's `family`. */
+  modelFamily?: ModelFamily;
+  /** The model file's descriptor (`--model-descriptor`); default: `<modelFile>.json` when there is one. */
+  modelDescriptor?: string;
   /** Batch models: most photos per inference batch (default DEFAULT_MAX_BATCH). */
   maxBatch?: number;
   /** Batch models: how long a free inference worker waits for a batch to fill, ms (default DEFAULT_BATCH_WAIT_MS). */
@@ -62,6 +72,11 @@ export interface PoolOptions {
    * (MemoryLimitError) when those cannot fit (src/pool/memory-fit.ts). Default: not checked.
    */
   memoryLimit?: MemoryLimit;
+  /**
+   * The request inputs the process holds beside the pool (bodies, downloads), sized with it under
+   * `memoryLimit`: exactly `bytes` when `given`, else fitted and never below `bytes` (PoolInfo.inputCeilingBytes).
+   */
+  inputs?: { bytes: number; given: boolean };
 }
 
 export interface PoolStats extends FifoQueueStats {
@@ -72,6 +87,12 @@ export interface PoolStats extends FifoQueueStats {
 export interface PoolInfo {
   device: DeviceChoice;
   model: string;
+  /** The model's family (src/model/families.ts): 'isnet' for the bundled models. */
+  modelFamily?: string;
+  /** sha256 of the model file, where known (a bundled model's from the manifest or its .sha256 file). */
+  modelSha256?: string;
+  /** True for a model file of the user's own (`modelFile`): never given the manifest's licence facts, whatever its name. */
+  ownModelFile?: boolean;
   workers: number;
   /** ONNX Runtime threads per worker on the CPU path; threads per photo on the staged path. */
   threadsPerWorker: number;
@@ -81,6 +102,8 @@ export interface PoolInfo {
   memoryRelease: MemoryRelease;
   /** What was changed to fit PoolOptions.memoryLimit, if anything (a line for the start-up banner). */
   memoryFit?: string;
+  /** The request inputs' share of memoryLimit (memory-fit.ts inputCeilingFor), when one was fitted. */
+  inputCeilingBytes?: number;
 }
 
 export interface RemovalPool {

@@ -1,12 +1,14 @@
 // The removal pool: picks the device and the model, sizes the workers from the cores, and starts
 // the pool that fits the model: whole removals per worker (CPU models), or the staged pipeline with
 // inference batched across requests (batch models, the CUDA default).
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chooseDevice, parseDevice, probeCuda, type DeviceChoice, type DeviceRequest } from '../device/device.js';
 import { ADDON_PATH } from '../native/binding.js';
 import { modelEntry, sessionOptionsFor } from '../model/manifest.js';
-import { verifyModelFile } from '../model/assemble.js';
+import { hashFileFor, verifyModelFile } from '../model/assemble.js';
+import { checkModelFile, ModelFileError, sessionOptionsForFile, type ModelFile } from '../model/families.js';
 import type { PoolInfo, PoolOptions, RemovalPool } from './pool-api.js';
 import { createStagedPool } from './staged-pool.js';
 import { createWholePool } from './whole-pool.js';
@@ -28,11 +30,11 @@ export const DEFAULT_MAX_BATCH = 8;
  */
 export const DEFAULT_BATCH_WAIT_MS = 2;
 /**
- * Inference workers of the staged path: while one waits on the GPU, the other fills the next batch.
- * `--infer-workers` changes it: in-service batches ran slower than alone on the H200 (docs/gpu.md),
- * and one worker against two is the next measurement there.
+ * Inference workers of the staged path (they share one model session). One: on the H200 (2026-11-28,
+ * docs/gpu.md) two workers running batches on the shared session at once made each batch of 8 take
+ * 86–319 ms (median) instead of 58–64, and 1 MP at c = 128 went 73 → 99.6 images/s with one.
  */
-export const INFER_WORKERS = 2;
+export const INFER_WORKERS = 1;
 
 /** The CPU path: one worker per 2 cores, each with the rest of the cores as ONNX Runtime threads. */
 export function defaultSizing(cores = os.availableParallelism()): { workers: number; threadsPerWorker: number } {
@@ -55,15 +57,86 @@ export async function createRemovalPool(opts: PoolOptions = {}): Promise<Removal
   }
 }
 
+/** A model file of the user's own, checked against its family before any worker starts; undefined without one. */
+function checkedModelFile(opts: PoolOptions): ModelFile | undefined {
+  if (opts.modelFile === undefined) {
+    if (opts.modelFamily !== undefined || opts.modelDescriptor !== undefined) {
+      throw new ModelFileError('--model-family and --model-descriptor describe a model file: give --model-file too');
+    }
+    return undefined;
+  }
+  if (opts.model !== undefined) {
+    throw new ModelFileError(`--model ${opts.model} and --model-file ${opts.modelFile} name two models: give one`);
+  }
+  if (opts.modelPath !== undefined) throw new ModelFileError('modelPath and modelFile name two model files: give one');
+  return checkModelFile({ file: opts.modelFile, family: opts.modelFamily, descriptor: opts.modelDescriptor });
+}
+
+/** A bundled model's sha256: the manifest's, else the one recorded at assembly. */
+function bundledSha256(entry: { sha256: string | null }, file: string): string | undefined {
+  if (entry.sha256) return entry.sha256;
+  try {
+    return fs.readFileSync(hashFileFor(file), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<RemovalPool> {
-  const cores = os.availableParallelism();
+  const file = checkedModelFile(opts);
+  return file ? startFilePool(opts, device, file) : startNamedPool(opts, device);
+}
+
+/**
+ * A file of the user's own runs on the whole-removal path on either device (the staged, batching path
+ * takes the bundled batch models' uint8 NHWC input only), with its family's pre- and post-processing.
+ */
+function startFilePool(opts: PoolOptions, device: DeviceChoice, file: ModelFile): Promise<RemovalPool> {
+  return startPoolWith(opts, device, {
+    name: path.basename(file.path),
+    family: file.family,
+    sha256: file.sha256,
+    own: true,
+    path: file.path,
+    batch: false,
+    session: (threads) => sessionOptionsForFile(file, threads),
+  });
+}
+
+function startNamedPool(opts: PoolOptions, device: DeviceChoice): Promise<RemovalPool> {
   const model = modelEntry(opts.model, device.kind);
   const modelPath = opts.modelPath ?? model.path;
   if (!opts.modelPath && model.entry.sha256) verifyModelFile(modelPath, model.entry.sha256);
+  const sha256 = opts.modelPath ? undefined : bundledSha256(model.entry, modelPath);
+  return startPoolWith(opts, device, {
+    name: opts.modelPath ? path.basename(opts.modelPath) : model.name,
+    family: 'isnet',
+    ...(sha256 ? { sha256 } : {}),
+    path: modelPath,
+    batch: model.entry.batch === true,
+    session: (threads) => sessionOptionsFor(model.entry, threads),
+  });
+}
+
+interface ChosenModel {
+  name: string;
+  family: string;
+  sha256?: string;
+  /** A model file of the user's own. */
+  own?: boolean;
+  path: string;
+  batch: boolean;
+  session: (threads: number) => ReturnType<typeof sessionOptionsFor>;
+}
+
+async function startPoolWith(opts: PoolOptions, device: DeviceChoice, chosen: ChosenModel): Promise<RemovalPool> {
+  const cores = os.availableParallelism();
+  const modelPath = chosen.path;
+  const modelFacts = { modelFamily: chosen.family, ...(chosen.sha256 ? { modelSha256: chosen.sha256 } : {}), ...(chosen.own ? { ownModelFile: true } : {}) };
   const maxQueue = opts.maxQueue ?? DEFAULT_MAX_QUEUE;
   const cudaOptions = opts.cudaOptions ?? process.env.CUTOUT_CUDA_OPTIONS;
   const onDevice = { device: device.kind, deviceId: device.index, ...(cudaOptions ? { cudaOptions } : {}) };
-  const modelName = opts.modelPath ? path.basename(opts.modelPath) : model.name;
+  const modelName = chosen.name;
   // What every photo worker takes, on either path: the default quality level, its nice value and
   // when it hands its memory back.
   const photoWork = {
@@ -72,7 +145,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
     ...(opts.memoryRelease ? { memoryRelease: opts.memoryRelease } : {}),
   };
 
-  if (model.entry.batch) {
+  if (chosen.batch) {
     // Photo work on every core (one thread each: under load the cores are taken by other photos);
     // inference on INFER_WORKERS threads over one shared session.
     const inferWorkers = opts.inferWorkers ?? INFER_WORKERS;
@@ -82,10 +155,11 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
     const inferThreads = opts.threadsPerWorker ?? (device.kind === 'cuda' ? 1 : Math.max(1, Math.floor(cores / inferWorkers)));
     const maxBatch = opts.maxBatch ?? DEFAULT_MAX_BATCH;
     const maxWaitMs = opts.batchWaitMs ?? DEFAULT_BATCH_WAIT_MS;
-    const session = { ...sessionOptionsFor(model.entry, inferThreads), ...onDevice };
+    const session = { ...chosen.session(inferThreads), ...onDevice };
     const info: PoolInfo = {
       device,
       model: modelName,
+      ...modelFacts,
       workers: cpuWorkers,
       threadsPerWorker: photoThreads,
       batching: { maxBatch, maxWaitMs, inferWorkers },
@@ -111,6 +185,7 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
   let memoryRelease = opts.memoryRelease ?? DEFAULT_MEMORY_RELEASE;
   let memoryFit: string | undefined;
   let decodeCeilingBytes: number | undefined;
+  let inputCeilingBytes: number | undefined;
   if (opts.memoryLimit) {
     const fit = fitToMemory({
       model: modelName,
@@ -119,16 +194,18 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
       release: memoryRelease,
       releaseGiven: opts.memoryRelease !== undefined,
       limit: opts.memoryLimit,
+      ...(opts.inputs && { inputs: opts.inputs }),
     });
     if (!fit.ok) throw new MemoryLimitError(fit.message);
     ({ workers, release: memoryRelease, changed: memoryFit, decodeCeilingBytes } = fit);
+    if (opts.inputs) inputCeilingBytes = fit.inputCeilingBytes;
   }
   const threads = opts.threadsPerWorker ?? Math.max(1, Math.floor(cores / workers));
-  const info: PoolInfo = { device, model: modelName, workers, threadsPerWorker: threads, memoryRelease, ...(memoryFit ? { memoryFit } : {}) };
+  const info: PoolInfo = { device, model: modelName, ...modelFacts, workers, threadsPerWorker: threads, memoryRelease, ...(memoryFit ? { memoryFit } : {}), ...(inputCeilingBytes !== undefined && { inputCeilingBytes }) };
   return createWholePool({
     info,
     // ORT's threads idle while the photo is composited and encoded: those passes take them.
-    worker: { ...sessionOptionsFor(model.entry, threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads, ...photoWork, memoryRelease },
+    worker: { ...chosen.session(threads), ...onDevice, mode: 'whole', modelPath, photoThreads: threads, ...photoWork, memoryRelease },
     workers,
     maxQueue,
     cores,

@@ -513,6 +513,8 @@ export function openApiDocument(): JsonObject {
             device: { type: 'string', description: 'What the pool runs on, e.g. `cpu`.' },
             device_reason: { type: 'string', description: 'Why that device was chosen.' },
             model: { type: 'string' },
+            model_family: { type: 'string', description: 'The model\'s family (`isnet`, `u2net`, `birefnet`, `rmbg` or `custom`; docs/models.md, "A model of your own"): `isnet` for the bundled models.' },
+            model_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "sha256 of the model file that runs. Absent where it is not recorded." },
             workers: { type: 'integer', minimum: 1 },
             model_license: {
               type: 'object',

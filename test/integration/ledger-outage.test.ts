@@ -121,3 +121,24 @@ t.test('a node idle before the outage still gives back a failed release once the
   t.ok(Date.now() - back < 5000, `the slot came back ${Date.now() - back} ms after the database`);
   t.ok(await ledger.acquireSlot(acct), 'the key can take its slot again');
 });
+
+t.test('the first request after the database returns does not meet the slot a failed request left (no 429 from requests that ended)', async (t) => {
+  const pgServer = await startPostgres(t, { fsync: 'on', full_page_writes: 'on' });
+  const url = await pgServer.createDatabase();
+  const ledger = await openPgLedger(url, { leaseMs: 30_000, waitMs: 800, connectTimeoutMs: 800, durability: 'fsync' });
+  t.teardown(() => ledger.close());
+  const { apiKey } = await ledger.createAccount({ subscription: 10, concurrency: 1, freeCallsPerMonth: 0 });
+  const acct = (await ledger.authenticate(apiKey))!;
+  const slot = (await ledger.acquireSlot(acct))!;
+  t.ok(slot, 'slot taken');
+  await pgServer.crash();
+  await slot.release(); // fails: queued for the recovery, which runs once a second
+  await pgServer.start();
+  // At once, as a client retrying its 503 would: authentication is the first call that finds the
+  // database back, and the slot must already be free (the old code left it taken up to a second: 429).
+  const again = await ledger.authenticate(apiKey);
+  t.ok(again, 'authenticated');
+  const next = await ledger.acquireSlot(again!);
+  t.ok(next, 'the key takes its one slot at once: the failed request\'s slot was given back first');
+  await next?.release();
+});

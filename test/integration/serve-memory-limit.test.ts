@@ -4,45 +4,15 @@
 // memory controller, v2 or v1); skipped with the reason elsewhere. The sizing logic itself is tested
 // with injected limits in test/unit/memory-fit.test.ts.
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { makeMemoryCgroup } from '../../bench/memory-cgroup.js';
 
 const ENTRY = fileURLToPath(new URL('../helpers/serve-entry.js', import.meta.url));
 const LIMIT = 600 * 1024 * 1024;
 
-/** A fresh cgroup with LIMIT, as [cgroup.procs file, cleanup], or the reason there is none. */
-function makeCgroup(): { procs: string; remove: () => void } | string {
-  const name = `cutout-test-${process.pid}`;
-  const v2 = '/sys/fs/cgroup';
-  const tries: Array<[string, string]> = [];
-  try {
-    if (fs.readFileSync(path.join(v2, 'cgroup.controllers'), 'utf8').split(/\s+/).includes('memory')) tries.push([path.join(v2, name), 'memory.max']);
-  } catch {
-    // no v2 root here
-  }
-  if (fs.existsSync(path.join(v2, 'memory', 'memory.limit_in_bytes'))) tries.push([path.join(v2, 'memory', name), 'memory.limit_in_bytes']);
-  const reasons: string[] = [];
-  for (const [dir, file] of tries) {
-    try {
-      fs.mkdirSync(dir);
-    } catch (err) {
-      reasons.push(`${dir}: ${(err as Error).message}`);
-      continue;
-    }
-    try {
-      fs.writeFileSync(path.join(dir, file), String(LIMIT));
-      return { procs: path.join(dir, 'cgroup.procs'), remove: () => fs.rmdirSync(dir) };
-    } catch (err) {
-      fs.rmdirSync(dir);
-      reasons.push(`${dir}/${file}: ${(err as Error).message}`);
-    }
-  }
-  return `no cgroup with a memory limit can be made here (${reasons.join('; ') || 'no memory controller mounted'})`;
-}
-
-const cgroup = makeCgroup();
+const cgroup = makeMemoryCgroup(`cutout-test-${process.pid}`, LIMIT);
 
 /** `serve …` started inside the cgroup; resolves once it exits (stopped with SIGTERM once `until` matched its output). */
 function serveInCgroup(procs: string, args: string[], until?: RegExp): Promise<{ code: number | null; out: string }> {
@@ -72,6 +42,7 @@ t.test('a 600 MB cgroup: --workers 2 refused, the default fits', { skip: typeof 
 
   const fits = await serveInCgroup(cgroup.procs, [...flags, '--data', path.join(t.testdirName, 'fits')], /cutout listening on[\s\S]*memory limit: .*\n/);
   t.match(fits.out, /memory limit: (\d+ workers? instead of \d+ and )?--memory-release every-task to fit the memory limit of 600 MB \(cgroup v[12] memory\.(max|limit_in_bytes) \(\/sys\/fs\/cgroup\/[^)]*cutout-test-\d+[^)]*\); up to 90% planned\): ~\d+ MB busy/);
+  t.match(fits.out, /; request bodies and downloads up to \d+ MB at once \(more get 503 service_busy\)/, 'the queue\'s inputs sized to it too');
   t.match(fits.out, /memory: ~\d+ MB idle, up to ~(\d+) MB busy with 1 worker/);
   const busy = Number(/up to ~(\d+) MB busy/.exec(fits.out)?.[1]);
   t.ok(busy <= 600 * 0.9 + 10, `the printed estimate (${busy} MB) fits the limit`);

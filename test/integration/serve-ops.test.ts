@@ -62,7 +62,7 @@ t.test('sandbox on, loopback bind: limits and metrics access at start-up; a real
 
   const metrics = await request(`${base}/metrics`);
   t.equal(metrics.status, 200);
-  t.match(metrics.text(), /^cutout_build_info\{version="\d+\.\d+\.\d+[^"]*",model="isnet-int8",device="cpu"\} 1$/m);
+  t.match(metrics.text(), /^cutout_build_info\{version="\d+\.\d+\.\d+[^"]*",model="isnet-int8",device="cpu",model_family="isnet",model_sha256="[0-9a-f]{64}"\} 1$/m);
   t.match(metrics.text(), /^cutout_sandbox_requests_total 1$/m);
 
   // Every request so far has its JSON line on stdout (not a terminal): account, sandbox, account, metrics.

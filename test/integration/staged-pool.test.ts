@@ -25,7 +25,7 @@ function photo(x: number, y: number): Promise<Buffer> {
     .toBuffer();
 }
 
-async function pool(over: { maxBatch?: number; batchWaitMs?: number; maxQueue?: number; workers?: number; photoNice?: number } = {}) {
+async function pool(over: { maxBatch?: number; batchWaitMs?: number; maxQueue?: number; workers?: number; inferWorkers?: number; photoNice?: number } = {}) {
   return createRemovalPool({ model: 'isnet-fp16-batch', modelPath: model, device: 'cpu', warmUp: false, workers: 2, ...over });
 }
 
@@ -37,7 +37,7 @@ function ok(r: RemoveResult): Extract<RemoveResult, { ok: true }> {
 t.test('concurrent requests share batches and each gets its own photo back', async (t) => {
   const p = await pool({ maxBatch: 4, batchWaitMs: 200 });
   t.teardown(() => p.close());
-  t.match(p.info, { model: 'brightness.onnx', batching: { maxBatch: 4, maxWaitMs: 200, inferWorkers: 2 } });
+  t.match(p.info, { model: 'brightness.onnx', batching: { maxBatch: 4, maxWaitMs: 200, inferWorkers: 1 } }, 'one inference worker by default');
   const spots = [[10, 10], [100, 20], [200, 150], [270, 190], [50, 180], [150, 100]] as const;
   const results = await Promise.all(spots.map(async ([x, y]) => ok(await p.run({ input: await photo(x, y), options: { ...options } }))));
   results.forEach((r, i) => {
@@ -81,7 +81,7 @@ t.test('one bad photo among good ones fails alone; an aborted request leaves its
 });
 
 t.test('admission is bounded (maxQueue beyond what runs) and close lets running work finish', async (t) => {
-  const p = await pool({ maxBatch: 2, batchWaitMs: 0, maxQueue: 1, workers: 1 });
+  const p = await pool({ maxBatch: 2, batchWaitMs: 0, maxQueue: 1, workers: 1, inferWorkers: 2 });
   const input = await photo(10, 10);
   // Capacity: 1 photo worker + 2 inference workers × 2 per batch = 5 running, +1 waiting.
   const runs = Array.from({ length: 6 }, () => p.run({ input: Buffer.from(input), options }));

@@ -56,7 +56,7 @@ t.test('metrics and the sandbox window are the group`s', { timeout: 180_000 }, a
     const r = await request(port, 'GET', '/metrics');
     t.equal(r.status, 200);
     seen.push(sample(r.text, ACCOUNT_403));
-    t.match(r.text, /^cutout_build_info\{version="[^"]+",model="[^"]+",device="[^"]+"\} 1$/m, 'build info stays 1');
+    t.match(r.text, /^cutout_build_info\{version="[^"]+",model="[^"]+",device="[^"]+",model_family="[^"]+",model_sha256="[^"]+"\} 1$/m, 'build info stays 1');
   }
   t.same(seen, Array(8).fill(12), 'every scrape, whichever process answers it, counts all 12');
 

@@ -68,8 +68,11 @@ t.test('--request-timeout: seconds (decimals allowed), default 120 s, bounded', 
 t.test('body memory cap and improve quota', async (t) => {
   const c = loadConfig([], {});
   t.equal(c.bodyMemoryBytes, 256 * 1024 * 1024);
+  t.equal(c.bodyMemoryGiven, false, 'the default: serve may lower it to fit a memory limit');
   t.equal(c.improveQuotaBytes, 100 * 1024 * 1024);
   t.equal(loadConfig(['--body-memory-bytes', '5000000', '--max-body-bytes', '4000000'], {}).bodyMemoryBytes, 5_000_000);
+  t.equal(loadConfig(['--body-memory-bytes', '5000000', '--max-body-bytes', '4000000'], {}).bodyMemoryGiven, true);
+  t.equal(loadConfig([], { CUTOUT_BODY_MEMORY_BYTES: '300000000' }).bodyMemoryGiven, true, 'given by the environment too');
   t.equal(loadConfig(['--max-body-bytes', String(200 * 1024 * 1024)], {}).bodyMemoryBytes, 400 * 1024 * 1024, 'never below two largest bodies');
   t.equal(loadConfig([], { CUTOUT_IMPROVE_QUOTA_BYTES: '0' }).improveQuotaBytes, 0);
   t.throws(() => loadConfig(['--body-memory-bytes', '2048', '--max-body-bytes', '4096'], {}), /must be at least --max-body-bytes/);

@@ -1,8 +1,8 @@
 // Sizing the CPU path to a memory limit (src/pool/memory-fit.ts) with injected limits: fewer workers,
 // then the memory-first policy; what the operator gave is kept, or refused with the limit and the estimate.
 import t from 'tap';
-import { decodeCeilingFor, fitToMemory, MEMORY_LIMIT_SHARE, MemoryLimitError, MIN_DECODE_CEILING_BYTES } from '../../src/pool/memory-fit.js';
-import { MAX_DECODE_BYTES_IN_FLIGHT } from '../../src/domain/removal.js';
+import { decodeCeilingFor, fitToMemory, inputCeilingFor, MEMORY_LIMIT_SHARE, MemoryLimitError, MIN_DECODE_CEILING_BYTES } from '../../src/pool/memory-fit.js';
+import { MAX_DECODE_BYTES_IN_FLIGHT, MAX_INPUT_BYTES_IN_MEMORY } from '../../src/domain/removal.js';
 import { estimateMemory } from '../../src/pool/memory-estimate.js';
 import { createRemovalPool } from '../../src/pool/pool.js';
 
@@ -61,4 +61,25 @@ t.test('decodes sized to the limit: what the planned share leaves beside the idl
   t.equal(decodeCeilingFor(limit(100), estimateMemory('isnet-int8', 1, 'every-task')), MIN_DECODE_CEILING_BYTES, 'never below 64 MB');
   const justDecodes = fitToMemory({ ...base, workers: 1, limit: limit(1000) });
   t.match(justDecodes, { ok: true, workers: 1, release: 'idle', changed: /^photo decodes up to \d+ MB at once \(a photo needing more is refused\), to fit the memory limit of 1000 MB/ }, 'nothing else changed: the banner says only that');
+});
+
+t.test('request inputs (the queue\'s memory) sized to the limit: half of what the busy pool leaves, within [two bodies, 256 MB]; decodes get the rest', async (t) => {
+  const twoBodies = 62 * MB;
+  const inputs = { bytes: twoBodies, given: false };
+  const lean = fitToMemory({ ...base, limit: limit(600), inputs });
+  t.ok(lean.ok);
+  if (!lean.ok) return;
+  const room = 600 * MB * MEMORY_LIMIT_SHARE - lean.estimate.peakMb * MB;
+  t.equal(lean.inputCeilingBytes, Math.max(twoBodies, Math.floor(room / 2)), '600 MB: half the room beside the busy pool, at least two bodies');
+  t.ok(lean.inputCeilingBytes < MAX_INPUT_BYTES_IN_MEMORY, 'below the 256 MB default');
+  t.ok(lean.estimate.peakMb * MB + lean.inputCeilingBytes <= 600 * MB * MEMORY_LIMIT_SHARE + twoBodies, 'the busy pool and the inputs fit the planned share (or the floor does)');
+  t.equal(lean.decodeCeilingBytes, Math.floor(600 * MB * MEMORY_LIMIT_SHARE - lean.estimate.idleMb * MB - lean.inputCeilingBytes), 'decodes: the planned share less the idle process and the inputs');
+  t.match(lean.changed, /; request bodies and downloads up to \d+ MB at once \(more get 503 service_busy\)$/);
+
+  const roomy = fitToMemory({ ...base, limit: limit(24_000), inputs });
+  t.ok(roomy.ok && roomy.inputCeilingBytes === MAX_INPUT_BYTES_IN_MEMORY && !roomy.changed, 'a roomy host keeps 256 MB and says nothing');
+  const given = fitToMemory({ ...base, limit: limit(600), inputs: { bytes: 200 * MB, given: true } });
+  t.ok(given.ok && given.inputCeilingBytes === 200 * MB, 'the operator\'s --body-memory-bytes is kept');
+  t.ok(given.ok && given.decodeCeilingBytes === Math.max(MIN_DECODE_CEILING_BYTES, Math.floor(600 * MB * MEMORY_LIMIT_SHARE - given.estimate.idleMb * MB - 200 * MB)), 'and taken out of the decodes\' share');
+  t.equal(inputCeilingFor(limit(300), estimateMemory('isnet-int8', 1, 'every-task'), twoBodies), twoBodies, 'never below two of the largest bodies');
 });

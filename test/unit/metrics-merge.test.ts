@@ -107,7 +107,7 @@ t.test("one process's registry through merge and render reads as prom-client ren
   const twice = await renderMetrics(mergeMetrics([snapshot, await metrics.snapshot()]));
   t.match(twice, /^cutout_http_requests_total\{route="\/v1.0\/removebg",status="200"\} 2$/m, 'two processes: counts doubled');
   t.match(twice, /^cutout_credits_charged_total 4$/m);
-  t.match(twice, /^cutout_build_info\{version="9.9.9",model="isnet-int8",device="cpu"\} 1$/m, 'build info stays 1');
+  t.match(twice, /^cutout_build_info\{version="9.9.9",model="isnet-int8",device="cpu",model_family="[^"]+",model_sha256="[^"]+"\} 1$/m, 'build info stays 1');
   t.match(twice, /^cutout_queue_depth 2$/m, 'gauges summed');
   t.match(twice, /^cutout_in_flight 4$/m);
   t.match(twice, /^process_minor_page_faults_total 2468$/m, 'page faults summed over the processes');

@@ -197,7 +197,10 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
   const run = async <R extends pg.QueryResultRow>(name: keyof typeof Q, values: unknown[]): Promise<pg.QueryResult<R>> => {
     try {
       const result = await pool.query<R>({ name, text: Q[name], values, query_timeout: waitMs } as pg.QueryConfig);
+      const wasDown = !available;
       available = true;
+      // Back: give back what the outage left now, not at the next period (acquireSlot waits for it).
+      if (wasDown) void recover();
       return result;
     } catch (err) {
       if (!open || !isUnavailableError(err)) throw err;
@@ -321,6 +324,9 @@ export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Pro
     },
 
     async acquireSlot(account) {
+      // After an outage, the slots its failed requests left are given back first (recover), so they
+      // never count against a new request: no 429 from requests that already ended.
+      if (recovering) await recovering;
       const id = nextId();
       // Tracked from the start, so a renewal during a slow call covers it; when the call fails (the answer
       // may be lost after the insert) it leaves the set, and an insert that did land lapses and is swept.
