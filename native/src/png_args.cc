@@ -25,9 +25,9 @@ Napi::Value JsEncodePng(const Napi::CallbackInfo& info) {
   Napi::Value strategy = o.Get("strategy");
   if (!strategy.IsUndefined()) {
     const std::string name = strategy.IsString() ? strategy.As<Napi::String>().Utf8Value() : "";
-    CUTOUT_THROW_TYPE_IF(name != "default" && name != "rle", env, "ERR_CUTOUT_ARG",
-                         "Expected 'default' or 'rle' for options.strategy");
-    options.strategy = name == "rle" ? PngStrategy::kRle : PngStrategy::kDefault;
+    CUTOUT_THROW_TYPE_IF(name != "default" && name != "rle" && name != "fast", env, "ERR_CUTOUT_ARG",
+                         "Expected 'default', 'rle' or 'fast' for options.strategy");
+    options.strategy = name == "rle" ? PngStrategy::kRle : name == "fast" ? PngStrategy::kFast : PngStrategy::kDefault;
   }
   const size_t expected = static_cast<size_t>(w) * h * c;
   CUTOUT_THROW_TYPE_IF(px.length != expected, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", expected, " bytes (", w, "x", h,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "parallel.h"
+#include "png_fast.h"
 
 namespace cutout {
 namespace {
@@ -76,9 +77,9 @@ size_t DeflateCapacity(size_t n) {
   return std::max(fixed, stored) + 5 + 16;
 }
 
-// The zlib header (RFC 1950) for a 32 KiB window, with zlib's own FLEVEL choice.
-uint16_t ZlibHeader(int level, int strategy) {
-  const unsigned flevel = (strategy >= Z_HUFFMAN_ONLY || level < 2) ? 0 : level < 6 ? 1 : level == 6 ? 2 : 3;
+// The zlib header (RFC 1950) for a 32 KiB window, with zlib's own FLEVEL choice (kFast: 0, fastest).
+uint16_t ZlibHeader(int level, int strategy, bool fast) {
+  const unsigned flevel = (fast || strategy >= Z_HUFFMAN_ONLY || level < 2) ? 0 : level < 6 ? 1 : level == 6 ? 2 : 3;
   unsigned header = ((Z_DEFLATED + ((15 - 8) << 4)) << 8) | (flevel << 6);
   header += 31 - header % 31;
   return static_cast<uint16_t>(header);
@@ -166,6 +167,24 @@ void DeflateStrip(const Image& img, Strip& s, bool last, uint16_t zlib_header, u
   s.crc = Crc(0, type, 4 + s.length);
 }
 
+// The same for kFast (png_fast.h): the strip's filtered rows never leave the encoder's scratch.
+void FastStripChunk(const Image& img, int bpp, Strip& s, bool last, bool stored, uint16_t zlib_header, uint8_t* base,
+                    FastScratch& scratch) {
+  uint8_t* const type = base + s.offset + 4;
+  std::memcpy(type, "IDAT", 4);
+  uint8_t* data = type + 4;
+  size_t head = 0;
+  if (s.first_row == 0) {
+    data[0] = static_cast<uint8_t>(zlib_header >> 8);
+    data[1] = static_cast<uint8_t>(zlib_header);
+    head = 2;
+  }
+  const FastStrip strip{img.pixels, img.stride, bpp, s.first_row, s.rows, last, stored};
+  s.length = head + FastDeflateStrip(strip, scratch, data + head, &s.adler);
+  s.raw = s.rows * (img.stride + 1);
+  s.crc = Crc(0, type, 4 + s.length);
+}
+
 }  // namespace
 
 int PngStripRows(int width, int channels) {
@@ -187,12 +206,14 @@ PngFile EncodePng(const uint8_t* pixels, int width, int height, int channels, co
   if (options.level < 0 || options.level > 9 || options.threads < 1 || options.threads > 64) {
     throw std::invalid_argument("bad PNG options");
   }
+  const bool fast = options.strategy == PngStrategy::kFast;
   const int strategy = options.strategy == PngStrategy::kRle ? Z_RLE : Z_DEFAULT_STRATEGY;
   const Image img{pixels, static_cast<size_t>(width) * channels, static_cast<size_t>(height)};
   const size_t row_bytes = img.stride + 1;
 
-  // Lay the strips' chunks out at their worst-case sizes in one scratch block: the untouched tail of
-  // each slot costs address space only (a block this big is mmap'd, its pages touched when written).
+  // Lay the strips' chunks out at their worst-case sizes in one block of the block cache: the untouched
+  // tail of each slot costs address space only (its pages are touched when written), and while the
+  // pool is busy the next encode finds the written ones still mapped.
   const size_t strip_rows = static_cast<size_t>(PngStripRows(width, channels));
   std::vector<Strip> strips((img.height + strip_rows - 1) / strip_rows);
   size_t total = kHeaderBytes;
@@ -200,23 +221,30 @@ PngFile EncodePng(const uint8_t* pixels, int width, int height, int channels, co
     Strip& s = strips[i];
     s.first_row = i * strip_rows;
     s.rows = std::min(strip_rows, img.height - s.first_row);
-    s.capacity = DeflateCapacity(s.rows * row_bytes) + (i == 0 ? 2 : 0) + (i + 1 == strips.size() ? 4 : 0);
+    const size_t raw = s.rows * row_bytes;
+    s.capacity = (fast ? FastDeflateBound(raw) : DeflateCapacity(raw)) + (i == 0 ? 2 : 0) + (i + 1 == strips.size() ? 4 : 0);
     s.offset = total;
     total += kChunkOverhead + s.capacity;
   }
   const size_t iend_at = total;
   total += kIendBytes;
   PngFile png;
-  png.scratch_.reset(static_cast<uint8_t*>(std::malloc(total)));
-  if (!png.scratch_) throw std::bad_alloc();
+  png.scratch_ = ScratchArray<uint8_t>(total);
   uint8_t* const base = png.scratch_.get();
 
   // Strips go to threads from a shared counter (transparent strips deflate faster than busy ones).
-  const uint16_t zlib_header = ZlibHeader(options.level, strategy);
+  const uint16_t zlib_header = ZlibHeader(options.level, strategy, fast);
   const int workers = std::min<int>(options.threads, static_cast<int>(strips.size()));
   std::atomic<size_t> next{0};
   ParallelFor(workers, workers, 1, [&](int begin, int end) {
     for (int w = begin; w < end; w++) {
+      if (fast) {
+        FastScratch scratch;
+        for (size_t i; (i = next.fetch_add(1)) < strips.size();) {
+          FastStripChunk(img, channels, strips[i], i + 1 == strips.size(), options.level == 0, zlib_header, base, scratch);
+        }
+        continue;
+      }
       std::vector<uint8_t> batch(std::max(kBatchBytes, row_bytes));
       for (size_t i; (i = next.fetch_add(1)) < strips.size();) {
         DeflateStrip(img, strips[i], i + 1 == strips.size(), zlib_header, base, options.level, strategy, batch);

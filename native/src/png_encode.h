@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "scratch.h"
+
 namespace cutout {
 
 // Raw bytes per strip (rounded up to whole rows). Strip boundaries depend only on the image's width,
@@ -27,9 +29,13 @@ constexpr int kPngMaxSide = 1 << 24;
 // faster than kDefault at level 4; the file is 4–5% smaller on large mostly-transparent cut-outs, up
 // to 25% larger on textured subjects, +1.3% over the 43 dev cut-outs and +33% on an opaque photo
 // (docs/native.md, "PNG encoding").
+//
+// kFast does not use zlib's deflate: per-row filter choice (Sub, Up, Paeth), runs as distance-1
+// matches and one Huffman code per strip (png_fast.h), several times faster than kRle (docs/native.md).
 enum class PngStrategy {
   kDefault,  // zlib's LZ77 + Huffman at the given level
   kRle,      // Z_RLE; the level only tells stored (0) from compressed (1..9)
+  kFast,     // png_fast.h; the level only tells stored (0) from compressed (1..9)
 };
 
 struct PngOptions {
@@ -51,13 +57,11 @@ class PngFile {
 
  private:
   friend PngFile EncodePng(const uint8_t*, int, int, int, const PngOptions&);
-  struct FreeDeleter {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
   struct Piece {
     size_t offset, length;
   };
-  std::unique_ptr<uint8_t, FreeDeleter> scratch_;
+  // From the block cache (scratch.h): while the pool is busy the next encode finds its pages mapped.
+  ScratchArray<uint8_t> scratch_;
   std::vector<Piece> pieces_;
   size_t size_ = 0;
 };

@@ -60,10 +60,30 @@ class ScratchArray {
   }
   T* get() const { return p_; }
   T& operator[](size_t i) const { return p_[i]; }
+  // Elements the block holds (at least what was asked for: the cache rounds blocks up).
+  size_t capacity() const { return granted_ / sizeof(T); }
 
  private:
   T* p_ = nullptr;
   size_t granted_ = 0;
+};
+
+// A ScratchArray that a loop reuses, growing when a bigger one is needed. Contents are not kept
+// across a growth (the users refill it each time).
+template <class T>
+class ScratchBuffer {
+ public:
+  T* Reserve(size_t n) {
+    if (n > array_.capacity()) {
+      array_ = ScratchArray<T>();  // give the old block back first: the cache may hand it out again
+      array_ = ScratchArray<T>(n);
+    }
+    return array_.get();
+  }
+  T* get() const { return array_.get(); }
+
+ private:
+  ScratchArray<T> array_;
 };
 
 }  // namespace cutout

@@ -47,12 +47,16 @@ export interface NativeBox {
 }
 
 export interface PngEncodeOptions {
-  /** zlib level 0..9 (0 = stored). With strategy 'rle' only 0 versus 1..9 matters. */
+  /** zlib level 0..9 (0 = stored). With strategy 'rle' or 'fast' only 0 versus 1..9 matters. */
   level: number;
   /** Threads for the deflate, 1..64. The output bytes are the same for any count. */
   threads: number;
-  /** zlib strategy: 'default' (LZ77 at `level`, the default) or 'rle' (2–3x faster; docs/native.md, "PNG encoding"). */
-  strategy?: 'default' | 'rle';
+  /**
+   * 'default' (zlib's LZ77 at `level`, the default), 'rle' (zlib's Z_RLE: 2–3x faster) or 'fast' (no
+   * zlib: per-row filter choice, runs as matches, one Huffman code per strip; several times faster
+   * again). With 'rle' and 'fast' only level 0 (stored) versus 1..9 matters (docs/native.md, "PNG encoding").
+   */
+  strategy?: 'default' | 'rle' | 'fast';
 }
 
 export interface NativeSession {
@@ -106,7 +110,7 @@ export interface NativeBinding {
   flattenOnColor(rgba: Uint8Array, r: number, g: number, b: number, a: number): void;
   blendOver(rgba: Uint8Array, background: Uint8Array): void;
   extractAlpha(rgba: Uint8Array, dst: Uint8Array): void;
-  /** 8-bit grey, grey+alpha, RGB or RGBA rows → PNG bytes (filter Up; strips deflated on `threads` threads). The result alone owns its ArrayBuffer, so it can be transferred. */
+  /** 8-bit grey, grey+alpha, RGB or RGBA rows → PNG bytes (strips filtered and deflated on `threads` threads). The result alone owns its ArrayBuffer, so it can be transferred. */
   encodePng(pixels: Uint8Array, width: number, height: number, channels: 1 | 2 | 3 | 4, options: PngEncodeOptions): Uint8Array;
   /**
    * What `session.composite` does, with a mask the caller passes in (e.g. one a GPU pipeline got back
