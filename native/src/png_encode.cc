@@ -87,7 +87,7 @@ uint16_t ZlibHeader(int level, int strategy, bool fast) {
 
 struct Strip {
   size_t first_row = 0, rows = 0;
-  size_t offset = 0;    // where its IDAT chunk starts in the scratch block
+  size_t offset = 0;    // where its IDAT chunk starts: in the thread's slot while written, then in the PNG's block
   size_t capacity = 0;  // bytes reserved for its chunk data (zlib header and adler32 included)
   size_t length = 0;    // chunk data written
   uint32_t crc = 0;     // CRC of "IDAT" + data (the last strip's adler32 is added later)
@@ -211,9 +211,12 @@ PngFile EncodePng(const uint8_t* pixels, int width, int height, int channels, co
   const Image img{pixels, static_cast<size_t>(width) * channels, static_cast<size_t>(height)};
   const size_t row_bytes = img.stride + 1;
 
-  // Lay the strips' chunks out at their worst-case sizes in one block of the block cache: the untouched
-  // tail of each slot costs address space only (its pages are touched when written), and while the
-  // pool is busy the next encode finds the written ones still mapped.
+  // Each strip is written into its thread's slot (room for its worst case), then copied to the next
+  // free bytes of the PNG's block, so the chunks lie packed in the order they finish: the block is
+  // sized for the worst case (address space only) but only the compressed bytes are touched. Worst-case
+  // slots in the block itself would touch a page near every slot's start, which on the block cache's
+  // huge pages made the whole worst case (1.5 × the pixels) resident. Both come from the block cache,
+  // so while the pool is busy the next encode finds them mapped.
   const size_t strip_rows = static_cast<size_t>(PngStripRows(width, channels));
   std::vector<Strip> strips((img.height + strip_rows - 1) / strip_rows);
   size_t total = kHeaderBytes;
@@ -223,10 +226,8 @@ PngFile EncodePng(const uint8_t* pixels, int width, int height, int channels, co
     s.rows = std::min(strip_rows, img.height - s.first_row);
     const size_t raw = s.rows * row_bytes;
     s.capacity = (fast ? FastDeflateBound(raw) : DeflateCapacity(raw)) + (i == 0 ? 2 : 0) + (i + 1 == strips.size() ? 4 : 0);
-    s.offset = total;
     total += kChunkOverhead + s.capacity;
   }
-  const size_t iend_at = total;
   total += kIendBytes;
   PngFile png;
   png.scratch_ = ScratchArray<uint8_t>(total);
@@ -236,21 +237,30 @@ PngFile EncodePng(const uint8_t* pixels, int width, int height, int channels, co
   const uint16_t zlib_header = ZlibHeader(options.level, strategy, fast);
   const int workers = std::min<int>(options.threads, static_cast<int>(strips.size()));
   std::atomic<size_t> next{0};
+  std::atomic<size_t> used{kHeaderBytes};
   ParallelFor(workers, workers, 1, [&](int begin, int end) {
     for (int w = begin; w < end; w++) {
-      if (fast) {
-        FastScratch scratch;
-        for (size_t i; (i = next.fetch_add(1)) < strips.size();) {
-          FastStripChunk(img, channels, strips[i], i + 1 == strips.size(), options.level == 0, zlib_header, base, scratch);
-        }
-        continue;
-      }
-      std::vector<uint8_t> batch(std::max(kBatchBytes, row_bytes));
+      ScratchBuffer<uint8_t> slot;
+      FastScratch scratch;
+      std::vector<uint8_t> batch;
+      if (!fast) batch.resize(std::max(kBatchBytes, row_bytes));
       for (size_t i; (i = next.fetch_add(1)) < strips.size();) {
-        DeflateStrip(img, strips[i], i + 1 == strips.size(), zlib_header, base, options.level, strategy, batch);
+        Strip& s = strips[i];
+        const bool last = i + 1 == strips.size();
+        uint8_t* const at = slot.Reserve(kChunkOverhead + s.capacity);
+        s.offset = 0;
+        if (fast) {
+          FastStripChunk(img, channels, s, last, options.level == 0, zlib_header, at, scratch);
+        } else {
+          DeflateStrip(img, s, last, zlib_header, at, options.level, strategy, batch);
+        }
+        // Length field, "IDAT", data; then room for the CRC (and the last strip's adler32).
+        s.offset = used.fetch_add(kChunkOverhead + s.length + (last ? 4 : 0));
+        std::memcpy(base + s.offset, at, 8 + s.length);
       }
     }
   });
+  const size_t iend_at = used.load();
 
   // The last chunk ends with the stream's adler32.
   uint32_t adler = strips[0].adler;
