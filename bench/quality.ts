@@ -1,4 +1,6 @@
 // Quality benchmark: `npm run bench:quality [-- --only am_ --limit N --variants peer,plain --model isnet-int8]`.
+// A model file of one's own instead of a bundled one: `-- --model-file F [--model-family N] [--model-descriptor J]`
+// (the same checks as `cutout serve --model-file`, docs/models.md).
 // Scores the peer library and our four pipelines on the DEV evaluation set, side by side in one
 // run, at the ground truth's resolution. See docs/quality.md.
 //
@@ -25,6 +27,8 @@ import {
   type AlphaScores,
   type Matte,
 } from '../src/quality/metrics.js';
+import { MODEL_FAMILIES, parseModelFamily } from '../src/model/families.js';
+import type { PoolOptions } from '../src/pool/pool-api.js';
 import { evalDir as findEvalDir } from '../src/quality/eval-dir.js';
 import { parseManifest, type ManifestRow } from '../src/quality/manifest.js';
 import { renderMarkdown, summarize, type ItemResult, type VariantResult } from '../src/quality/report.js';
@@ -107,15 +111,26 @@ async function decodeRgba(data: Uint8Array): Promise<{ rgba: Uint8Array; width: 
   return { rgba: new Uint8Array(raw.buffer, raw.byteOffset, raw.length), width: info.width, height: info.height };
 }
 
-async function loadOurs(model: string | undefined): Promise<{ remover?: Remover; error?: string }> {
+/** Which of our models: a bundled one by name, or a model file with its family and descriptor. */
+type OurModel = Pick<PoolOptions, 'model' | 'modelFile' | 'modelFamily' | 'modelDescriptor'>;
+
+function describeModel(m: OurModel): string {
+  if (m.modelFile === undefined) return m.model ?? 'the manifest default';
+  const extra = [m.modelFamily && `family ${m.modelFamily}`, m.modelDescriptor && `descriptor ${m.modelDescriptor}`].filter(Boolean);
+  return `the model file ${m.modelFile}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`;
+}
+
+async function loadOurs(model: OurModel): Promise<{ remover?: Remover; error?: string }> {
   // Resolved at run time so that this bench builds (and runs the peer) before the library lands.
   const spec = '../src/lib/remove.js';
   try {
-    const mod = (await import(spec)) as { createRemover?: (o: { workers: number; model?: string }) => Promise<Remover> };
+    const mod = (await import(spec)) as { createRemover?: (o: PoolOptions) => Promise<Remover> };
     if (typeof mod.createRemover !== 'function') return { error: `${spec} has no createRemover export` };
-    return { remover: await mod.createRemover({ workers: 1, ...(model ? { model } : {}) }) };
+    return { remover: await mod.createRemover({ workers: 1, ...model }) };
   } catch (err) {
-    return { error: `our library is unavailable: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` };
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    // A model file's refusal is about the file (which rule it breaks), not the library.
+    return { error: model.modelFile !== undefined ? reason : `our library is unavailable: ${reason}` };
   }
 }
 
@@ -269,14 +284,14 @@ interface Args {
   limit: number;
   variants: string[] | undefined;
   contact: boolean;
-  /** Our model, by manifest name (default: the manifest's default). */
-  model: string | undefined;
+  /** Our model, by manifest name (default: the manifest's default), or a model file. */
+  model: OurModel;
   /** Output directory (default bench/results). */
   out: string | undefined;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { only: [], limit: Infinity, variants: undefined, contact: true, model: undefined, out: undefined };
+  const args: Args = { only: [], limit: Infinity, variants: undefined, contact: true, model: {}, out: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const value = (): string => {
@@ -292,11 +307,22 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a.startsWith('--variants=')) args.variants = a.slice(11).split(',');
     else if (a === '--no-contact') args.contact = false;
     else if (a === '--out') args.out = value();
-    else if (a === '--model') args.model = value();
+    else if (a === '--model') args.model.model = value();
+    else if (a === '--model-file') args.model.modelFile = path.resolve(value());
+    else if (a === '--model-family') {
+      const text = value();
+      const family = parseModelFamily(text);
+      if (family === undefined) throw new Error(`--model-family ${text}: not one of ${MODEL_FAMILIES.join(', ')}`);
+      args.model.modelFamily = family;
+    } else if (a === '--model-descriptor') args.model.modelDescriptor = path.resolve(value());
     else if (a.startsWith('--out=')) args.out = a.slice(6);
-    else throw new Error(`unknown argument ${a} (use --only PREFIX[,PREFIX], --limit N, --variants a,b, --no-contact, --model NAME, --out DIR)`);
+    else throw new Error(`unknown argument ${a} (use --only PREFIX[,PREFIX], --limit N, --variants a,b, --no-contact, --model NAME | --model-file F [--model-family N] [--model-descriptor J], --out DIR)`);
   }
   if (!(args.limit > 0)) throw new Error('--limit must be a positive number');
+  if (args.model.model !== undefined && args.model.modelFile !== undefined) throw new Error('--model and --model-file: give one');
+  if (args.model.modelFile === undefined && (args.model.modelFamily !== undefined || args.model.modelDescriptor !== undefined)) {
+    throw new Error('--model-family and --model-descriptor describe a --model-file: give the file too');
+  }
   return args;
 }
 
@@ -391,6 +417,8 @@ async function main(): Promise<void> {
   const peer = new PeerClient();
   const needOurs = ['plain', 'refined', 'refined+decont', 'default'].some(wanted);
   const ours = needOurs ? await loadOurs(args.model) : {};
+  // A model file that is refused (its family's checks, docs/models.md) ends the bench with the reason.
+  if (ours.error !== undefined && args.model.modelFile !== undefined) throw new Error(ours.error);
   if (ours.error !== undefined) console.error(`warning: ${ours.error}; our variants will be reported as failed`);
   const allVariants: Variant[] = [
     { name: 'peer', description: '@imgly/background-removal-node 1.4.5, model medium, raw RGBA output',
@@ -426,7 +454,7 @@ async function main(): Promise<void> {
     `# Quality benchmark (${new Date().toISOString()})`,
     '',
     `Eval set: ${evalDir} (${rows.length} of ${manifest.length} items). Predictions are resized to the GT size.`,
-    `Variants: ${variants.map((v) => `**${v.name}**: ${v.description}`).join('; ')}. Our model: ${args.model ?? 'the manifest default'}.`,
+    `Variants: ${variants.map((v) => `**${v.name}**: ${v.description}`).join('; ')}. Our model: ${describeModel(args.model)}.`,
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. ` +
       `s/img = median wall seconds per image (peer: in its own process, excl. file read; ours: remove() incl. PNG encode). ` +
       `Whole bench: ${totalSeconds.toFixed(0)} s.`,
