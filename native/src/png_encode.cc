@@ -87,7 +87,7 @@ uint16_t ZlibHeader(int level, int strategy, bool fast) {
 
 struct Strip {
   size_t first_row = 0, rows = 0;
-  size_t offset = 0;    // where its IDAT chunk starts: in the thread's slot while written, then in the PNG's block
+  size_t offset = 0;    // where its IDAT chunk starts in the PNG's block (set once it is copied there)
   size_t capacity = 0;  // bytes reserved for its chunk data (zlib header and adler32 included)
   size_t length = 0;    // chunk data written
   uint32_t crc = 0;     // CRC of "IDAT" + data (the last strip's adler32 is added later)
@@ -126,21 +126,24 @@ struct Image {
   const uint8_t* Above(size_t y) const { return y == 0 ? nullptr : Row(y - 1); }
 };
 
-// Deflate one strip's filtered rows into its chunk's data area (base + s.offset + 8); the chunk's
-// length and CRC field are written by the caller. The first strip's data starts with the zlib header.
-void DeflateStrip(const Image& img, Strip& s, bool last, uint16_t zlib_header, uint8_t* base, int level, int strategy,
+// The chunk's type and, for the stream's first strip, the zlib header at the start of its data;
+// returns the header's bytes (0 or 2). The chunk's length and CRC fields are written by the caller.
+size_t BeginIdat(uint8_t* chunk, const Strip& s, uint16_t zlib_header) {
+  std::memcpy(chunk + 4, "IDAT", 4);
+  if (s.first_row != 0) return 0;
+  chunk[8] = static_cast<uint8_t>(zlib_header >> 8);
+  chunk[9] = static_cast<uint8_t>(zlib_header);
+  return 2;
+}
+
+// Deflate one strip's filtered rows into the chunk at `chunk` (its data from chunk + 8).
+void DeflateStrip(const Image& img, Strip& s, bool last, uint16_t zlib_header, uint8_t* chunk, int level, int strategy,
                   std::vector<uint8_t>& batch) {
   const size_t row_bytes = img.stride + 1;
   Deflater zs(level, strategy);
-  uint8_t* const type = base + s.offset + 4;
-  std::memcpy(type, "IDAT", 4);
-  uint8_t* data = type + 4;
-  size_t head = 0;
-  if (s.first_row == 0) {
-    data[0] = static_cast<uint8_t>(zlib_header >> 8);
-    data[1] = static_cast<uint8_t>(zlib_header);
-    head = 2;
-  }
+  uint8_t* const type = chunk + 4;
+  uint8_t* const data = type + 4;
+  const size_t head = BeginIdat(chunk, s, zlib_header);
   zs->next_out = data + head;
   zs->avail_out = static_cast<uInt>(s.capacity - head - (last ? 4 : 0));
   const size_t rows_per_batch = std::max<size_t>(1, batch.size() / row_bytes);
@@ -168,17 +171,11 @@ void DeflateStrip(const Image& img, Strip& s, bool last, uint16_t zlib_header, u
 }
 
 // The same for kFast (png_fast.h): the strip's filtered rows never leave the encoder's scratch.
-void FastStripChunk(const Image& img, int bpp, Strip& s, bool last, bool stored, uint16_t zlib_header, uint8_t* base,
+void FastStripChunk(const Image& img, int bpp, Strip& s, bool last, bool stored, uint16_t zlib_header, uint8_t* chunk,
                     FastScratch& scratch) {
-  uint8_t* const type = base + s.offset + 4;
-  std::memcpy(type, "IDAT", 4);
-  uint8_t* data = type + 4;
-  size_t head = 0;
-  if (s.first_row == 0) {
-    data[0] = static_cast<uint8_t>(zlib_header >> 8);
-    data[1] = static_cast<uint8_t>(zlib_header);
-    head = 2;
-  }
+  uint8_t* const type = chunk + 4;
+  uint8_t* const data = type + 4;
+  const size_t head = BeginIdat(chunk, s, zlib_header);
   const FastStrip strip{img.pixels, img.stride, bpp, s.first_row, s.rows, last, stored};
   s.length = head + FastDeflateStrip(strip, scratch, data + head, &s.adler);
   s.raw = s.rows * (img.stride + 1);
@@ -248,7 +245,6 @@ PngFile EncodePng(const uint8_t* pixels, int width, int height, int channels, co
         Strip& s = strips[i];
         const bool last = i + 1 == strips.size();
         uint8_t* const at = slot.Reserve(kChunkOverhead + s.capacity);
-        s.offset = 0;
         if (fast) {
           FastStripChunk(img, channels, s, last, options.level == 0, zlib_header, at, scratch);
         } else {
