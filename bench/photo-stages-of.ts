@@ -1,7 +1,7 @@
 // One photo's staged halves (prepareRemoval + finishStaged, no model run) with the build of another
 // checkout, for before/after comparisons of the CPU side (docs/gpu.md, "The CPU side after that
 // lease"): every call goes to ROOT's dist, so an older worktree measures its own code.
-//   node dist/bench/photo-stages-of.js ROOT PHOTO THREADS RUNS   → one JSON line of medians (ms)
+//   node dist/bench/photo-stages-of.js ROOT PHOTO THREADS RUNS   → one JSON line of medians (ms; faults: minor page faults per photo)
 // Run each checkout in turn, a few rounds, photo by photo. Where ROOT's addon has the scratch cache,
 // it is set as the staged pool sets it under load (64 MB for the one worker).
 import { readFileSync } from 'node:fs';
@@ -27,10 +27,11 @@ const mask = Float32Array.from(session.infer((await codec.decodeForModel(input, 
 session.close();
 
 const ctx = { binding, model: { width: 1024, height: 1024 }, threads, quality: DEFAULT_QUALITY };
-const samples: Record<string, number[]> = { wall: [] };
+const samples: Record<string, number[]> = { wall: [], faults: [] };
 const STAGES = ['decode', 'decodeOutput', 'composite', 'encode'];
 for (let r = -2; r < runs; r++) {
   const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full', format: 'png' } };
+  const f0 = process.resourceUsage().minorPageFault;
   const t0 = performance.now();
   const prepared = await pipeline.prepareRemoval(ctx, task);
   if (!prepared.ok) throw new Error(prepared.message);
@@ -38,6 +39,7 @@ for (let r = -2; r < runs; r++) {
   if (!done.ok) throw new Error(done.message);
   if (r < 0) continue;
   samples.wall!.push(performance.now() - t0);
+  samples.faults!.push(process.resourceUsage().minorPageFault - f0);
   for (const s of STAGES) (samples[s] ??= []).push(done.timings[s] ?? 0);
 }
 const median = (v: number[]): number => [...v].sort((a, b) => a - b)[v.length >> 1]!;

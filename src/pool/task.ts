@@ -70,9 +70,9 @@ export interface RemovalPlan {
   working?: { width: number; height: number; bytes: number };
   /**
    * Staged path: stage 1 decodes the photo once, RGBA at its own size (the output size), makes the
-   * model input from it in memory and hands it to stage 2, which then decodes nothing. Set where the
-   * model input is made in memory anyway (an opaque photo the model enlarges, codec.ts) and the output
-   * is the photo's own size. `bytes`: what stage 1 then holds (the decode, the model input, the copy
+   * model input from it in memory and hands it to stage 2, which then decodes nothing. Set for an
+   * opaque photo whose output is its own size, where the model input is made in memory anyway (the
+   * model enlarges it, codec.ts) or the photo is up to DECODE_ONCE_STAGED_MAX_BYTES (pipeline.ts). `bytes`: what stage 1 then holds (the decode, the model input, the copy
    * handed on), in place of `decodeBytes.model`.
    */
   decodeOnceStaged?: { bytes: number };

@@ -105,6 +105,16 @@ export const KEPT_BESIDE_DECODE_MAX_BYTES = 32 * 1024 * 1024;
  */
 export const DECODE_ONCE_MAX_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Largest photo (RGBA bytes at its own size, the output size) that the staged path decodes once in
+ * stage 1 though the model shrinks it: 64 MiB, up to 16 MP. One decode and the addon's resize to the
+ * model input (12 MP: ~100 + ~49 ms on one AVX2 core, ~5 ms of resize on 16) instead of shrink-on-load
+ * for the model (~90–140 ms) and the full decode again in stage 2. The price: the photo waits for
+ * its batch decoded, up to (photo workers + batch) × 64 MB in the pipeline (the enlarged photos that
+ * decode once at any size are under 5.3 MP). `lean` pools: LEAN_OVERLAP_DECODE_MAX_BYTES.
+ */
+export const DECODE_ONCE_STAGED_MAX_BYTES = 64 * 1024 * 1024;
+
 /** The smallest size with the photo's aspect that covers both `a` and `b` (never above the photo's own). */
 function coveringSize(photo: { width: number; height: number }, a: ModelShape, b: ModelShape): ModelShape {
   const scale = Math.min(1, Math.max(a.width / photo.width, a.height / photo.height, b.width / photo.width, b.height / photo.height));
@@ -150,7 +160,7 @@ export function modelDecodeCost(probe: codec.Probe, model: ModelShape): DecodeCo
  * No sniff here: the edges did (api/image-input.ts, lib/remove.ts); a format libvips reads but we do
  * not decode is named by the decoder, so a pool caller that skipped the edge still gets a typed failure.
  */
-async function planRemoval(input: Uint8Array, options: RemoveOptions, model: ModelShape, maxDecode: number): Promise<RemovalPlan | RemoveFailure> {
+async function planRemoval(input: Uint8Array, options: RemoveOptions, model: ModelShape, maxDecode: number, onceMaxBytes = 0): Promise<RemovalPlan | RemoveFailure> {
   let probe: codec.Probe;
   try {
     probe = await codec.probe(input);
@@ -183,8 +193,11 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     if (typeof bg !== 'number') return bg;
     background = bg;
   }
-  // Staged path: the photo decoded once where the model input comes from a full-size decode anyway.
-  const decodeOnce = fullSize && codec.resizesModelInputInMemory(probe, model.width, model.height);
+  // Staged path: the photo decoded once where stage 2 wants it at its own size, and the model input
+  // resized from it in memory: where that input comes from a full-size decode anyway (the model
+  // enlarges the photo), or where the photo is small enough to hold across the batch wait.
+  const decodeOnce =
+    fullSize && !probe.hasAlpha && (codec.resizesModelInputInMemory(probe, model.width, model.height) || out.width * out.height * 4 <= onceMaxBytes);
   const onceBytes = decodeOnce
     ? addBytes(decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: false }), model.width * model.height * 3 + out.width * out.height * 4).total
     : 0;
@@ -347,7 +360,8 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
 /** Staged path, stage 1: plan and the model-sized input, for an inference batch. */
 export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Promise<PrepareResult> {
   const watch = new Stopwatch();
-  const plan = await planRemoval(task.input, task.options, ctx.model, maxDecodeBytes(ctx));
+  const onceMax = ctx.lean ? LEAN_OVERLAP_DECODE_MAX_BYTES : DECODE_ONCE_STAGED_MAX_BYTES;
+  const plan = await planRemoval(task.input, task.options, ctx.model, maxDecodeBytes(ctx), onceMax);
   if ('ok' in plan) return plan;
   watch.mark('probe');
   await holdDecodeMemory(ctx, plan, task.decodeSlot, plan.decodeOnceStaged?.bytes ?? plan.decodeBytes.model, watch);
