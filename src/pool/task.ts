@@ -69,13 +69,15 @@ export interface RemovalPlan {
    */
   working?: { width: number; height: number; bytes: number };
   /**
-   * Staged path: stage 1 decodes the photo once, RGBA at its own size (the output size), makes the
-   * model input from it in memory and hands it to stage 2, which then decodes nothing. Set for an
-   * opaque photo whose output is its own size, where the model input is made in memory anyway (the
-   * model enlarges it, codec.ts) or the photo is up to DECODE_ONCE_STAGED_MAX_BYTES (pipeline.ts). `bytes`: what stage 1 then holds (the decode, the model input, the copy
-   * handed on), in place of `decodeBytes.model`.
+   * The photo decoded once, RGBA at its own size (the output size), and the model input resized from
+   * it in memory: set for an opaque photo whose output is its own size, where the model input is made
+   * in memory anyway (the model enlarges it, codec.ts) or the photo is up to OVERLAP_DECODE_MAX_BYTES
+   * (pipeline.ts; LEAN_… in a lean pool). Staged path: stage 1 decodes it and hands it to stage 2,
+   * which then decodes nothing; `bytes`, what stage 1 then holds (the decode, the model input, the
+   * copy handed on), in place of `decodeBytes.model`. CPU path: in place of the model's decode and
+   * the output decode beside the model, where that one would overlap.
    */
-  decodeOnceStaged?: { bytes: number };
+  singleDecode?: { bytes: number };
 }
 
 /** Stage 1 of the staged (batched) path: the model-sized RGB bytes for the batch, and the plan. */
@@ -86,7 +88,7 @@ export interface PreparedRemoval {
   modelInput: Uint8Array;
   /** The task's input bytes, handed back (by transfer) for stage 2's full-size decode. */
   input: Uint8Array;
-  /** With plan.decodeOnceStaged: the photo decoded, RGBA at output size, for stage 2. Transferable. */
+  /** With plan.singleDecode: the photo decoded, RGBA at output size, for stage 2. Transferable. */
   photo?: Uint8Array;
   timings: Record<string, number>;
 }
@@ -100,7 +102,7 @@ export interface FinishTask {
   plan: RemovalPlan;
   /** The model's output for this photo (model width × height floats, 0..1). Transferable. */
   mask: Float32Array;
-  /** Stage 1's decode of the photo (plan.decodeOnceStaged): used instead of decoding `input` again. */
+  /** Stage 1's decode of the photo (plan.singleDecode): used instead of decoding `input` again. */
   photo?: Uint8Array;
   timings: Record<string, number>;
   decodeSlot?: number;

@@ -70,6 +70,8 @@ function unreadableBackground(err: unknown): RemoveFailure {
  * Runtime's: 64 MiB, up to 16 MP. It hides the decode behind inference (a 12 MP photo: ~190 ms less
  * on 2 AVX2 cores, with the same inference time). Bigger photos are decoded after it: at 20 MP that
  * keeps 80 MB off the peak of `cutout remove` (≤ 400 MB) for ~110 ms more per photo (docs/memory.md).
+ * Also the largest opaque photo the staged path decodes once at its own size for both the model
+ * input and the output (plan.singleDecode; the CPU path: CPU_SINGLE_DECODE_MAX_BYTES).
  */
 export const OVERLAP_DECODE_MAX_BYTES = 64 * 1024 * 1024;
 
@@ -105,15 +107,19 @@ export const KEPT_BESIDE_DECODE_MAX_BYTES = 32 * 1024 * 1024;
  */
 export const DECODE_ONCE_MAX_BYTES = 16 * 1024 * 1024;
 
+/** The largest output decode that may run while the model runs (bytes of RGBA): by the pool's memory policy. */
+function overlapMaxBytes(ctx: PipelineContext): number {
+  return ctx.lean ? LEAN_OVERLAP_DECODE_MAX_BYTES : OVERLAP_DECODE_MAX_BYTES;
+}
+
 /**
- * Largest photo (RGBA bytes at its own size, the output size) that the staged path decodes once in
- * stage 1 though the model shrinks it: 64 MiB, up to 16 MP. One decode and the addon's resize to the
- * model input (12 MP: ~100 + ~49 ms on one AVX2 core, ~5 ms of resize on 16) instead of shrink-on-load
- * for the model (~90–140 ms) and the full decode again in stage 2. The price: the photo waits for
- * its batch decoded, up to (photo workers + batch) × 64 MB in the pipeline (the enlarged photos that
- * decode once at any size are under 5.3 MP). `lean` pools: LEAN_OVERLAP_DECODE_MAX_BYTES.
+ * Largest opaque photo (RGBA bytes, the output size) the CPU path decodes once at its own size, the
+ * model input resized from it, where the output decode would overlap the model: 16 MiB, up to 4 MP.
+ * Measured side by side with the two decodes (bench:compare, int8, 2 AVX2 cores, docs/memory.md): at
+ * 0.45 and 4 MP the same time with a third to a half of the faults, the same RSS; at 12 MP no faster
+ * on 2 cores (the second decode overlapped the model anyway) and up to 75 MB more RSS.
  */
-export const DECODE_ONCE_STAGED_MAX_BYTES = 64 * 1024 * 1024;
+export const CPU_SINGLE_DECODE_MAX_BYTES = 16 * 1024 * 1024;
 
 /** The smallest size with the photo's aspect that covers both `a` and `b` (never above the photo's own). */
 function coveringSize(photo: { width: number; height: number }, a: ModelShape, b: ModelShape): ModelShape {
@@ -160,7 +166,7 @@ export function modelDecodeCost(probe: codec.Probe, model: ModelShape): DecodeCo
  * No sniff here: the edges did (api/image-input.ts, lib/remove.ts); a format libvips reads but we do
  * not decode is named by the decoder, so a pool caller that skipped the edge still gets a typed failure.
  */
-async function planRemoval(input: Uint8Array, options: RemoveOptions, model: ModelShape, maxDecode: number, onceMaxBytes = 0): Promise<RemovalPlan | RemoveFailure> {
+async function planRemoval(input: Uint8Array, options: RemoveOptions, model: ModelShape, maxDecode: number, singleMaxBytes: number): Promise<RemovalPlan | RemoveFailure> {
   let probe: codec.Probe;
   try {
     probe = await codec.probe(input);
@@ -193,12 +199,13 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     if (typeof bg !== 'number') return bg;
     background = bg;
   }
-  // Staged path: the photo decoded once where stage 2 wants it at its own size, and the model input
-  // resized from it in memory: where that input comes from a full-size decode anyway (the model
-  // enlarges the photo), or where the photo is small enough to hold across the batch wait.
-  const decodeOnce =
-    fullSize && !probe.hasAlpha && (codec.resizesModelInputInMemory(probe, model.width, model.height) || out.width * out.height * 4 <= onceMaxBytes);
-  const onceBytes = decodeOnce
+  // One decode at the photo's own size, the output, and the model input resized from it in memory:
+  // where that input comes from a full-size decode anyway (the model enlarges the photo), or where the
+  // photo is small enough to be resident while the model runs (for a 12 MP photo the addon's resize,
+  // ~49 ms on one AVX2 core, costs less than shrink-on-load's second decode, ~90–140 ms).
+  const single =
+    fullSize && !probe.hasAlpha && (codec.resizesModelInputInMemory(probe, model.width, model.height) || out.width * out.height * 4 <= singleMaxBytes);
+  const singleBytes = single
     ? addBytes(decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: false }), model.width * model.height * 3 + out.width * out.height * 4).total
     : 0;
   const plan: RemovalPlan = {
@@ -210,7 +217,7 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     decodeBytes: { model: forModel.total, output: forOutput.total, background },
     decodeSource: source,
     ...(forWork ? { working: { ...work, bytes: forWork.total } } : {}),
-    ...(decodeOnce ? { decodeOnceStaged: { bytes: onceBytes } } : {}),
+    ...(single ? { singleDecode: { bytes: singleBytes } } : {}),
   };
   if (options.roi) {
     const r = roiToOutput(options.roi, probe, out);
@@ -304,24 +311,30 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   if (!session) throw new Error('runPipeline needs a worker with its own model session');
   const watch = new Stopwatch();
   const { input, options } = task;
-  const plan = await planRemoval(input, options, ctx.model, maxDecodeBytes(ctx));
+  const overlapMax = overlapMaxBytes(ctx);
+  const plan = await planRemoval(input, options, ctx.model, maxDecodeBytes(ctx), Math.min(overlapMax, CPU_SINGLE_DECODE_MAX_BYTES));
   if ('ok' in plan) return plan;
   watch.mark('probe');
 
   // The model input comes first (shrink-on-load keeps it cheap). A small output-sized decode runs on
   // a libvips thread while the model runs on this one, so it hides behind inference; a big one waits
   // until the model is done, so the photo and the model's working memory are never resident together.
-  // A source that costs much to decode (held whole, or very wide) with a small output is decoded
-  // once, to a working size that covers both, and resized in memory.
+  // An opaque photo at its own size (plan.singleDecode) whose output decode would overlap the model
+  // anyway is decoded once, before it, and the model input resized from it: one decode instead of
+  // two, at the same peak, and no libvips thread beside the model's. A source that costs much to
+  // decode (held whole, or very wide) with a small output is decoded once, to a working size that
+  // covers both, and resized in memory.
   const { model, output, background } = plan.decodeBytes;
-  const overlapMax = ctx.lean ? LEAN_OVERLAP_DECODE_MAX_BYTES : OVERLAP_DECODE_MAX_BYTES;
   const overlap = plan.width * plan.height * 4 <= overlapMax && output <= OVERLAP_DECODE_MAX_ESTIMATE;
-  const once = !overlap ? plan.working : undefined;
+  const single = overlap && plan.singleDecode ? { width: plan.width, height: plan.height, bytes: output } : undefined;
+  const once = single ?? (overlap ? undefined : plan.working);
   const outputBytes = plan.width * plan.height * 4;
-  const decodes = overlap ? model + output : once ? once.bytes + ctx.model.width * ctx.model.height * 3 + outputBytes : Math.max(model, output);
-  if ((once ? once.bytes : model) > KEPT_BESIDE_DECODE_MAX_BYTES) ctx.binding.releaseScratch();
+  const modelBytes = ctx.model.width * ctx.model.height * 3;
+  const decodes = single ? output + modelBytes : overlap ? model + output : once ? once.bytes + modelBytes + outputBytes : Math.max(model, output);
+  // The single decode is the output decode that would have run beside the kept blocks anyway.
+  if ((single ? 0 : once ? once.bytes : model) > KEPT_BESIDE_DECODE_MAX_BYTES) ctx.binding.releaseScratch();
   await holdDecodeMemory(ctx, plan, task.decodeSlot, Math.max(decodes, (once ? outputBytes : output) + background), watch);
-  let rgbaPromise = overlap ? decodeOutput(input, plan) : undefined;
+  let rgbaPromise = overlap && !single ? decodeOutput(input, plan) : undefined;
   let modelInput: codec.Raw | RemoveFailure;
   if (once) {
     const decoded = await decodeOnce(ctx, input, plan, once);
@@ -360,15 +373,15 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
 /** Staged path, stage 1: plan and the model-sized input, for an inference batch. */
 export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Promise<PrepareResult> {
   const watch = new Stopwatch();
-  const onceMax = ctx.lean ? LEAN_OVERLAP_DECODE_MAX_BYTES : DECODE_ONCE_STAGED_MAX_BYTES;
-  const plan = await planRemoval(task.input, task.options, ctx.model, maxDecodeBytes(ctx), onceMax);
+  const plan = await planRemoval(task.input, task.options, ctx.model, maxDecodeBytes(ctx), overlapMaxBytes(ctx));
   if ('ok' in plan) return plan;
   watch.mark('probe');
-  await holdDecodeMemory(ctx, plan, task.decodeSlot, plan.decodeOnceStaged?.bytes ?? plan.decodeBytes.model, watch);
+  await holdDecodeMemory(ctx, plan, task.decodeSlot, plan.singleDecode?.bytes ?? plan.decodeBytes.model, watch);
   let photo: Uint8Array | undefined;
   let modelInput: codec.Raw | RemoveFailure;
-  if (plan.decodeOnceStaged) {
-    // The photo as stage 2 would decode it, and the model input resized from it in memory.
+  if (plan.singleDecode) {
+    // The photo as stage 2 would decode it, and the model input resized from it in memory. It then
+    // waits for its batch decoded: up to (photo workers + batch) × 64 MB in the pipeline.
     let rgba: codec.Raw;
     try {
       rgba = await codec.decodeRgba(task.input, MAX_INPUT_PIXELS, plan.width, plan.height, true);

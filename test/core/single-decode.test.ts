@@ -1,16 +1,18 @@
-// The staged path's single decode (plan.decodeOnceStaged): where the output is an opaque photo's own
-// size and the model input comes from a full-size decode anyway (the model enlarges it) or the photo
-// is up to DECODE_ONCE_STAGED_MAX_BYTES, stage 1 decodes the photo once and hands it to stage 2. The
-// model input is byte for byte the addon's resize of that decode, the result byte for byte what
-// decoding again in stage 2 gives; elsewhere the plan keeps two decodes; a photo of the wrong size is
-// refused.
+// One decode per photo (plan.singleDecode): where the output is an opaque photo's own size and the
+// model input comes from a full-size decode anyway (the model enlarges it) or the photo is up to
+// OVERLAP_DECODE_MAX_BYTES, the photo is decoded once and the model input resized from it in memory.
+// Staged path: stage 1 hands the photo to stage 2; the model input is byte for byte the addon's resize
+// of that decode, the result byte for byte what decoding again in stage 2 gives; elsewhere the plan
+// keeps two decodes; a photo of the wrong size is refused. CPU path: the same model input, so the
+// same PNG as the staged path given the same model.
 import t from 'tap';
 import sharp from 'sharp';
 import { DEFAULT_OPTIONS, DEFAULT_QUALITY, type RemoveOptions } from '../../src/domain/removal.js';
 import { loadBinding } from '../../src/native/binding.js';
 import type { PreparedRemoval, PrepareResult, RemoveResult } from '../../src/pool/task.js';
 import * as codec from '../../src/worker/codec.js';
-import { DECODE_ONCE_STAGED_MAX_BYTES, finishStaged, LEAN_OVERLAP_DECODE_MAX_BYTES, prepareRemoval, type PipelineContext } from '../../src/worker/pipeline.js';
+import { finishStaged, LEAN_OVERLAP_DECODE_MAX_BYTES, OVERLAP_DECODE_MAX_BYTES, prepareRemoval, runPipeline, type PipelineContext } from '../../src/worker/pipeline.js';
+import { modelEntry, sessionOptionsFor } from '../../src/model/manifest.js';
 import { evalImage } from '../helpers/core-fixtures.js';
 
 const ctx: PipelineContext = { binding: loadBinding(), model: { width: 1024, height: 1024 }, threads: 2, quality: DEFAULT_QUALITY };
@@ -39,8 +41,8 @@ async function finished(p: PreparedRemoval, options: RemoveOptions, photo: boole
 t.test('an enlarged opaque photo at full size: one decode, the same bytes', async (t) => {
   const input = new Uint8Array(evalImage('davis_car-shadow_00005')); // 854×480 JPEG
   const p = await prepared(input, full);
-  t.ok(p.plan.decodeOnceStaged, 'the plan decodes once');
-  t.ok(p.plan.decodeOnceStaged!.bytes >= 854 * 480 * 4 * 2 + 1024 * 1024 * 3, 'its estimate counts the decode, the copy and the model input');
+  t.ok(p.plan.singleDecode, 'the plan decodes once');
+  t.ok(p.plan.singleDecode!.bytes >= 854 * 480 * 4 * 2 + 1024 * 1024 * 3, 'its estimate counts the decode, the copy and the model input');
   t.equal(p.photo?.length, 854 * 480 * 4, 'stage 1 hands on the RGBA photo');
   const probe = await codec.probe(input);
   const inMemory = await codec.decodeForModel(input, 50e6, 1024, 1024, probe);
@@ -55,24 +57,24 @@ t.test('an enlarged opaque photo at full size: one decode, the same bytes', asyn
 t.test('elsewhere the plan keeps two decodes', async (t) => {
   const input = new Uint8Array(evalImage('davis_car-shadow_00005'));
   const preview = await prepared(input, { ...full, size: 'preview' });
-  t.notOk(preview.plan.decodeOnceStaged, 'an output smaller than the photo');
+  t.notOk(preview.plan.singleDecode, 'an output smaller than the photo');
   t.equal(preview.photo, undefined);
   const withAlpha = new Uint8Array(await sharp(input).ensureAlpha(0.5).png().toBuffer());
-  t.notOk((await prepared(withAlpha, full)).plan.decodeOnceStaged, 'a photo with alpha (libvips resizes it premultiplied)');
+  t.notOk((await prepared(withAlpha, full)).plan.singleDecode, 'a photo with alpha (libvips resizes it premultiplied)');
   const huge = new Uint8Array(await sharp(input).resize(4800, 3600).jpeg().toBuffer());
-  t.ok(4800 * 3600 * 4 > DECODE_ONCE_STAGED_MAX_BYTES);
-  t.notOk((await prepared(huge, full)).plan.decodeOnceStaged, 'a photo the model shrinks, over DECODE_ONCE_STAGED_MAX_BYTES (shrink-on-load)');
+  t.ok(4800 * 3600 * 4 > OVERLAP_DECODE_MAX_BYTES);
+  t.notOk((await prepared(huge, full)).plan.singleDecode, 'a photo the model shrinks, over OVERLAP_DECODE_MAX_BYTES (shrink-on-load)');
   const big = new Uint8Array(await sharp(input).resize(2400, 1800).jpeg().toBuffer());
   t.ok(2400 * 1800 * 4 > LEAN_OVERLAP_DECODE_MAX_BYTES);
-  t.ok((await prepared(big, full)).plan.decodeOnceStaged, 'a 4.3 MP photo the model shrinks: once');
-  t.notOk((await prepared(big, full, true)).plan.decodeOnceStaged, 'the same in a lean pool (over LEAN_OVERLAP_DECODE_MAX_BYTES)');
+  t.ok((await prepared(big, full)).plan.singleDecode, 'a 4.3 MP photo the model shrinks: once');
+  t.notOk((await prepared(big, full, true)).plan.singleDecode, 'the same in a lean pool (over LEAN_OVERLAP_DECODE_MAX_BYTES)');
 });
 
 t.test('a photo the model shrinks in both axes, at full size: one decode, the model input resized in memory', async (t) => {
   const input = new Uint8Array(await sharp(evalImage('davis_car-shadow_00005')).resize(2400, 1350).jpeg({ quality: 90 }).toBuffer());
   const p = await prepared(input, full);
-  t.ok(p.plan.decodeOnceStaged, 'the plan decodes once');
-  t.ok(p.plan.decodeOnceStaged!.bytes >= 2400 * 1350 * 4 * 2 + 1024 * 1024 * 3, 'its estimate counts the decode, the copy and the model input');
+  t.ok(p.plan.singleDecode, 'the plan decodes once');
+  t.ok(p.plan.singleDecode!.bytes >= 2400 * 1350 * 4 * 2 + 1024 * 1024 * 3, 'its estimate counts the decode, the copy and the model input');
   t.equal(p.photo?.length, 2400 * 1350 * 4, 'stage 1 hands on the RGBA photo');
   const rgba = await codec.decodeRgba(input, 50e6, 2400, 1350, true);
   t.ok(Buffer.from(p.photo!).equals(rgba.data), 'the photo handed on is the full-size decode');
@@ -87,6 +89,27 @@ t.test('a photo the model shrinks in both axes, at full size: one decode, the mo
   const once = await finished(p, full, true);
   const twice = await finished(await prepared(input, full), full, false);
   t.ok(Buffer.from(once.data).equals(Buffer.from(twice.data)), 'the PNG is the same bytes as decoding again in stage 2');
+});
+
+t.test('the CPU path decodes such a photo once too: the staged path\'s model input, the same PNG', async (t) => {
+  const input = new Uint8Array(await sharp(evalImage('am_GT04')).resize(2400, 1690).jpeg({ quality: 90 }).toBuffer());
+  const entry = modelEntry('isnet-int8', 'cpu');
+  const session = new ctx.binding.Session(entry.path, sessionOptionsFor(entry.entry, 2));
+  t.teardown(() => session.close());
+  const cpu = await runPipeline({ ...ctx, session }, { input, options: full });
+  if (!cpu.ok) throw new Error(cpu.message);
+  const p = await prepared(input, full);
+  const mask = Float32Array.from(session.infer(p.modelInput, 3));
+  const { photo, ...rest } = p;
+  const staged = await finishStaged(ctx, { input: rest.input, options: full, plan: rest.plan, mask, timings: {}, photo: photo! });
+  if (!staged.ok) throw new Error(staged.message);
+  t.ok(Buffer.from(cpu.data).equals(Buffer.from(staged.data)), 'the CPU path\'s PNG is the staged path\'s, byte for byte (its mask came from the same in-memory model input)');
+  const viaLibvips = await codec.decodeForModel(input, 50e6, 1024, 1024);
+  t.notOk(viaLibvips.data.equals(Buffer.from(p.modelInput)), 'which is not libvips\' shrink-on-load input');
+  const { data } = await sharp(cpu.data).raw().toBuffer({ resolveWithObject: true });
+  let opaque = 0;
+  for (let i = 3; i < data.length; i += 4) if (data[i] === 255) opaque++;
+  t.ok(opaque > 0.05 * 2400 * 1690 && opaque < 0.95 * 2400 * 1690, `a cut-out: ${((100 * opaque) / (2400 * 1690)).toFixed(1)}% opaque`);
 });
 
 t.test('a photo of the wrong size is refused', async (t) => {
