@@ -48,17 +48,51 @@ struct Span {
   int minx, miny, maxx, maxy;
 };
 
+// Whether any of n pixels has alpha >= kForegroundThreshold: the pixels read as u32 words (alpha in
+// the top byte on little-endian targets), which vectorises, where stride-4 bytes do not.
+bool AnyForeground(const uint8_t* px, int n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  bool any = false;
+  for (int i = 0; i < n; i++) {
+    uint32_t v;
+    std::memcpy(&v, px + 4 * static_cast<size_t>(i), 4);
+    any |= (v >> 24) >= kForegroundThreshold;
+  }
+  return any;
+#else
+  for (int i = 0; i < n; i++)
+    if (px[4 * i + 3] >= kForegroundThreshold) return true;
+  return false;
+#endif
+}
+
+// Pixels per vector test in the span scans: most of a row is surely background (or surely
+// foreground), so the scans step over it a group at a time.
+constexpr int kSpanGroup = 16;
+
+// First x in [0, w) with alpha >= kForegroundThreshold, or -1.
+int FirstForeground(const uint8_t* row, int w) {
+  int x = 0;
+  while (x + kSpanGroup <= w && !AnyForeground(row + 4 * static_cast<size_t>(x), kSpanGroup)) x += kSpanGroup;
+  for (; x < w; x++)
+    if (row[4 * x + 3] >= kForegroundThreshold) return x;
+  return -1;
+}
+
+// Last x in [from, w) with alpha >= kForegroundThreshold (row[from] is one).
+int LastForeground(const uint8_t* row, int w, int from) {
+  int x = w;
+  while (x - kSpanGroup > from && !AnyForeground(row + 4 * static_cast<size_t>(x - kSpanGroup), kSpanGroup)) x -= kSpanGroup;
+  while (row[4 * (x - 1) + 3] < kForegroundThreshold) x--;
+  return x - 1;
+}
+
 Span ForegroundSpan(const uint8_t* rgba, int w, int h, int ya, int yb) {
   Span s{w, h, -1, -1};
   for (int y = ya; y < yb; y++) {
     const uint8_t* row = rgba + static_cast<size_t>(y) * w * 4;
-    int first = -1, last = -1;
-    for (int x = 0; x < w; x++) {
-      if (row[x * 4 + 3] >= kForegroundThreshold) {
-        if (first < 0) first = x;
-        last = x;
-      }
-    }
+    const int first = FirstForeground(row, w);
+    const int last = first >= 0 ? LastForeground(row, w, first) : -1;
     if (first >= 0) {
       s.minx = std::min(s.minx, first);
       s.maxx = std::max(s.maxx, last);
