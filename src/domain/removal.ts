@@ -137,13 +137,6 @@ export const MAX_DECODE_BYTES = 320 * 1024 * 1024;
  * One decode alone is always let through, so nothing waits for ever.
  */
 export const MAX_DECODE_BYTES_IN_FLIGHT = 1024 * 1024 * 1024;
-/**
- * The staged (GPU) path's decode memory per photo worker, at least: stage 1 decodes an opaque photo
- * up to 16 MP once, whole (a 12 MP JPEG's estimate: 136 MB with the copy handed on and the model
- * input), so 16 photo workers get 2.25 GiB and can all decode such photos at once instead of ~7
- * under MAX_DECODE_BYTES_IN_FLIGHT (H200 box, 12 MP at c = 32: `decodeWait` 251 ms a photo).
- */
-export const STAGED_DECODE_BYTES_PER_WORKER = 144 * 1024 * 1024;
 
 /**
  * Request inputs held in memory at once by a process: the bodies read and the images downloaded of

@@ -12,7 +12,7 @@
 //
 //   cells[0]       KiB held by all slots
 //   cells[1 + i]   KiB held by slot i
-import { MAX_DECODE_BYTES_IN_FLIGHT, STAGED_DECODE_BYTES_PER_WORKER } from '../domain/removal.js';
+import { MAX_DECODE_BYTES_IN_FLIGHT } from '../domain/removal.js';
 
 /** What travels to the workers (structured clone shares the buffer). */
 export interface DecodeMemoryShare {
@@ -21,11 +21,6 @@ export interface DecodeMemoryShare {
 }
 
 const KIB = 1024;
-
-/** The staged pool's ceiling for `photoWorkers`: MAX_DECODE_BYTES_IN_FLIGHT, or STAGED_DECODE_BYTES_PER_WORKER each where that is more. */
-export function stagedDecodeCeiling(photoWorkers: number): number {
-  return Math.max(MAX_DECODE_BYTES_IN_FLIGHT, photoWorkers * STAGED_DECODE_BYTES_PER_WORKER);
-}
 
 // Node 20 has Atomics.waitAsync; TypeScript's ES2023 lib does not declare it.
 type WaitAsync = (

@@ -13,7 +13,7 @@
 // whole is run again photo by photo, so no request fails for another (fifo-queue.ts).
 import type { Piscina } from 'piscina';
 import { ownsBuffer } from '../image/owned-bytes.js';
-import { DecodeMemory, stagedDecodeCeiling } from './decode-memory.js';
+import { DecodeMemory } from './decode-memory.js';
 import { photoThreadsNow } from './photo-threads.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
@@ -65,7 +65,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   const inferPiscina = await startPiscina({ filename: '../worker/infer-worker.js', threads: cfg.inferWorkers, workerData: cfg.infer });
   let cpuPiscina: Piscina;
   // One slot per photo worker: the CPU FIFO runs at most `cpuWorkers` stages at once.
-  const decodeMemory = DecodeMemory.create(cfg.cpuWorkers, stagedDecodeCeiling(cfg.cpuWorkers));
+  const decodeMemory = DecodeMemory.create(cfg.cpuWorkers);
   try {
     cpuPiscina = await startPiscina({ filename: '../worker/worker.js', threads: cfg.cpuWorkers, workerData: { ...cfg.worker, decodeMemory: decodeMemory.share } });
   } catch (err) {

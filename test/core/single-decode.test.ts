@@ -13,8 +13,6 @@ import type { PreparedRemoval, PrepareResult, RemoveResult } from '../../src/poo
 import * as codec from '../../src/worker/codec.js';
 import { finishStaged, LEAN_OVERLAP_DECODE_MAX_BYTES, OVERLAP_DECODE_MAX_BYTES, prepareRemoval, runPipeline, type PipelineContext } from '../../src/worker/pipeline.js';
 import { modelEntry, sessionOptionsFor } from '../../src/model/manifest.js';
-import { DecodeMemory, stagedDecodeCeiling } from '../../src/pool/decode-memory.js';
-import { MAX_DECODE_BYTES_IN_FLIGHT } from '../../src/domain/removal.js';
 import { evalImage } from '../helpers/core-fixtures.js';
 
 const ctx: PipelineContext = { binding: loadBinding(), model: { width: 1024, height: 1024 }, threads: 2, quality: DEFAULT_QUALITY };
@@ -112,23 +110,6 @@ t.test('the CPU path decodes such a photo once too: the staged path\'s model inp
   let opaque = 0;
   for (let i = 3; i < data.length; i += 4) if (data[i] === 255) opaque++;
   t.ok(opaque > 0.05 * 2400 * 1690 && opaque < 0.95 * 2400 * 1690, `a cut-out: ${((100 * opaque) / (2400 * 1690)).toFixed(1)}% opaque`);
-});
-
-t.test('the staged pool\'s decode memory lets every photo worker decode a 12 MP photo once at the same time', async (t) => {
-  const input = new Uint8Array(await sharp({ create: { width: 4620, height: 2598, channels: 3, background: { r: 0, g: 0, b: 0 }, noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg({ quality: 85 }).toBuffer());
-  const p = await prepared(input, full);
-  const bytes = p.plan.singleDecode!.bytes;
-  t.ok(bytes > 100 * 1024 * 1024, `a 12 MP single decode is estimated at ${(bytes / 2 ** 20).toFixed(0)} MiB`);
-  for (const workers of [16, 32]) {
-    const mem = DecodeMemory.create(workers, stagedDecodeCeiling(workers));
-    for (let slot = 0; slot < workers; slot++) {
-      const waited = await Promise.race([mem.acquire(slot, bytes).then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 2000))]);
-      if (waited) t.fail(`photo worker ${slot + 1} of ${workers} waits for decode memory`);
-    }
-    t.equal(mem.heldBytes(), workers * Math.ceil(bytes / 1024) * 1024, `${workers} photo workers hold ${workers} of them at once`);
-  }
-  t.equal(stagedDecodeCeiling(4), MAX_DECODE_BYTES_IN_FLIGHT, 'a few workers: the process ceiling as before');
-  t.ok(Math.floor(MAX_DECODE_BYTES_IN_FLIGHT / bytes) < 16, 'which alone would hold back 16 workers');
 });
 
 t.test('a photo of the wrong size is refused', async (t) => {
