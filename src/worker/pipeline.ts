@@ -116,8 +116,9 @@ function overlapMaxBytes(ctx: PipelineContext): number {
  * Largest opaque photo (RGBA bytes, the output size) the CPU path decodes once at its own size, the
  * model input resized from it, where the output decode would overlap the model: 16 MiB, up to 4 MP.
  * Measured side by side with the two decodes (bench:compare, int8, 2 AVX2 cores, docs/memory.md): at
- * 0.45 and 4 MP the same time with a third to a half of the faults, the same RSS; at 12 MP no faster
- * on 2 cores (the second decode overlapped the model anyway) and up to 75 MB more RSS.
+ * 0.45 and 4 MP the same time with fewer faults (715 → 602, 2,313 → 528), the same RSS; at 12 MP
+ * nothing certain on 2 cores, where the second decode overlaps the model anyway (one run 0.89× the
+ * time, another 1.01× with 75 MB more RSS, the base alone moving 40 MB between runs).
  */
 export const CPU_SINGLE_DECODE_MAX_BYTES = 16 * 1024 * 1024;
 
