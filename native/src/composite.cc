@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "alpha_scan.h"
 #include "foreground.h"
 #include "grid.h"
 #include "matting.h"
@@ -48,23 +49,7 @@ struct Span {
   int minx, miny, maxx, maxy;
 };
 
-// Whether any of n pixels has alpha >= kForegroundThreshold: the pixels read as u32 words (alpha in
-// the top byte on little-endian targets), which vectorises, where stride-4 bytes do not.
-bool AnyForeground(const uint8_t* px, int n) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  bool any = false;
-  for (int i = 0; i < n; i++) {
-    uint32_t v;
-    std::memcpy(&v, px + 4 * static_cast<size_t>(i), 4);
-    any |= (v >> 24) >= kForegroundThreshold;
-  }
-  return any;
-#else
-  for (int i = 0; i < n; i++)
-    if (px[4 * i + 3] >= kForegroundThreshold) return true;
-  return false;
-#endif
-}
+bool AnyForeground(const uint8_t* px, int n) { return AnyAlphaIn(px, n, kForegroundThreshold, 255); }
 
 // Pixels per vector test in the span scans: most of a row is surely background (or surely
 // foreground), so the scans step over it a group at a time.

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "alpha_scan.h"
 #include "grid.h"
 #include "parallel.h"
 #include "scratch.h"
@@ -18,27 +19,7 @@ namespace {
 
 inline bool Partial(uint8_t a) { return static_cast<uint8_t>(a - 1) < 254; }
 
-// The partial-alpha scan reads pixels as u32 words (alpha in the top byte on little-endian targets),
-// which vectorises far better than stride-4 byte access.
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-constexpr bool kLittleEndian = true;
-#else
-constexpr bool kLittleEndian = false;
-#endif
-
-bool RowHasPartial(const uint8_t* row, int w) {
-  bool any = false;
-  if (kLittleEndian) {
-    for (int x = 0; x < w; ++x) {
-      uint32_t v;
-      std::memcpy(&v, row + 4 * static_cast<size_t>(x), 4);
-      any |= (v >> 24) - 1u < 254u;
-    }
-  } else {
-    for (int x = 0; x < w; ++x) any |= Partial(row[4 * x + 3]);
-  }
-  return any;
-}
+bool RowHasPartial(const uint8_t* row, int w) { return AnyAlphaIn(row, w, 1, 254); }
 
 // Bounding box [x0,x1)×[y0,y1) of the semi-transparent pixels in rows [ya, yb); empty: x0 = w, y0 = h,
 // x1 = y1 = 0.
