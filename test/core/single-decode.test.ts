@@ -112,6 +112,21 @@ t.test('the CPU path decodes such a photo once too: the staged path\'s model inp
   t.ok(opaque > 0.05 * 2400 * 1690 && opaque < 0.95 * 2400 * 1690, `a cut-out: ${((100 * opaque) / (2400 * 1690)).toFixed(1)}% opaque`);
 });
 
+t.test('a truncated photo that would be decoded once: the typed failure on both paths, nothing decoded twice', async (t) => {
+  const whole = await sharp(evalImage('davis_car-shadow_00005')).resize(2400, 1350).jpeg({ quality: 90 }).toBuffer();
+  const cut = new Uint8Array(whole.subarray(0, Math.floor(whole.length * 0.6)));
+  const staged = await prepareRemoval(ctx, { input: cut, options: full });
+  t.equal(staged.ok, false);
+  t.equal(!staged.ok && staged.code, 'failed_to_read_image', 'staged path: failed_to_read_image');
+  const entry = modelEntry('isnet-int8', 'cpu');
+  const session = new ctx.binding.Session(entry.path, sessionOptionsFor(entry.entry, 2));
+  t.teardown(() => session.close());
+  const cpu = await runPipeline({ ...ctx, session }, { input: cut, options: full });
+  t.equal(!cpu.ok && cpu.code, 'failed_to_read_image', 'CPU path: failed_to_read_image');
+  const good = await prepareRemoval(ctx, { input: new Uint8Array(whole), options: full });
+  t.ok(good.ok && good.plan.singleDecode, 'the whole photo is one the plan decodes once');
+});
+
 t.test('a photo of the wrong size is refused', async (t) => {
   const p = await prepared(new Uint8Array(evalImage('davis_car-shadow_00005')), full);
   const bad = { ...p, photo: p.photo!.subarray(4) };
