@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Resampling an 8-bit RGB/RGBA image to the model's input size: separable Catmull-Rom cubic (the
 // kernel libvips calls "cubic"), widened by the shrink factor when an axis shrinks (antialiased, as
-// libvips' reduce does), plain when it grows. Pixel centres aligned. For the photos the model sees
+// libvips' reduce does), plain when it grows; an axis shrunk 4× or more is box-averaged by
+// ⌊shrink / 2⌋ first, as libvips' resize does. Pixel centres aligned. For the photos the model sees
 // enlarged in some axis: libvips enlarges through its generic affine interpolator, ~45 ms for a 1 MP
 // photo to 1024² on one core, where this takes a few ms (docs/native.md, "Model input"). Pure C++.
 #pragma once
