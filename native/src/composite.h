@@ -37,6 +37,8 @@ struct CompositeParams {
   int threads = 1;
   // Benchmarks: when set, receives the wall time of each stage.
   CompositeTimings* timings = nullptr;
+  // Benchmarks (the JS `timings` option): the argument reader asks RunComposite for the stage times.
+  bool want_timings = false;
 };
 
 // Smallest image (in pixels) that CompositeAlpha splits over threads. Measured on 2 cores: 2 threads

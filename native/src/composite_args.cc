@@ -83,6 +83,8 @@ CompositeParams CompositeOptionsArg(const Napi::Value& options, int w, int h) {
     p.refine_params.eps = eps;
   }
   TuningArg(o.Get("tuning"), p);
+  // Benchmarks: the stages' wall times come back on the result (RunComposite).
+  p.want_timings = OptionalBool(o, "timings", false);
   Napi::Value roi = o.Get("roi");
   if (roi.IsArray()) {
     Napi::Array a = roi.As<Napi::Array>();
@@ -106,8 +108,11 @@ Napi::Object RunComposite(Napi::Env env, uint8_t* rgba, int w, int h, const floa
   CUTOUT_THROW_TYPE_IF(before(m0, r1) && before(r0, m1), env, "ERR_CUTOUT_ARG",
                        "Expected rgba and mask in separate memory but they overlap");
   Box box;
+  CompositeTimings times;
+  CompositeParams params = p;
+  if (p.want_timings) params.timings = &times;
   try {
-    box = CompositeAlpha(rgba, w, h, mask, mw, mh, p);
+    box = CompositeAlpha(rgba, w, h, mask, mw, mh, params);
   } catch (const std::exception& e) {  // refinement scratch allocations can throw bad_alloc
     throw CodedError(env, "ERR_CUTOUT_COMPOSITE", Concat("Compositing failed: ", e.what()));
   }
@@ -116,6 +121,16 @@ Napi::Object RunComposite(Napi::Env env, uint8_t* rgba, int w, int h, const floa
   out.Set("left", box.left);
   out.Set("width", box.width);
   out.Set("height", box.height);
+  if (p.want_timings) {
+    Napi::Object t = Napi::Object::New(env);
+    t.Set("upsample", times.upsample);
+    t.Set("refine", times.refine);
+    t.Set("matting", times.matting);
+    t.Set("roi", times.roi);
+    t.Set("foreground", times.foreground);
+    t.Set("box", times.box);
+    out.Set("timings", t);
+  }
   return out;
 }
 

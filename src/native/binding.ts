@@ -24,6 +24,8 @@ export interface CompositeOptions {
    * The output is the same bytes for any count; images under 64K pixels always use one (docs/native.md).
    */
   threads?: number;
+  /** Benchmarks: the result carries each stage's wall time in ms (`NativeBox.timings`). */
+  timings?: boolean;
 }
 
 /** Names as in native/src/{refine,matting,foreground}.h (RefineParams, MattingParams, ForegroundParams). */
@@ -44,6 +46,18 @@ export interface NativeBox {
   left: number;
   width: number;
   height: number;
+  /** With the `timings` option: each composite stage's wall time, ms. */
+  timings?: CompositeStageTimes;
+}
+
+/** native/src/composite.h CompositeTimings (foreground: the colour estimate, or zeroing under alpha 0). */
+export interface CompositeStageTimes {
+  upsample: number;
+  refine: number;
+  matting: number;
+  roi: number;
+  foreground: number;
+  box: number;
 }
 
 export interface PngEncodeOptions {

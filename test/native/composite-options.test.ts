@@ -41,3 +41,22 @@ t.test('tuning reaches the stages', async (t) => {
   t.throws(() => run({ ...base, tuning: { matting: { sigma: 'x' as never } } }), type(/tuning\.matting\.sigma but received a string/));
   t.throws(() => run({ ...base, tuning: 3 as never }), type(/^Expected an object for tuning$/));
 });
+
+t.test('timings: the stages\' wall times on the result, the bytes unchanged', async (t) => {
+  const base: CompositeOptions = { refine: true, matting: true, decontaminate: true };
+  const plain = scene.photo.slice();
+  const box = binding.compositeMask(plain, DISC.width, DISC.height, mask, M, M, base);
+  t.equal(box.timings, undefined, 'absent unless asked for');
+  const timed = scene.photo.slice();
+  const withTimes = binding.compositeMask(timed, DISC.width, DISC.height, mask, M, M, { ...base, timings: true });
+  t.same(Buffer.from(timed), Buffer.from(plain), 'the same bytes');
+  t.same({ ...withTimes, timings: undefined }, { ...box, timings: undefined }, 'the same box');
+  const times = withTimes.timings!;
+  t.same(Object.keys(times).sort(), ['box', 'foreground', 'matting', 'refine', 'roi', 'upsample']);
+  t.ok(Object.values(times).every((v) => Number.isFinite(v) && v >= 0), `every stage a finite ms: ${JSON.stringify(times)}`);
+  t.ok(times.upsample + times.refine + times.foreground > 0, 'the work shows up somewhere');
+  const off = binding.compositeMask(scene.photo.slice(), DISC.width, DISC.height, mask, M, M, { refine: false, decontaminate: false, timings: true });
+  t.equal(off.timings!.refine, 0, 'refinement off: no refine time');
+  t.equal(off.timings!.matting, 0, 'and no matting time');
+  t.throws(() => run({ ...base, timings: 1 as never }), type(/^Expected a boolean for options\.timings but received a number$/));
+});
