@@ -308,7 +308,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
   process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)}${ledgerAt})\n`);
   const release = service.pool.info?.memoryRelease;
-  process.stdout.write(`${formatMemoryEstimate(estimateMemory(service.pool.info?.model ?? config.model, service.pool.stats().workers, release))}\n`);
+  process.stdout.write(`${formatMemoryEstimate(estimateMemory(service.pool.info?.modelFileSize ?? service.pool.info?.model ?? config.model, service.pool.stats().workers, release))}\n`);
   if (service.pool.info?.memoryFit) process.stdout.write(`memory limit: ${service.pool.info.memoryFit}\n`);
   process.stdout.write(`${describeSandbox(config)}\n`);
   process.stdout.write(`${describeMetricsAccess({ token: config.metricsToken, host: config.host })}\n`);

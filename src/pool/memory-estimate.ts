@@ -38,8 +38,47 @@ export const MODEL_MEMORY: Readonly<Record<string, ModelMemory>> = Object.freeze
   'isnet-fp32': { loadedMb: 193, workMb: { idle: 900, 'every-task': 650 } },
 });
 
+/**
+ * A model file of one's own (`--model-file`): no measured figures, so they are estimated from its
+ * size and its input size (fileModelMemory).
+ */
+export interface ModelFileSize {
+  name: string;
+  fileBytes: number;
+  inputWidth: number;
+  inputHeight: number;
+}
+
+/** What an estimate is for: a bundled model's name (undefined: the manifest's default), or a file. */
+export type EstimatedModel = string | undefined | ModelFileSize;
+
+/**
+ * A model file's loaded memory: the weights as ONNX Runtime keeps them plus ~20 MB of graph and
+ * kernels (isnet-fp32's 168 MB file: 188 MB against 193 measured; isnet-int8's 42 MB: 63 against 72).
+ */
+export const FILE_OVERHEAD_MB = 20;
+
+/**
+ * A worker's working memory, split in two from the measured figures above: the photo's buffers
+ * (decode, composite, encode: the same for any model) and the model's activations, which grow with
+ * its input's pixels. int8's activations are uint8 (a quarter of fp32's): 650 − 329 = ¾ A gives
+ * fp32's A = 428 MB at 1024² per task, and 222 MB for the photo; 'idle' keeps the tensors (+250).
+ * The activations per input pixel are ISNet's: a wider network (BiRefNet's Swin backbone) holds more.
+ */
+export const PHOTO_WORK_MB = 222;
+export const ACTIVATIONS_MB_AT_1024: Readonly<Record<MemoryRelease, number>> = Object.freeze({ idle: 678, 'every-task': 428 });
+
+/** The estimated figures of a model file (ModelFileSize). */
+export function fileModelMemory(f: ModelFileSize): ModelMemory {
+  const area = (f.inputWidth * f.inputHeight) / (1024 * 1024);
+  const work = (release: MemoryRelease) => Math.ceil(PHOTO_WORK_MB + ACTIVATIONS_MB_AT_1024[release] * area);
+  return { loadedMb: Math.ceil(FILE_OVERHEAD_MB + f.fileBytes / (1024 * 1024)), workMb: { idle: work('idle'), 'every-task': work('every-task') } };
+}
+
 export interface MemoryEstimate {
   model: string;
+  /** Where the figures come from, for the banner: the model's name, or how they were estimated. */
+  basis: string;
   workers: number;
   /** RSS of an idle server. */
   idleMb: number;
@@ -47,24 +86,27 @@ export interface MemoryEstimate {
   peakMb: number;
   /** What one more worker adds to the peak. */
   perWorkerMb: number;
-  /** False when the model has no measured figures and isnet-fp32's were used. */
+  /** False when the model has no measured figures (isnet-fp32's were used, or a file's estimated). */
   measured: boolean;
 }
 
-export function estimateMemory(model: string | undefined, workers: number, release: MemoryRelease = DEFAULT_MEMORY_RELEASE): MemoryEstimate {
-  const name = model ?? modelEntry().name;
-  const known = MODEL_MEMORY[name];
-  const m = known ?? MODEL_MEMORY['isnet-fp32']!;
+export function estimateMemory(model: EstimatedModel, workers: number, release: MemoryRelease = DEFAULT_MEMORY_RELEASE): MemoryEstimate {
+  const file = typeof model === 'object' ? model : undefined;
+  const name = typeof model === 'object' ? model.name : (model ?? modelEntry().name);
+  const known = file ? undefined : MODEL_MEMORY[name];
+  const m = file ? fileModelMemory(file) : (known ?? MODEL_MEMORY['isnet-fp32']!);
+  const basis = file
+    ? `${name}, estimated from its ${Math.round(file.fileBytes / (1024 * 1024))} MB file and ${file.inputWidth}×${file.inputHeight} input`
+    : known ? name : `${name}, figures of isnet-fp32`;
   const n = Math.max(1, Math.floor(workers));
   const work = m.workMb[release];
   const idleMb = BASE_MB + m.loadedMb + (n - 1) * EXTRA_WORKER_MB;
-  return { model: name, workers: n, idleMb, peakMb: idleMb + n * work, perWorkerMb: EXTRA_WORKER_MB + work, measured: known !== undefined };
+  return { model: name, basis, workers: n, idleMb, peakMb: idleMb + n * work, perWorkerMb: EXTRA_WORKER_MB + work, measured: known !== undefined };
 }
 
 /** One line for `cutout serve`'s start-up banner. */
 export function formatMemoryEstimate(e: MemoryEstimate): string {
   const round = (mb: number) => Math.ceil(mb / 10) * 10;
   const workers = `${e.workers} worker${e.workers === 1 ? '' : 's'}`;
-  const basis = e.measured ? e.model : `${e.model}, figures of isnet-fp32`;
-  return `memory: ~${round(e.idleMb)} MB idle, up to ~${round(e.peakMb)} MB busy with ${workers}, +${round(e.perWorkerMb)} MB per extra worker (${basis}; docs/memory.md)`;
+  return `memory: ~${round(e.idleMb)} MB idle, up to ~${round(e.peakMb)} MB busy with ${workers}, +${round(e.perWorkerMb)} MB per extra worker (${e.basis}; docs/memory.md)`;
 }

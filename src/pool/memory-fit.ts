@@ -5,7 +5,7 @@
 // a `--workers` (or `--memory-release`) that cannot fit is refused with the limit and the estimate.
 import type { MemoryLimit } from '../process/memory-limit.js';
 import { MAX_DECODE_BYTES_IN_FLIGHT, MAX_INPUT_BYTES_IN_MEMORY } from '../domain/removal.js';
-import { estimateMemory, type MemoryEstimate } from './memory-estimate.js';
+import { estimateMemory, type EstimatedModel, type MemoryEstimate } from './memory-estimate.js';
 import type { MemoryRelease } from './memory-release.js';
 
 /**
@@ -15,8 +15,8 @@ import type { MemoryRelease } from './memory-release.js';
 export const MEMORY_LIMIT_SHARE = 0.9;
 
 export interface FitRequest {
-  /** The model's name (undefined: the manifest's default). */
-  model: string | undefined;
+  /** The model's name (undefined: the manifest's default), or a model file's size and input. */
+  model: EstimatedModel;
   /** Workers wanted: the operator's, or the default sizing. */
   workers: number;
   workersGiven: boolean;

@@ -6,6 +6,7 @@ import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './task.js';
 import type { QualityLevel } from '../domain/removal.js';
 import type { ModelFamily } from '../model/families.js';
+import type { ModelFileSize } from './memory-estimate.js';
 
 export type { RunEvents } from './fifo-queue.js';
 
@@ -93,6 +94,8 @@ export interface PoolInfo {
   modelSha256?: string;
   /** True for a model file of the user's own (`modelFile`): never given the manifest's licence facts, whatever its name. */
   ownModelFile?: boolean;
+  /** A model file's size and input, which its memory estimate is made from (memory-estimate.ts). */
+  modelFileSize?: ModelFileSize;
   workers: number;
   /** ONNX Runtime threads per worker on the CPU path; threads per photo on the staged path. */
   threadsPerWorker: number;

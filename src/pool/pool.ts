@@ -14,6 +14,7 @@ import { createStagedPool } from './staged-pool.js';
 import { createWholePool } from './whole-pool.js';
 import { fitToMemory, MemoryLimitError } from './memory-fit.js';
 import { DEFAULT_MEMORY_RELEASE } from './memory-release.js';
+import type { ModelFileSize } from './memory-estimate.js';
 
 export type { PoolOptions, PoolStats, RemovalPool } from './pool-api.js';
 
@@ -132,7 +133,16 @@ interface ChosenModel {
 async function startPoolWith(opts: PoolOptions, device: DeviceChoice, chosen: ChosenModel): Promise<RemovalPool> {
   const cores = os.availableParallelism();
   const modelPath = chosen.path;
-  const modelFacts = { modelFamily: chosen.family, ...(chosen.sha256 ? { modelSha256: chosen.sha256 } : {}), ...(chosen.own ? { ownModelFile: true } : {}) };
+  // A file of one's own has no measured memory figures: its estimate comes from its size and input.
+  const modelFileSize: ModelFileSize | undefined = chosen.own
+    ? { name: chosen.name, fileBytes: fs.statSync(modelPath).size, inputWidth: chosen.session(1).width, inputHeight: chosen.session(1).height }
+    : undefined;
+  const modelFacts = {
+    modelFamily: chosen.family,
+    ...(chosen.sha256 ? { modelSha256: chosen.sha256 } : {}),
+    ...(chosen.own ? { ownModelFile: true } : {}),
+    ...(modelFileSize ? { modelFileSize } : {}),
+  };
   const maxQueue = opts.maxQueue ?? DEFAULT_MAX_QUEUE;
   const cudaOptions = opts.cudaOptions ?? process.env.CUTOUT_CUDA_OPTIONS;
   const onDevice = { device: device.kind, deviceId: device.index, ...(cudaOptions ? { cudaOptions } : {}) };
@@ -188,7 +198,7 @@ async function startPoolWith(opts: PoolOptions, device: DeviceChoice, chosen: Ch
   let inputCeilingBytes: number | undefined;
   if (opts.memoryLimit) {
     const fit = fitToMemory({
-      model: modelName,
+      model: modelFileSize ?? modelName,
       workers,
       workersGiven: opts.workers !== undefined,
       release: memoryRelease,

@@ -10,6 +10,7 @@ import { createRemover } from '../../src/lib/remove.js';
 import { createRemovalPool } from '../../src/pool/pool.js';
 import { runRemoveCommand } from '../../src/cli/remove-command.js';
 import { sha256 } from '../../src/model/assemble.js';
+import { estimateMemory, formatMemoryEstimate } from '../../src/pool/memory-estimate.js';
 import { EVAL_DIR } from '../helpers/core-fixtures.js';
 import { ISNET_FP32, writeBirefnetStyle, writeRmbgStyle, writeSignatureGraph, writeU2netStyle } from '../helpers/family-graphs.js';
 import { KEY, startTestServer } from '../helpers/server.js';
@@ -72,11 +73,14 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
     t.equal(pool.info?.modelFamily, 'birefnet');
     t.equal(pool.info?.modelSha256, sha256(fs.readFileSync(file)));
     t.equal(pool.info?.ownModelFile, true);
+    // Its memory estimate is made from the file and its input, not from a bundled model's figures.
+    t.same(pool.info?.modelFileSize, { name: 'birefnet-style.onnx', fileBytes: fs.statSync(file).size, inputWidth: 1024, inputHeight: 1024 });
     const s = await startTestServer(t, { pool });
     const health = await request(`${s.url}/healthz`);
     t.equal(health.status, 200);
     t.match(health.json(), { model: 'birefnet-style.onnx', model_family: 'birefnet', model_sha256: sha256(fs.readFileSync(file)) });
     t.notOk('model_license' in health.json(), 'no licence facts for a file of your own');
+    t.match(formatMemoryEstimate(estimateMemory(pool.info!.modelFileSize, 1)), /\(birefnet-style\.onnx, estimated from its 1[67]\d MB file and 1024×1024 input; /, "the banner's memory line");
     const { body, contentType } = multipart([
       { name: 'image_file', value: photo, filename: 'camel.jpg' },
       { name: 'size', value: 'full' },

@@ -1,6 +1,6 @@
 // The memory estimate `cutout serve` prints: measured figures per model, scaled by the worker count.
 import t from 'tap';
-import { BASE_MB, EXTRA_WORKER_MB, MODEL_MEMORY, estimateMemory, formatMemoryEstimate } from '../../src/pool/memory-estimate.js';
+import { BASE_MB, EXTRA_WORKER_MB, FILE_OVERHEAD_MB, MODEL_MEMORY, estimateMemory, fileModelMemory, formatMemoryEstimate } from '../../src/pool/memory-estimate.js';
 import { modelEntry } from '../../src/model/manifest.js';
 
 t.test('one worker: base + the model loaded, plus its working memory at peak', async (t) => {
@@ -43,8 +43,31 @@ t.test('a model without measured figures is counted as isnet-fp32 and says so', 
 
 t.test('the banner line', async (t) => {
   t.equal(
-    formatMemoryEstimate({ model: 'isnet-int8', workers: 1, idleMb: 160, peakMb: 455, perWorkerMb: 310, measured: true }),
+    formatMemoryEstimate({ model: 'isnet-int8', basis: 'isnet-int8', workers: 1, idleMb: 160, peakMb: 455, perWorkerMb: 310, measured: true }),
     'memory: ~160 MB idle, up to ~460 MB busy with 1 worker, +310 MB per extra worker (isnet-int8; docs/memory.md)',
   );
   t.match(formatMemoryEstimate(estimateMemory('isnet-int8', 2)), /busy with 2 workers/);
+});
+
+t.test('a model file of one\'s own: estimated from its size and its input, and said so', async (t) => {
+  const MB = 1024 * 1024;
+  // The bundled fp32 file as if it were one's own: the estimate lands near isnet-fp32's figures.
+  const fp32 = MODEL_MEMORY['isnet-fp32']!;
+  const asFile = fileModelMemory({ name: 'isnet-fp32.onnx', fileBytes: 168 * MB, inputWidth: 1024, inputHeight: 1024 });
+  t.ok(Math.abs(asFile.loadedMb - fp32.loadedMb) <= 0.05 * fp32.loadedMb, `loaded ${asFile.loadedMb} vs ${fp32.loadedMb} MB measured`);
+  t.same(asFile.workMb, fp32.workMb, 'working memory: the photo part plus ISNet-fp32 activations at 1024²');
+  // A near-1 GB BiRefNet file: the weights dominate what is loaded.
+  const big = estimateMemory({ name: 'birefnet.onnx', fileBytes: 930 * MB, inputWidth: 1024, inputHeight: 1024 }, 1);
+  t.equal(big.idleMb, BASE_MB + FILE_OVERHEAD_MB + 930);
+  t.equal(big.measured, false);
+  t.equal(big.model, 'birefnet.onnx');
+  t.match(formatMemoryEstimate(big), /\(birefnet\.onnx, estimated from its 930 MB file and 1024×1024 input; docs\/memory\.md\)$/);
+  // A U²-Net at 320²: a tenth of the activations, the same photo buffers.
+  const u2 = fileModelMemory({ name: 'u2net.onnx', fileBytes: 168 * MB, inputWidth: 320, inputHeight: 320 });
+  t.ok(u2.workMb['every-task'] < fp32.workMb['every-task'] / 2, `u2net at 320²: ${u2.workMb['every-task']} MB a task`);
+  t.ok(u2.workMb['every-task'] > 200, 'still the photo\'s buffers');
+  t.ok(u2.workMb.idle > u2.workMb['every-task'], "'idle' keeps the tensors: more busy");
+  // Workers still share the one loaded copy.
+  const three = estimateMemory({ name: 'u2net.onnx', fileBytes: 168 * MB, inputWidth: 320, inputHeight: 320 }, 3);
+  t.equal(three.idleMb, BASE_MB + u2.loadedMb + 2 * EXTRA_WORKER_MB);
 });
