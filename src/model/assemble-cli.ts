@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // `npm run model [-- --all | NAME...]`: assemble the default (or named) models into models/.
+// `npm run model -- --from FILE --int8 …`: quantise a model file of one's own (quantize-file-cli.ts).
 import { assembleModel } from './assemble.js';
 import { readManifest } from './manifest.js';
+import { runQuantizeFileCli } from './quantize-file-cli.js';
 
 const args = process.argv.slice(2);
+if (args.some((a) => a === '--from' || a.startsWith('--from=') || a === '--int8')) process.exit(await runQuantizeFileCli(args));
 const manifest = readManifest();
 const names = args.includes('--all')
   ? Object.keys(manifest.models)
