@@ -15,6 +15,7 @@ typedef float F32x4 __attribute__((vector_size(16)));
 typedef float F32x8 __attribute__((vector_size(32)));
 typedef double F64x4 __attribute__((vector_size(32)));
 typedef int32_t I32x4 __attribute__((vector_size(16)));
+typedef int32_t I32x8 __attribute__((vector_size(32)));
 typedef uint32_t U32x4 __attribute__((vector_size(16)));
 typedef uint64_t U64x4 __attribute__((vector_size(32)));
 typedef uint8_t U8x4 __attribute__((vector_size(4)));
