@@ -13,6 +13,7 @@ Usage:
   cutout remove <file|dir>... [-o OUT] [--size SIZE] [--format FMT] [--bg-color HEX] [--model NAME] [--device D] …
   cutout keys create|list|revoke|credit ...   (manage API keys: the data folder's ledger, or --ledger postgres://…)
   cutout usage [--since DATE|DAYS] [--json] [--ledger postgres://…]
+  cutout model --from FILE --int8 [--model-family F] [--out FILE] …   (your own fp32 ONNX model to int8)
   cutout --version
 
 Run 'cutout <command> --help' for a command's options.`;
@@ -24,6 +25,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./remove-command.js')).runRemoveCommand(rest);
     case 'serve':
       return (await import('./serve-command.js')).runServeCommand(rest);
+    case 'model':
+      return (await import('../model/quantize-file-cli.js')).runQuantizeFileCli(rest);
     case 'keys':
     case 'usage': {
       const dataDir = process.env.CUTOUT_DATA_DIR ?? path.resolve('data');

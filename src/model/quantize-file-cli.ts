@@ -1,12 +1,14 @@
-// The `npm run model -- --from FILE --int8 …` command line (assemble-cli.ts hands it over): parses,
+// The `cutout model --from FILE --int8 …` command line (also `npm run model -- --from …`: assemble-cli.ts
+// hands it over): parses,
 // quantises (quantize-file.ts) and prints what was written and how to run it. Exit 0 done, 1 the file
 // or the calibration failed, 2 a usage error.
 import { parseArgs } from 'node:util';
 import { ModelFileError, parseModelFamily } from './families.js';
 import { photosIn, quantizeModelFile } from './quantize-file.js';
 
-export const QUANTIZE_FILE_USAGE = `usage: npm run model -- --from FILE --int8 [--model-family isnet|u2net|birefnet|rmbg|custom]
+export const QUANTIZE_FILE_USAGE = `usage: cutout model --from FILE --int8 [--model-family isnet|u2net|birefnet|rmbg|custom]
        [--model-descriptor JSON] [--out FILE] [--calibration-photos DIR]
+  (in a checkout: npm run model -- --from FILE --int8 …)
   Quantises your own fp32 ONNX model file to int8 for the CPU (docs/models.md, "A model of your own").
   --calibration-photos: a folder of your own photos (JPEG, PNG, WebP) to calibrate on; default: 35
   photos from Debian packages (apt-get download, cached in models/.calibration-photos).`;
@@ -28,12 +30,17 @@ export async function runQuantizeFileCli(args: string[], io: Io = process): Prom
         'model-descriptor': { type: 'string' },
         out: { type: 'string' },
         'calibration-photos': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
       strict: true,
     }));
   } catch (err) {
     io.stderr.write(`cutout model: ${(err as Error).message}\n${QUANTIZE_FILE_USAGE}\n`);
     return 2;
+  }
+  if (values.help) {
+    io.stdout.write(`${QUANTIZE_FILE_USAGE}\n`);
+    return 0;
   }
   const file = values.from as string | undefined;
   const familyText = values['model-family'] as string | undefined;

@@ -93,6 +93,9 @@ t.test('an fp32 file of BiRefNet conventions to int8: written, checked, and givi
 
 t.test('refused with a reason: usage errors exit 2, files that cannot be quantised exit 1', async (t) => {
   const dir = t.testdir();
+  const help = io();
+  t.equal(await runQuantizeFileCli(['--help'], help.io), 0);
+  t.match(help.out.join(''), /^usage: cutout model --from FILE --int8 \[--model-family isnet\|u2net\|birefnet\|rmbg\|custom\]/);
   const usage = io();
   t.equal(await runQuantizeFileCli(['--from', 'x.onnx'], usage.io), 2);
   t.match(usage.err.join(''), /^cutout model: --from FILE needs --int8/);
