@@ -9,6 +9,7 @@
 #include "grid.h"
 #include "parallel.h"
 #include "scratch.h"
+#include "vec.h"
 
 namespace cutout {
 namespace {
@@ -117,7 +118,30 @@ void UpsampleRows(const float* low, int lw, uint8_t* dst, int w, int step, size_
     const float t = fy[y];
     for (int i = 0; i < lw; ++i) row[i] = (a[i] + (b[i] - a[i]) * t) * 255.f;
     uint8_t* d = dst + static_cast<size_t>(y) * stride;
-    for (int x = 0; x < w; ++x) {
+    int x = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (step == 4) {
+      // RGBA (dst at alpha, byte 3 of each pixel): eight pixels at a time, the same arithmetic per
+      // lane, alpha merged into the pixels' 32-bit words (one load and one store for eight, not
+      // eight byte stores).
+      uint8_t* px = d - 3;
+      const U32x8 rgb_mask = U32x8{} + 0x00FFFFFFu;
+      for (; x + 8 <= w; x += 8) {
+        F32x8 l, rr;
+        for (int i = 0; i < 8; ++i) {
+          l[i] = row[x0[x + i]];
+          rr[i] = row[x1[x + i]];
+        }
+        F32x8 v = l + (rr - l) * LoadVec<F32x8>(fx + x);
+        const F32x8 zero = {}, top = zero + 255.f;
+        v = v > zero ? (v < top ? v : top) : zero;
+        const U32x8 a = __builtin_convertvector(__builtin_convertvector(v + 0.5f, I32x8), U32x8);
+        uint8_t* p8 = px + static_cast<size_t>(x) * 4;
+        StoreVec(p8, (LoadVec<U32x8>(p8) & rgb_mask) | (a << 24));
+      }
+    }
+#endif
+    for (; x < w; ++x) {
       const float l = row[x0[x]], rr = row[x1[x]];
       float v = l + (rr - l) * fx[x];
       v = v > 0.f ? (v < 255.f ? v : 255.f) : 0.f;

@@ -30,7 +30,8 @@ struct RefineParams {
 // image (stretched, aspect not kept) into the alpha channel of an interleaved u8 image:
 // dst points at the first alpha byte, pixel step `step` bytes (4 for RGBA, 1 for a plain mask),
 // row stride `stride` bytes. Pixel centres are aligned (same convention as OpenCV INTER_LINEAR).
-// Values outside 0..1 (and NaN) are clamped. Cost: ~1 ns per output pixel. `threads` splits the rows
+// Values outside 0..1 (and NaN) are clamped. Cost: ~1 ns per output pixel (RGBA: ~0.8 ns, eight
+// pixels at a time with alpha merged into their 32-bit words). `threads` splits the rows
 // (native/src/parallel.h); the bytes are the same for any thread count.
 void UpsampleMatteBilinear(const float* low, int lw, int lh, uint8_t* dst, int w, int h, int step, size_t stride,
                            int threads = 1);

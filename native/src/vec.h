@@ -17,6 +17,7 @@ typedef double F64x4 __attribute__((vector_size(32)));
 typedef int32_t I32x4 __attribute__((vector_size(16)));
 typedef int32_t I32x8 __attribute__((vector_size(32)));
 typedef uint32_t U32x4 __attribute__((vector_size(16)));
+typedef uint32_t U32x8 __attribute__((vector_size(32)));
 typedef uint64_t U64x4 __attribute__((vector_size(32)));
 typedef uint8_t U8x4 __attribute__((vector_size(4)));
 

@@ -75,3 +75,19 @@ t.test('compositing helpers: flatten, blend, alpha extraction and mask upsamplin
   t.ok(out.every((v) => v === 128 || v === 127), 'constant 0.5 → 127/128');
   t.throws(() => binding.upsampleMask(mask, 3, 2, out, 6, 5, 1), { code: 'ERR_CUTOUT_BAD_LENGTH' });
 });
+
+t.test('upsampleMask into RGBA (step 4): the alpha a plain mask gets, every colour byte untouched', async (t) => {
+  // 37 columns: eight-pixel groups and a tail; values past 0..1 and a NaN clamp as the scalar path does.
+  const mw = 9, mh = 7, w = 37, h = 11;
+  const mask = Float32Array.from({ length: mw * mh }, (_, i) => ((i * 37) % 23) / 20 - 0.05);
+  mask[10] = Number.NaN;
+  mask[20] = 3;
+  const plain = new Uint8Array(w * h);
+  binding.upsampleMask(mask, mw, mh, plain, w, h, 1);
+  const rgba = Uint8Array.from({ length: w * h * 4 }, (_, i) => (i * 131 + 7) & 255);
+  const before = rgba.slice();
+  binding.upsampleMask(mask, mw, mh, rgba, w, h, 4);
+  t.same(Array.from({ length: w * h }, (_, i) => rgba[i * 4 + 3]), Array.from(plain), 'alpha = the step-1 mask, byte for byte');
+  t.ok(Array.from({ length: w * h * 3 }, (_, k) => Math.floor(k / 3) * 4 + (k % 3)).every((i) => rgba[i] === before[i]), 'r, g, b as they were');
+  t.ok(plain.includes(0) && plain.includes(255), 'clamped at both ends');
+});
