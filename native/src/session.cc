@@ -28,6 +28,7 @@ Napi::Function Session::Define(Napi::Env env) {
 
 // new Session(modelPath, { threads, inputName, outputName, width, height, mean: [3], std: [3],
 //                          activation?: 'none'|'sigmoid', range?: 'unit'|'minmax', outputRank?: 3|4,
+//                          layout?: 'nchw'|'nhwc',
 //                          memoryPattern?: boolean (false),
 //                          device?: 'cpu'|'cuda', deviceId?, cudaOptions? })
 Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info) {
@@ -63,6 +64,7 @@ Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(inf
   post_ = MaskPostprocessFrom(o);
   Napi::Value rank = o.Get("outputRank");
   if (!rank.IsUndefined()) output_rank_ = IntArg(rank, "options.outputRank", 3, 4);
+  nhwc_ = InputIsNhwc(o);
   struct stat st;
   CUTOUT_THROW_IF(stat(path.c_str(), &st) != 0, env, "ERR_CUTOUT_MODEL_MISSING", "Model file not found: ", path);
   try {
@@ -105,11 +107,16 @@ Napi::Value Session::JsInfer(const Napi::CallbackInfo& info) {
                        "x", height_, "x", channels, ") for pixels but received ", src.length);
   float* in = InputData(env);
   float* out = OutputData(env);
-  PreprocessToNchw(src.data, width_, height_, channels, norm_, in);
+  if (nhwc_) {
+    PreprocessToNhwc(src.data, width_, height_, channels, norm_, in);
+  } else {
+    PreprocessToNchw(src.data, width_, height_, channels, norm_, in);
+  }
 
   const size_t plane = static_cast<size_t>(width_) * height_;
   Ort::MemoryInfo mem = Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeCPU);
-  const std::array<int64_t, 4> in_shape{1, 3, height_, width_};
+  const std::array<int64_t, 4> in_shape = nhwc_ ? std::array<int64_t, 4>{1, height_, width_, 3}
+                                                : std::array<int64_t, 4>{1, 3, height_, width_};
   const std::array<int64_t, 4> out_shape4{1, 1, height_, width_};
   const std::array<int64_t, 3> out_shape3{1, height_, width_};
   const int64_t* out_shape = output_rank_ == 3 ? out_shape3.data() : out_shape4.data();

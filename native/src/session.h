@@ -41,6 +41,8 @@ class Session : public Napi::ObjectWrap<Session> {
   MaskPostprocess post_{};
   // 4: [1, 1, H, W] (default); 3: [1, H, W].
   int output_rank_ = 4;
+  // The input's layout: [1, 3, H, W] (default) or channels last, [1, H, W, 3].
+  bool nhwc_ = false;
   bool has_output_ = false;
   // Tensor memory lives in JS ArrayBuffers (stable backing stores) so tests and benchmarks read
   // it without copies; the references keep them alive as long as this Session.

@@ -54,6 +54,8 @@ bool SecondWord(const Napi::Object& o, const char* key, const char* first, const
 
 }  // namespace
 
+bool InputIsNhwc(const Napi::Object& o) { return SecondWord(o, "layout", "nchw", "nhwc"); }
+
 MaskPostprocess MaskPostprocessFrom(const Napi::Object& o) {
   MaskPostprocess p;
   if (SecondWord(o, "activation", "none", "sigmoid")) p.activation = OutputActivation::kSigmoid;

@@ -17,4 +17,7 @@ ModelSettings ModelSettingsFrom(const Napi::Object& o);
 // { activation?: 'none'|'sigmoid' (default 'none'), range?: 'unit'|'minmax' (default 'unit') } → MaskPostprocess.
 MaskPostprocess MaskPostprocessFrom(const Napi::Object& o);
 
+// options.layout: 'nchw' (absent: the default) or 'nhwc', the model input's layout; anything else throws.
+bool InputIsNhwc(const Napi::Object& o);
+
 }  // namespace cutout

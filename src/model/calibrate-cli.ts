@@ -14,7 +14,9 @@ import type { CalibrationTable } from './quantize.js';
 async function main(): Promise<void> {
   const source = modelEntry(process.argv[2] ?? 'isnet-fp32');
   const target = process.argv[3] ?? 'isnet-int8.calibration.json';
-  const input = source.entry.input;
+  // The float model's input (the manifest's 'nchw-f32'): its name, size and normalisation.
+  const { name, width, height, mean, std } = source.entry.input;
+  const input = { name, width, height, mean, std };
   const photos = defaultCalibrationPhotos(path.join(PACKAGE_ROOT, 'models', '.calibration-photos'));
   console.log(`calibrate: ${photos.length} photos, model ${source.name}`);
   const inputs = await Promise.all(photos.map((p) => calibrationInput(p, input)));

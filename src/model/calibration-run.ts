@@ -43,20 +43,30 @@ export interface CalibrationInput {
   height: number;
   mean: readonly number[];
   std: readonly number[];
+  /** 'nchw' (absent) or 'nhwc': channels last. */
+  layout?: 'nchw' | 'nhwc';
 }
 
 /** Output tensors fetched per session run: bounds the memory of one calibration pass (~3 GB at 1024²). */
 const GROUP = 100;
 
-/** A photo as the model's float NCHW input (stretched to its size, as the service feeds it). */
+/** A photo as the model's float input, NCHW or NHWC (stretched to its size, as the service feeds it). */
 export async function calibrationInput(file: string, input: CalibrationInput): Promise<Float32Array> {
   const sharp = (await import('sharp')).default;
   const { width, height, mean, std } = input;
   const rgb = await sharp(file).rotate().resize(width, height, { fit: 'fill' }).removeAlpha().toColourspace('srgb').raw().toBuffer();
   const plane = width * height;
   const x = new Float32Array(3 * plane);
-  for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) x[c * plane + i] = (rgb[i * 3 + c]! - mean[c]!) / std[c]!;
+  const nhwc = input.layout === 'nhwc';
+  for (let i = 0; i < plane; i++) {
+    for (let c = 0; c < 3; c++) x[nhwc ? i * 3 + c : c * plane + i] = (rgb[i * 3 + c]! - mean[c]!) / std[c]!;
+  }
   return x;
+}
+
+/** The input tensor's dims for one photo. */
+function inputDims(input: CalibrationInput): number[] {
+  return input.layout === 'nhwc' ? [1, input.height, input.width, 3] : [1, 3, input.height, input.width];
 }
 
 /**
@@ -81,7 +91,7 @@ export async function measureRanges(
     for (const n of group) if (!outputs.has(n)) model.graph.output.push(onnx.ValueInfoProto.create({ name: n, type: { tensorType: { elemType: 1 } } }));
     const session = await ort.InferenceSession.create(encodeModel(model), { graphOptimizationLevel: 'basic' });
     for (const [i, x] of inputs.entries()) {
-      const res = await session.run({ [input.name]: new ort.Tensor('float32', x, [1, 3, input.height, input.width]) }, group);
+      const res = await session.run({ [input.name]: new ort.Tensor('float32', x, inputDims(input)) }, group);
       for (const n of group) hists.get(n)!.add(res[n]!.data as Float32Array);
       progress(`tensors ${g + 1}-${g + group.length} of ${names.length}, photo ${i + 1}/${inputs.length}`);
     }

@@ -15,6 +15,8 @@ export type ModelFamily = (typeof MODEL_FAMILIES)[number];
 
 type Rgb = [number, number, number];
 
+export type ModelLayout = 'nchw' | 'nhwc';
+
 /** How a family's (or a descriptor's) model is fed and read. Mean and std are on RGB scaled to [0, 1]. */
 export interface ModelConvention {
   input: {
@@ -24,8 +26,8 @@ export interface ModelConvention {
     height: number;
     mean: Rgb;
     std: Rgb;
-    /** Float32 [N, 3, H, W]: the only layout this version feeds a model file. */
-    layout: 'nchw';
+    /** Float32 [N, 3, H, W] ('nchw', every public family's) or channels last, [N, H, W, 3] ('nhwc', e.g. a TensorFlow export). */
+    layout: ModelLayout;
   };
   output: {
     /** The mask is the output of this name, or the one at this index (negative: from the end, -1 the last). */
@@ -124,7 +126,7 @@ export function conventionFromDescriptor(json: unknown, base: ModelConvention | 
   const side = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 16 && (v as number) <= 8192;
   const name = input.name;
   if (name !== undefined && (typeof name !== 'string' || name === '')) throw bad('input.name', 'a string', name);
-  const layout = pick<string>(input, 'layout', 'input.layout', "'nchw' (float32 [N, 3, H, W])", (v) => v === 'nchw', base?.input.layout);
+  const layout = pick<ModelLayout>(input, 'layout', 'input.layout', "'nchw' (float32 [N, 3, H, W]) or 'nhwc' ([N, H, W, 3])", (v) => v === 'nchw' || v === 'nhwc', base?.input.layout);
   const out: ModelConvention = {
     input: {
       ...(typeof name === 'string' ? { name } : base?.input.name !== undefined ? { name: base.input.name } : {}),
@@ -132,7 +134,7 @@ export function conventionFromDescriptor(json: unknown, base: ModelConvention | 
       height: pick(input, 'height', 'input.height', 'an integer from 16 to 8192', side, base?.input.height),
       mean: pick(input, 'mean', 'input.mean', '3 numbers (RGB on a 0..1 scale)', (v) => isRgb(v, false), base?.input.mean),
       std: pick(input, 'std', 'input.std', '3 positive numbers (RGB on a 0..1 scale)', (v) => isRgb(v, true), base?.input.std),
-      layout: layout as 'nchw',
+      layout,
     },
     output: {
       activation: pick(output, 'activation', 'output.activation', "'sigmoid' or 'none'", (v) => v === 'sigmoid' || v === 'none', base?.output.activation),
@@ -212,7 +214,10 @@ const isFixed = (d: OnnxDim | undefined): d is number => typeof d === 'number' &
 export function checkSignature(sig: OnnxSignature, c: ModelConvention, what: string): { inputName: string; outputName: string; outputRank: 3 | 4 } {
   const problems: string[] = [];
   const { width, height } = c.input;
-  // Input: one float32 [N, 3, H, W] with N 1 or symbolic, H and W the convention's size or symbolic.
+  const nhwc = c.input.layout === 'nhwc';
+  const shape = nhwc ? `[N, ${height}, ${width}, 3] (NHWC)` : `[N, 3, ${height}, ${width}] (NCHW)`;
+  // Input: one float32 [N, 3, H, W] (or [N, H, W, 3]) with N 1 or symbolic, H and W the convention's
+  // size or symbolic.
   let input: OnnxValue | undefined;
   if (sig.inputs.length !== 1) {
     problems.push(`it has ${sig.inputs.length} inputs (${sig.inputs.map((i) => `'${i.name}'`).join(', ') || 'none'}), expected one image input`);
@@ -222,11 +227,13 @@ export function checkSignature(sig: OnnxSignature, c: ModelConvention, what: str
     if (input.elemType !== ONNX_FLOAT) problems.push(`input '${input.name}' is ${elemTypeName(input.elemType)}, expected float (float32)`);
     const d = input.dims;
     if (d && d.length !== 4) {
-      problems.push(`input '${input.name}' has rank ${d.length} ${formatDims(d)}, expected rank 4 [N, 3, ${height}, ${width}] (NCHW)`);
+      problems.push(`input '${input.name}' has rank ${d.length} ${formatDims(d)}, expected rank 4 ${shape}`);
     } else if (d) {
-      const [n, ch, h, w] = d;
+      const [n, ch, h, w] = nhwc ? [d[0], d[3], d[1], d[2]] : d;
       if (isFixed(n) && n !== 1) problems.push(`input '${input.name}' has a fixed batch of ${n}, expected 1 or a symbolic batch`);
-      if (isFixed(ch) && ch !== 3) problems.push(`input '${input.name}' has ${ch} channels in dimension 1 ${formatDims(d)}, expected 3 (NCHW RGB)`);
+      if (isFixed(ch) && ch !== 3) {
+        problems.push(`input '${input.name}' has ${ch} channels in dimension ${nhwc ? 3 : 1} ${formatDims(d)}, expected 3 (${nhwc ? 'NHWC' : 'NCHW'} RGB)`);
+      }
       if ((isFixed(h) && h !== height) || (isFixed(w) && w !== width)) {
         problems.push(`input '${input.name}' is ${formatDims(d)}, expected ${height}x${width} (height x width) for this family`);
       }
@@ -312,5 +319,6 @@ export function sessionOptionsForFile(m: ModelFile, threads: number): SessionOpt
     activation: m.convention.output.activation,
     range: m.convention.output.range,
     outputRank: m.outputRank,
+    ...(m.convention.input.layout === 'nhwc' ? { layout: 'nhwc' as const } : {}),
   };
 }

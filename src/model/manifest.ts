@@ -112,6 +112,8 @@ export interface SessionOptions {
   range?: 'unit' | 'minmax';
   /** 4 (default): the output is [1, 1, H, W]; 3: [1, H, W]. */
   outputRank?: 3 | 4;
+  /** The input tensor: 'nchw' (default) [1, 3, H, W], or 'nhwc' [1, H, W, 3]. */
+  layout?: 'nchw' | 'nhwc';
   /** Execution provider: the CPU (default) or CUDA GPU `deviceId`. */
   device?: 'cpu' | 'cuda';
   deviceId?: number;

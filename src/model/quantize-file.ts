@@ -55,8 +55,8 @@ export function photosIn(dir: string): string[] {
 
 /** The convention's input in the 0..255 units the calibration photos are fed in. */
 function calibrationInputOf(m: ModelFile): CalibrationInput {
-  const { width, height, mean, std } = m.convention.input;
-  return { name: m.inputName, width, height, mean: mean.map((v) => v * 255), std: std.map((v) => v * 255) };
+  const { width, height, mean, std, layout } = m.convention.input;
+  return { name: m.inputName, width, height, mean: mean.map((v) => v * 255), std: std.map((v) => v * 255), layout };
 }
 
 export async function quantizeModelFile(req: QuantizeFileRequest): Promise<QuantizedFile> {

@@ -36,6 +36,10 @@ function node(opType: string, input: string[], output: string[], attribute: Prot
   return loadOnnx().NodeProto.create({ name: `family/${output[0]}`, opType, input, output, attribute });
 }
 
+function attrInts(name: string, ints: number[]): Proto {
+  return loadOnnx().AttributeProto.create({ name, type: 7 /* INTS */, ints });
+}
+
 function attrString(name: string, s: string): Proto {
   return loadOnnx().AttributeProto.create({ name, type: 3 /* STRING */, s: new TextEncoder().encode(s) });
 }
@@ -140,6 +144,26 @@ export function writeRmbgStyle(dir: string): string {
   g.input = [valueInfo('pixel_values', FLOAT, [1, 3, 1024, 1024])];
   g.output = [valueInfo('alphas', FLOAT, [1, 1, 1024, 1024])];
   return write(dir, 'rmbg-style.onnx', model);
+}
+
+/**
+ * A channels-last export (as from TensorFlow) on ISNet's weights: input `image` [1, 1024, 1024, 3],
+ * fed with mean 0.5 std 1.0 (folded back into ISNet's own input), transposed to NCHW inside the
+ * graph; the mask as the bundled model gives it. Read through a descriptor with `layout: 'nhwc'`.
+ */
+export function writeNhwcStyle(dir: string): string {
+  const model = readIsnet();
+  const g = model.graph;
+  const { a, b } = undoNormalisation([0.5, 0.5, 0.5], [1, 1, 1]);
+  g.initializer.push(floats('family/a', a, [1, 3, 1, 1]), floats('family/b', b, [1, 3, 1, 1]));
+  g.node = [
+    node('Transpose', ['image'], ['family/nchw'], [attrInts('perm', [0, 3, 1, 2])]),
+    node('Mul', ['family/nchw', 'family/a'], ['family/scaled']),
+    node('Add', ['family/scaled', 'family/b'], ['input']),
+    ...g.node,
+  ];
+  g.input = [valueInfo('image', FLOAT, [1, 1024, 1024, 3])];
+  return write(dir, 'nhwc-style.onnx', model);
 }
 
 export interface BrokenGraph {

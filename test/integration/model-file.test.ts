@@ -12,7 +12,7 @@ import { runRemoveCommand } from '../../src/cli/remove-command.js';
 import { sha256 } from '../../src/model/assemble.js';
 import { estimateMemory, formatMemoryEstimate } from '../../src/pool/memory-estimate.js';
 import { EVAL_DIR } from '../helpers/core-fixtures.js';
-import { ISNET_FP32, writeBirefnetStyle, writeRmbgStyle, writeSignatureGraph, writeU2netStyle } from '../helpers/family-graphs.js';
+import { ISNET_FP32, writeBirefnetStyle, writeNhwcStyle, writeRmbgStyle, writeSignatureGraph, writeU2netStyle } from '../helpers/family-graphs.js';
 import { KEY, startTestServer } from '../helpers/server.js';
 import { multipart, request } from '../helpers/http-client.js';
 import type { PoolOptions } from '../../src/pool/pool-api.js';
@@ -109,6 +109,27 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
   await t.test('rmbg: mean 0.5 std 1.0 folded in, the first output squeezed and min-max normalised; the library', async (t) => {
     const c = compare(await removeWith({ modelFile: writeRmbgStyle(dir), modelFamily: 'rmbg' }), reference);
     t.ok(c.mean < 0.05 && c.max <= 3, `rmbg-style vs bundled: ${fmt(c)}`);
+  });
+
+  await t.test('nhwc: a channels-last input [1, 1024, 1024, 3] transposed inside the graph, through a descriptor with layout nhwc', async (t) => {
+    const file = writeNhwcStyle(dir);
+    fs.writeFileSync(`${file}.json`, JSON.stringify({ family: 'isnet', input: { name: 'image', layout: 'nhwc' } }));
+    const c = compare(await removeWith({ modelFile: file }), reference);
+    t.ok(c.mean < 0.05 && c.max <= 3, `nhwc-style vs bundled: ${fmt(c)}`);
+    // The same file read as NCHW (the family's default) is refused at start, naming the dimensions.
+    const plain = path.join(dir, 'nchw.json');
+    fs.writeFileSync(plain, JSON.stringify({ family: 'isnet' }));
+    await t.rejects(createRemover({ ...base, modelFile: file, modelDescriptor: plain }), {
+      name: 'ModelFileError',
+      message: /input 'image' has 1024 channels in dimension 1 \[1, 1024, 1024, 3\], expected 3 \(NCHW RGB\)/,
+    });
+    // And an NCHW file said to be NHWC.
+    const said = path.join(dir, 'said-nhwc.json');
+    fs.writeFileSync(said, JSON.stringify({ family: 'isnet', input: { layout: 'nhwc' } }));
+    await t.rejects(createRemover({ ...base, modelFile: ISNET_FP32, modelDescriptor: said }), {
+      name: 'ModelFileError',
+      message: /input 'input' has 1024 channels in dimension 3 \[1, 3, 1024, 1024\], expected 3 \(NHWC RGB\)/,
+    });
   });
 
   await t.test('isnet: the bundled fp32 file as a file of ISNet upstream conventions (mean 0.5, std 1.0 instead of 128/256)', async (t) => {

@@ -10,6 +10,7 @@ import sharp from 'sharp';
 import t from 'tap';
 import { createRemover } from '../../src/lib/remove.js';
 import { runQuantizeFileCli } from '../../src/model/quantize-file-cli.js';
+import { calibrationInput } from '../../src/model/calibration-run.js';
 import { decodeModel } from '../../src/model/onnx-transform.js';
 import { EVAL_DIR } from '../helpers/core-fixtures.js';
 import { writeBirefnetStyle, writeSignatureGraph } from '../helpers/family-graphs.js';
@@ -89,6 +90,17 @@ t.test('an fp32 file of BiRefNet conventions to int8: written, checked, and givi
   t.ok(vsFp32.iou > 0.97 && vsFp32.mean < 3, `int8 file vs its fp32 source: IoU ${vsFp32.iou.toFixed(4)}, mean |Δ| ${vsFp32.mean.toFixed(2)}`);
   t.ok(vsBundled.iou > 0.97 && vsBundled.mean < 3, `int8 file vs the bundled isnet-int8: IoU ${vsBundled.iou.toFixed(4)}, mean |Δ| ${vsBundled.mean.toFixed(2)}`);
   t.ok(fp32.some((v) => v >= 128) && fp32.some((v) => v < 128), 'the camel is cut out, not all or nothing');
+});
+
+t.test('calibration inputs: NHWC is the NCHW tensor with its channels last', async (t) => {
+  const photo = path.join(EVAL_DIR, 'images', 'davis_camel_00011.jpg');
+  const spec = { name: 'x', width: 48, height: 32, mean: [120, 110, 100], std: [60, 58, 57] };
+  const nchw = await calibrationInput(photo, spec);
+  const nhwc = await calibrationInput(photo, { ...spec, layout: 'nhwc' });
+  const plane = 48 * 32;
+  t.equal(nhwc.length, 3 * plane);
+  t.ok(Array.from({ length: plane }, (_, i) => i).every((i) => [0, 1, 2].every((c) => nhwc[i * 3 + c] === nchw[c * plane + i])), 'every value in its place');
+  t.ok(nchw.some((v) => v !== nchw[0]), 'a real photo, not a constant');
 });
 
 t.test('refused with a reason: usage errors exit 2, files that cannot be quantised exit 1', async (t) => {

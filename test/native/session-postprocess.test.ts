@@ -96,4 +96,5 @@ t.test('bad post-processing options are coded TypeErrors', async (t) => {
   });
   t.throws(() => new binding.Session(file, { ...base, range: 1 as never }), { code: 'ERR_CUTOUT_ARG', message: "Expected 'unit' or 'minmax' for options.range but received a number" });
   t.throws(() => new binding.Session(file, { ...base, outputRank: 2 as never }), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => new binding.Session(file, { ...base, layout: 'chw' as never }), { code: 'ERR_CUTOUT_ARG', message: "Expected 'nchw' or 'nhwc' for options.layout but received 'chw'" });
 });

@@ -106,11 +106,13 @@ t.test('a descriptor: custom gives every field; a named family is overridden fie
     output: { name: 'output', activation: 'sigmoid', range: 'minmax' },
   });
   write({ family: 'custom', input: { width: 512, height: 512, mean: [0, 0, 0], std: [1, 1, 1] }, output: { index: 0, activation: 'none', range: 'unit' } });
-  t.throws(() => resolveConvention({ file, descriptor }), { message: `Expected 'nchw' (float32 [N, 3, H, W]) for input.layout in ${descriptor} but received nothing` });
+  t.throws(() => resolveConvention({ file, descriptor }), { message: `Expected 'nchw' (float32 [N, 3, H, W]) or 'nhwc' ([N, H, W, 3]) for input.layout in ${descriptor} but received nothing` });
   write({ family: 'custom', input: { width: 512, height: 512, mean: [0, 0, 0], std: [1, 0, 1], layout: 'nchw' }, output: { index: 0, activation: 'none', range: 'unit' } });
   t.throws(() => resolveConvention({ file, descriptor }), { message: `Expected 3 positive numbers (RGB on a 0..1 scale) for input.std in ${descriptor} but received [1,0,1]` });
   write({ family: 'custom', input: { width: 512, height: 512, mean: [0, 0, 0], std: [1, 1, 1], layout: 'nhwc' }, output: { index: 0, activation: 'none', range: 'unit' } });
-  t.throws(() => resolveConvention({ file, descriptor }), { message: /for input\.layout .* but received "nhwc"$/ });
+  t.equal(resolveConvention({ file, descriptor }).convention.input.layout, 'nhwc', 'channels last: accepted');
+  write({ family: 'custom', input: { width: 512, height: 512, mean: [0, 0, 0], std: [1, 1, 1], layout: 'chw' }, output: { index: 0, activation: 'none', range: 'unit' } });
+  t.throws(() => resolveConvention({ file, descriptor }), { message: /for input\.layout .* but received "chw"$/ });
   write({ family: 'custom', input: { width: 512, height: 512, mean: [0, 0, 0], std: [1, 1, 1], layout: 'nchw' }, output: { activation: 'relu', range: 'unit', index: 0 } });
   t.throws(() => resolveConvention({ file, descriptor }), { message: `Expected 'sigmoid' or 'none' for output.activation in ${descriptor} but received "relu"` });
   write({ family: 'custom', input: { width: 512, height: 512, mean: [0, 0, 0], std: [1, 1, 1], layout: 'nchw' }, output: { activation: 'none', range: 'unit' } });
