@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { calibrationInput, calibrationPhotoNames, CALIBRATION_DESCRIPTION, defaultCalibrationPhotos, measureRanges } from './calibration-run.js';
-import { MODELS_DIR, modelEntry, PACKAGE_ROOT } from './manifest.js';
+import { MODELS_DIR, modelEntry } from './manifest.js';
 import type { CalibrationTable } from './quantize.js';
 
 async function main(): Promise<void> {
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   // The float model's input (the manifest's 'nchw-f32'): its name, size and normalisation.
   const { name, width, height, mean, std } = source.entry.input;
   const input = { name, width, height, mean, std };
-  const photos = defaultCalibrationPhotos(path.join(PACKAGE_ROOT, 'models', '.calibration-photos'));
+  const photos = defaultCalibrationPhotos();
   console.log(`calibrate: ${photos.length} photos, model ${source.name}`);
   const inputs = await Promise.all(photos.map((p) => calibrationInput(p, input)));
   const ranges = await measureRanges(fs.readFileSync(source.path), input, inputs, (text) => process.stdout.write(`\rcalibrate: ${text}`));

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { activationTensors, Histogram, percentileClipRange } from './calibration.js';
 import { debianFiles } from './debian-files.js';
+import { PACKAGE_ROOT } from './manifest.js';
 import { decodeModel, encodeModel, loadOnnx } from './onnx-transform.js';
 import type { CalibrationTable } from './quantize.js';
 
@@ -26,8 +27,11 @@ export const CALIBRATION_PHOTOS: Record<string, string[]> = {
   ),
 };
 
+/** Where the calibration photos are extracted (ignored by git). */
+export const CALIBRATION_PHOTO_CACHE = path.join(PACKAGE_ROOT, 'models', '.calibration-photos');
+
 /** The 35 calibration photos, fetched from Debian (`apt-get download`) into `cache` on first use. */
-export function defaultCalibrationPhotos(cache: string): string[] {
+export function defaultCalibrationPhotos(cache = CALIBRATION_PHOTO_CACHE): string[] {
   return Object.entries(CALIBRATION_PHOTOS).flatMap(([pkg, files]) => debianFiles(cache, pkg, files));
 }
 

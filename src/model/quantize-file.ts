@@ -7,7 +7,6 @@ import path from 'node:path';
 import { sha256 } from './assemble.js';
 import { calibrationInput, CALIBRATION_DESCRIPTION, defaultCalibrationPhotos, measureRanges, type CalibrationInput } from './calibration-run.js';
 import { checkModelFile, ModelFileError, type ModelFamily, type ModelFile } from './families.js';
-import { PACKAGE_ROOT } from './manifest.js';
 import { decodeModel, encodeModel } from './onnx-transform.js';
 import { quantizeInt8, type CalibrationTable, type QuantizeStats } from './quantize.js';
 
@@ -64,7 +63,7 @@ export async function quantizeModelFile(req: QuantizeFileRequest): Promise<Quant
   const source = checkModelFile({ file: req.file, family: req.family, descriptor: req.descriptor });
   const out = path.resolve(req.out ?? int8PathFor(req.file));
   if (out === source.path) throw new ModelFileError(`--out ${req.out} is the model file itself: give another path`);
-  const photos = req.photos ?? defaultCalibrationPhotos(path.join(PACKAGE_ROOT, 'models', '.calibration-photos'));
+  const photos = req.photos ?? defaultCalibrationPhotos();
   const bytes = fs.readFileSync(source.path);
   const input = calibrationInputOf(source);
   progress(`calibrating on ${photos.length} photos at ${input.width}x${input.height}`);
