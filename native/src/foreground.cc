@@ -250,9 +250,9 @@ struct WriteBack {
 template <typename T>
 inline T Unfused(T v) {
 #if defined(__x86_64__) || defined(__i386__)
-  asm("" : "+x"(v));
-#elif defined(__aarch64__)
-  asm("" : "+w"(v));
+  asm("" : "+x"(v));  // in its (SSE/AVX) register
+#else
+  asm("" : "+m"(v));  // through memory: any type on any target (an F32x8 is two NEON registers)
 #endif
   return v;
 }
