@@ -249,10 +249,10 @@ struct WriteBack {
 // fused into a later add (an empty asm that claims to change the register).
 template <typename T>
 inline T Unfused(T v) {
-#if defined(__x86_64__) || defined(__i386__)
-  asm("" : "+x"(v));  // in its (SSE/AVX) register
+#if defined(__AVX__)
+  asm("" : "+x"(v));  // in its register (the x86-64-v3 build: a float or an F32x8 fits one)
 #else
-  asm("" : "+m"(v));  // through memory: any type on any target (an F32x8 is two NEON registers)
+  asm("" : "+m"(v));  // through memory: any type on any target (an F32x8 is two SSE or NEON registers)
 #endif
   return v;
 }
