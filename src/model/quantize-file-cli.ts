@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { ModelFileError, parseModelFamily } from './families.js';
 import { photosIn, quantizeModelFile } from './quantize-file.js';
+import type { CliIo } from '../cli/remove-command.js';
 
 export const QUANTIZE_FILE_USAGE = `usage: cutout model --from FILE --int8 [--model-family isnet|u2net|birefnet|rmbg|custom]
        [--model-descriptor JSON] [--out FILE] [--calibration-photos DIR]
@@ -13,12 +14,7 @@ export const QUANTIZE_FILE_USAGE = `usage: cutout model --from FILE --int8 [--mo
   --calibration-photos: a folder of your own photos (JPEG, PNG, WebP) to calibrate on; default: 35
   photos from Debian packages (apt-get download, cached in models/.calibration-photos).`;
 
-export interface Io {
-  stdout: { write(s: string): unknown };
-  stderr: { write(s: string): unknown };
-}
-
-export async function runQuantizeFileCli(args: string[], io: Io = process): Promise<number> {
+export async function runQuantizeFileCli(args: string[], io: CliIo = process): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({

@@ -134,8 +134,9 @@ async function startPoolWith(opts: PoolOptions, device: DeviceChoice, chosen: Ch
   const cores = os.availableParallelism();
   const modelPath = chosen.path;
   // A file of one's own has no measured memory figures: its estimate comes from its size and input.
+  const input = chosen.session(1);
   const modelFileSize: ModelFileSize | undefined = chosen.own
-    ? { name: chosen.name, fileBytes: fs.statSync(modelPath).size, inputWidth: chosen.session(1).width, inputHeight: chosen.session(1).height }
+    ? { name: chosen.name, fileBytes: fs.statSync(modelPath).size, inputWidth: input.width, inputHeight: input.height }
     : undefined;
   const modelFacts = {
     modelFamily: chosen.family,

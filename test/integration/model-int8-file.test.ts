@@ -15,34 +15,30 @@ import { decodeModel } from '../../src/model/onnx-transform.js';
 import { EVAL_DIR } from '../helpers/core-fixtures.js';
 import { writeBirefnetStyle, writeSignatureGraph } from '../helpers/family-graphs.js';
 import type { PoolOptions } from '../../src/pool/pool-api.js';
+import { iou } from '../../src/quality/mask-metrics.js';
+import { matteFromBytes, type Matte } from '../../src/quality/matte.js';
 
 const PHOTO = path.join(EVAL_DIR, 'images', 'davis_camel_00011.jpg');
 const CALIBRATION = ['am_GT04.png', 'davis_goat_00033.jpg'];
 const base: PoolOptions = { workers: 1, device: 'cpu' };
 
-async function alphaWith(opts: PoolOptions): Promise<Buffer> {
+/** The cut-out's alpha of PHOTO as a matte (0..1). */
+async function alphaWith(opts: PoolOptions): Promise<Matte> {
   const remover = await createRemover({ ...base, ...opts });
   try {
     const out = await remover.remove(fs.readFileSync(PHOTO), { channels: 'alpha' });
-    return (await sharp(out.data).raw().toBuffer({ resolveWithObject: true })).data;
+    const { data, info } = await sharp(out.data).raw().toBuffer({ resolveWithObject: true });
+    return matteFromBytes(data, info.width, info.height, info.channels, 0);
   } finally {
     await remover.close();
   }
 }
 
-/** IoU of alpha ≥ 128, and the mean |Δ| in levels. */
-function agreement(a: Buffer, b: Buffer): { iou: number; mean: number } {
-  let inter = 0;
-  let union = 0;
+/** IoU at 0.5 (alpha ≥ 128) and the mean |Δ| in levels. */
+function agreement(a: Matte, b: Matte): { iou: number; mean: number } {
   let sum = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]! >= 128;
-    const y = b[i]! >= 128;
-    if (x && y) inter++;
-    if (x || y) union++;
-    sum += Math.abs(a[i]! - b[i]!);
-  }
-  return { iou: union ? inter / union : 1, mean: sum / a.length };
+  for (let i = 0; i < a.data.length; i++) sum += Math.abs(a.data[i]! - b.data[i]!);
+  return { iou: iou(a, b), mean: (255 * sum) / a.data.length };
 }
 
 function io() {
@@ -89,7 +85,7 @@ t.test('an fp32 file of BiRefNet conventions to int8: written, checked, and givi
   const vsBundled = agreement(int8, bundled);
   t.ok(vsFp32.iou > 0.97 && vsFp32.mean < 3, `int8 file vs its fp32 source: IoU ${vsFp32.iou.toFixed(4)}, mean |Δ| ${vsFp32.mean.toFixed(2)}`);
   t.ok(vsBundled.iou > 0.97 && vsBundled.mean < 3, `int8 file vs the bundled isnet-int8: IoU ${vsBundled.iou.toFixed(4)}, mean |Δ| ${vsBundled.mean.toFixed(2)}`);
-  t.ok(fp32.some((v) => v >= 128) && fp32.some((v) => v < 128), 'the camel is cut out, not all or nothing');
+  t.ok(fp32.data.some((v) => v >= 0.5) && fp32.data.some((v) => v < 0.5), 'the camel is cut out, not all or nothing');
 });
 
 t.test('calibration inputs: NHWC is the NCHW tensor with its channels last', async (t) => {
