@@ -67,7 +67,13 @@ export async function quantizeModelFile(req: QuantizeFileRequest): Promise<Quant
   const bytes = fs.readFileSync(source.path);
   const input = calibrationInputOf(source);
   progress(`calibrating on ${photos.length} photos at ${input.width}x${input.height}`);
-  const inputs = await Promise.all(photos.map((p) => calibrationInput(p, input)));
+  const inputs = await Promise.all(
+    photos.map((p) =>
+      calibrationInput(p, input).catch((err: Error) => {
+        throw new ModelFileError(`The calibration photo ${p} could not be read: ${err.message}`);
+      }),
+    ),
+  );
   const ranges = await measureRanges(bytes, input, inputs, progress);
   const table: CalibrationTable & { model: string; photos: string[] } = {
     description: CALIBRATION_DESCRIPTION,

@@ -130,6 +130,13 @@ t.test('refused with a reason: usage errors exit 2, files that cannot be quantis
   const none = io();
   t.equal(await runQuantizeFileCli(['--from', file, '--int8', '--model-family', 'birefnet', '--calibration-photos', empty], none.io), 1);
   t.match(none.err.join(''), /The calibration photos folder .*empty has no \.jpg, \.png or \.webp files/);
+  // A calibration folder holding a file that only looks like a photo: refused, the file named.
+  const broken = path.join(dir, 'broken');
+  fs.mkdirSync(broken);
+  fs.writeFileSync(path.join(broken, 'fake.jpg'), Buffer.from('<html>not a JPEG</html>'));
+  const fake = io();
+  t.equal(await runQuantizeFileCli(['--from', file, '--int8', '--model-family', 'birefnet', '--calibration-photos', broken], fake.io), 1);
+  t.match(fake.err.join(''), /^cutout model: The calibration photo .*fake\.jpg could not be read: /);
   const self = io();
   t.equal(await runQuantizeFileCli(['--from', file, '--int8', '--model-family', 'birefnet', '--out', file], self.io), 1);
   t.match(self.err.join(''), /--out .* is the model file itself/);
