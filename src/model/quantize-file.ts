@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sha256 } from './assemble.js';
 import { calibrationInput, CALIBRATION_DESCRIPTION, defaultCalibrationPhotos, measureRanges, type CalibrationInput } from './calibration-run.js';
-import { checkModelFile, ModelFileError, type ModelFamily, type ModelFile } from './families.js';
+import { checkModelFile, ModelFileError, sessionOptionsForFile, type ModelFamily, type ModelFile } from './families.js';
 import { decodeModel, encodeModel } from './onnx-transform.js';
 import { quantizeInt8, type CalibrationTable, type QuantizeStats } from './quantize.js';
 
@@ -52,10 +52,10 @@ export function photosIn(dir: string): string[] {
   return photos;
 }
 
-/** The convention's input in the 0..255 units the calibration photos are fed in. */
+/** The file's input as the service feeds it (sessionOptionsForFile: mean and std in 0..255 units). */
 function calibrationInputOf(m: ModelFile): CalibrationInput {
-  const { width, height, mean, std, layout } = m.convention.input;
-  return { name: m.inputName, width, height, mean: mean.map((v) => v * 255), std: std.map((v) => v * 255), layout };
+  const { inputName, width, height, mean, std, layout } = sessionOptionsForFile(m, 1);
+  return { name: inputName, width, height, mean, std, ...(layout ? { layout } : {}) };
 }
 
 export async function quantizeModelFile(req: QuantizeFileRequest): Promise<QuantizedFile> {
