@@ -30,6 +30,7 @@ class Session : public Napi::ObjectWrap<Session> {
   void RequireOpen(Napi::Env env) const;
   float* InputData(Napi::Env env) const;
   float* OutputData(Napi::Env env) const;
+  static uint16_t* HalfData(Napi::Env env, const Napi::Reference<Napi::Uint16Array>& ref);
 
   std::shared_ptr<SharedModel> model_;
   std::string input_name_;
@@ -43,11 +44,17 @@ class Session : public Napi::ObjectWrap<Session> {
   int output_rank_ = 4;
   // The input's layout: [1, 3, H, W] (default) or channels last, [1, H, W, 3].
   bool nhwc_ = false;
+  // float16 tensors in the file (an fp16 export without float32 casts at its ends): ORT reads and
+  // writes the half buffers below; the float tensors stay what JS and the composite see.
+  bool half_input_ = false;
+  bool half_output_ = false;
   bool has_output_ = false;
   // Tensor memory lives in JS ArrayBuffers (stable backing stores) so tests and benchmarks read
   // it without copies; the references keep them alive as long as this Session.
   Napi::Reference<Napi::Float32Array> input_;
   Napi::Reference<Napi::Float32Array> output_;
+  Napi::Reference<Napi::Uint16Array> input_half_;   // only with half_input_
+  Napi::Reference<Napi::Uint16Array> output_half_;  // only with half_output_
 };
 
 }  // namespace cutout

@@ -56,6 +56,8 @@ bool SecondWord(const Napi::Object& o, const char* key, const char* first, const
 
 bool InputIsNhwc(const Napi::Object& o) { return SecondWord(o, "layout", "nchw", "nhwc"); }
 
+bool TensorIsHalf(const Napi::Object& o, const char* key) { return SecondWord(o, key, "float32", "float16"); }
+
 MaskPostprocess MaskPostprocessFrom(const Napi::Object& o) {
   MaskPostprocess p;
   if (SecondWord(o, "activation", "none", "sigmoid")) p.activation = OutputActivation::kSigmoid;

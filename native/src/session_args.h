@@ -20,4 +20,8 @@ MaskPostprocess MaskPostprocessFrom(const Napi::Object& o);
 // options.layout: 'nchw' (absent: the default) or 'nhwc', the model input's layout; anything else throws.
 bool InputIsNhwc(const Napi::Object& o);
 
+// options[key] ('inputType' or 'outputType'): 'float32' (absent: the default) or 'float16', the
+// element type of that tensor in the model file; anything else throws.
+bool TensorIsHalf(const Napi::Object& o, const char* key);
+
 }  // namespace cutout

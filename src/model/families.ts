@@ -7,8 +7,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SessionOptions } from './manifest.js';
-import { elemTypeName, formatDims, ONNX_FLOAT, OnnxFormatError, readOnnxSignatureFile, type OnnxDim, type OnnxSignature, type OnnxValue } from './onnx-signature.js';
+import type { SessionOptions, TensorType } from './manifest.js';
+import { elemTypeName, formatDims, ONNX_FLOAT, ONNX_FLOAT16, OnnxFormatError, readOnnxSignatureFile, type OnnxDim, type OnnxSignature, type OnnxValue } from './onnx-signature.js';
 
 export const MODEL_FAMILIES = ['isnet', 'u2net', 'birefnet', 'rmbg', 'custom'] as const;
 export type ModelFamily = (typeof MODEL_FAMILIES)[number];
@@ -94,6 +94,9 @@ export interface ModelFile {
   outputName: string;
   /** 4: [N, 1, H, W]; 3: [N, H, W]. */
   outputRank: 3 | 4;
+  /** float16 where the file's input or output is (an fp16 export without float32 casts at its ends). */
+  inputType: TensorType;
+  outputType: TensorType;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -211,12 +214,16 @@ const isFixed = (d: OnnxDim | undefined): d is number => typeof d === 'number' &
  * Check a graph's signature against a convention. Returns the input and output names and the
  * output's rank, or throws ModelFileError listing every difference found.
  */
-export function checkSignature(sig: OnnxSignature, c: ModelConvention, what: string): { inputName: string; outputName: string; outputRank: 3 | 4 } {
+export function checkSignature(
+  sig: OnnxSignature,
+  c: ModelConvention,
+  what: string,
+): { inputName: string; outputName: string; outputRank: 3 | 4; inputType: TensorType; outputType: TensorType } {
   const problems: string[] = [];
   const { width, height } = c.input;
   const nhwc = c.input.layout === 'nhwc';
   const shape = nhwc ? `[N, ${height}, ${width}, 3] (NHWC)` : `[N, 3, ${height}, ${width}] (NCHW)`;
-  // Input: one float32 [N, 3, H, W] (or [N, H, W, 3]) with N 1 or symbolic, H and W the convention's
+  // Input: one float32 or float16 [N, 3, H, W] (or [N, H, W, 3]) with N 1 or symbolic, H and W the convention's
   // size or symbolic.
   let input: OnnxValue | undefined;
   if (sig.inputs.length !== 1) {
@@ -224,7 +231,7 @@ export function checkSignature(sig: OnnxSignature, c: ModelConvention, what: str
   } else {
     input = sig.inputs[0]!;
     if (c.input.name !== undefined && input.name !== c.input.name) problems.push(`its input is named '${input.name}', expected '${c.input.name}'`);
-    if (input.elemType !== ONNX_FLOAT) problems.push(`input '${input.name}' is ${elemTypeName(input.elemType)}, expected float (float32)`);
+    if (!floatType(input.elemType)) problems.push(`input '${input.name}' is ${elemTypeName(input.elemType)}, expected float (float32) or float16`);
     const d = input.dims;
     if (d && d.length !== 4) {
       problems.push(`input '${input.name}' has rank ${d.length} ${formatDims(d)}, expected rank 4 ${shape}`);
@@ -239,7 +246,7 @@ export function checkSignature(sig: OnnxSignature, c: ModelConvention, what: str
       }
     }
   }
-  // Output: the convention's pick; float32 [N, 1, H, W] or [N, H, W] at the input's size.
+  // Output: the convention's pick; float32 or float16 [N, 1, H, W] or [N, H, W] at the input's size.
   let output: OnnxValue | undefined;
   const names = sig.outputs.map((o) => `'${o.name}'`).join(', ');
   if (c.output.name !== undefined) {
@@ -253,7 +260,7 @@ export function checkSignature(sig: OnnxSignature, c: ModelConvention, what: str
   }
   let outputRank: 3 | 4 = 4;
   if (output) {
-    if (output.elemType !== ONNX_FLOAT && output.elemType !== 0) problems.push(`output '${output.name}' is ${elemTypeName(output.elemType)}, expected float (float32)`);
+    if (!floatType(output.elemType) && output.elemType !== 0) problems.push(`output '${output.name}' is ${elemTypeName(output.elemType)}, expected float (float32) or float16`);
     const d = output.dims;
     const expected = `[N, 1, ${height}, ${width}] or [N, ${height}, ${width}]`;
     if (d && d.length === 3) outputRank = 3;
@@ -269,7 +276,14 @@ export function checkSignature(sig: OnnxSignature, c: ModelConvention, what: str
     }
   }
   if (problems.length) throw new ModelFileError(`${what} does not fit: ${problems.join('; ')}`);
-  return { inputName: input!.name, outputName: output!.name, outputRank };
+  return { inputName: input!.name, outputName: output!.name, outputRank, inputType: floatType(input!.elemType)!, outputType: floatType(output!.elemType) ?? 'float32' };
+}
+
+/** The tensor type the session feeds or reads for an ONNX element type; undefined for any other type. */
+function floatType(elemType: number): TensorType | undefined {
+  if (elemType === ONNX_FLOAT) return 'float32';
+  if (elemType === ONNX_FLOAT16) return 'float16';
+  return undefined;
 }
 
 /** sha256 of a file read 4 MiB at a time (a BiRefNet fp32 file is near 1 GB: never held whole). */
@@ -320,5 +334,7 @@ export function sessionOptionsForFile(m: ModelFile, threads: number): SessionOpt
     range: m.convention.output.range,
     outputRank: m.outputRank,
     ...(m.convention.input.layout === 'nhwc' ? { layout: 'nhwc' as const } : {}),
+    ...(m.inputType === 'float16' ? { inputType: 'float16' as const } : {}),
+    ...(m.outputType === 'float16' ? { outputType: 'float16' as const } : {}),
   };
 }

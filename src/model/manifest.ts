@@ -99,6 +99,9 @@ export function describeModelLicense(name: string, ownFile = false): string {
 }
 
 /** Options of the addon's Session (declared here so the main thread needs no addon import). */
+/** The element types a model's input and output tensors may have. */
+export type TensorType = 'float32' | 'float16';
+
 export interface SessionOptions {
   threads: number;
   inputName: string;
@@ -114,6 +117,9 @@ export interface SessionOptions {
   outputRank?: 3 | 4;
   /** The input tensor: 'nchw' (default) [1, 3, H, W], or 'nhwc' [1, H, W, 3]. */
   layout?: 'nchw' | 'nhwc';
+  /** The element type of the file's input and output tensors: 'float32' (default) or 'float16' (native/src/half.h). */
+  inputType?: TensorType;
+  outputType?: TensorType;
   /** Execution provider: the CPU (default) or CUDA GPU `deviceId`. */
   device?: 'cpu' | 'cuda';
   deviceId?: number;

@@ -23,6 +23,7 @@ export const ONNX_ELEM_TYPES: Readonly<Record<number, string>> = {
 };
 
 export const ONNX_FLOAT = 1;
+export const ONNX_FLOAT16 = 10;
 
 /** One dimension: a fixed size, or the name of a symbolic one ('' when it has neither). */
 export type OnnxDim = number | string;

@@ -1,13 +1,14 @@
-// `npm run model -- --from FILE --int8`: a user's own fp32 model file quantised to int8 for the CPU,
-// with the same calibration and quantisation as the bundled isnet-int8 (calibration-run.ts,
-// quantize.ts), fed as the file's family feeds it. The result is checked against the family as
+// `npm run model -- --from FILE --int8`: a user's own fp32 (or fp16) model file quantised to int8 for
+// the CPU, with the same calibration and quantisation as the bundled isnet-int8 (calibration-run.ts,
+// quantize.ts), fed as the file's family feeds it. An fp16 file is widened to fp32 first, as the
+// bundled isnet-fp32 is made (onnx-transform.ts widenFp16): its int8 file takes and gives float32. The result is checked against the family as
 // `serve --model-file` would check it, and written beside its calibration table (and descriptor).
 import fs from 'node:fs';
 import path from 'node:path';
 import { sha256 } from './assemble.js';
 import { calibrationInput, CALIBRATION_DESCRIPTION, defaultCalibrationPhotos, measureRanges, type CalibrationInput } from './calibration-run.js';
 import { checkModelFile, ModelFileError, sessionOptionsForFile, type ModelFamily, type ModelFile } from './families.js';
-import { decodeModel, encodeModel } from './onnx-transform.js';
+import { decodeModel, encodeModel, widenFp16 } from './onnx-transform.js';
 import { quantizeInt8, type CalibrationTable, type QuantizeStats } from './quantize.js';
 
 export interface QuantizeFileRequest {
@@ -29,6 +30,8 @@ export interface QuantizedFile {
   table: string;
   /** The descriptor copied beside it (`<out>.json`), when the source had one. */
   descriptor?: string;
+  /** fp16 tensors and casts widened to fp32 before calibration (zero for an fp32 file). */
+  widened: { tensors: number; casts: number };
   stats: QuantizeStats;
   photos: number;
   tensors: number;
@@ -58,14 +61,27 @@ function calibrationInputOf(m: ModelFile): CalibrationInput {
   return { name: inputName, width, height, mean, std, ...(layout ? { layout } : {}) };
 }
 
+/**
+ * The file as fp32: an fp16 one (weights, casts or float16 ends) widened, the float32 file as it is.
+ * Calibration runs it on ONNX Runtime's CPU provider and quantisation reads float32 weights.
+ */
+function float32Bytes(bytes: Uint8Array, m: ModelFile): { bytes: Uint8Array; widened: { tensors: number; casts: number } } {
+  const model = decodeModel(bytes);
+  const widened = widenFp16(model);
+  const halfEnds = m.inputType === 'float16' || m.outputType === 'float16';
+  if (widened.tensors + widened.casts === 0 && !halfEnds) return { bytes, widened };
+  return { bytes: encodeModel(model), widened };
+}
+
 export async function quantizeModelFile(req: QuantizeFileRequest): Promise<QuantizedFile> {
   const progress = req.progress ?? (() => {});
   const source = checkModelFile({ file: req.file, family: req.family, descriptor: req.descriptor });
   const out = path.resolve(req.out ?? int8PathFor(req.file));
   if (out === source.path) throw new ModelFileError(`--out ${req.out} is the model file itself: give another path`);
   const photos = req.photos ?? defaultCalibrationPhotos();
-  const bytes = fs.readFileSync(source.path);
+  const { bytes, widened } = float32Bytes(fs.readFileSync(source.path), source);
   const input = calibrationInputOf(source);
+  if (widened.tensors + widened.casts > 0) progress(`widened to fp32 first: ${widened.tensors} fp16 tensors, ${widened.casts} casts`);
   progress(`calibrating on ${photos.length} photos at ${input.width}x${input.height}`);
   const inputs = await Promise.all(
     photos.map((p) =>
@@ -109,6 +125,7 @@ export async function quantizeModelFile(req: QuantizeFileRequest): Promise<Quant
     family: source.family,
     table: tableFile,
     ...(descriptor ? { descriptor } : {}),
+    widened,
     stats,
     photos: photos.length,
     tensors: Object.keys(ranges).length,

@@ -3,10 +3,12 @@
 // And small graphs that break a convention, for the load checks. Written to the caller's temp dir.
 import fs from 'node:fs';
 import path from 'node:path';
+import { readSourceModel } from '../../src/model/assemble.js';
 import { decodeModel, encodeModel, loadOnnx, type Proto } from '../../src/model/onnx-transform.js';
-import { MODELS_DIR } from '../../src/model/manifest.js';
+import { MODELS_DIR, readManifest } from '../../src/model/manifest.js';
 
 const FLOAT = 1;
+const FLOAT16 = 10;
 const INT64 = 7;
 /** ImageNet's mean and std, as BiRefNet and U²-Net are fed. */
 const IMAGENET_MEAN = [0.485, 0.456, 0.406];
@@ -164,6 +166,47 @@ export function writeNhwcStyle(dir: string): string {
   ];
   g.input = [valueInfo('image', FLOAT, [1, 1024, 1024, 3])];
   return write(dir, 'nhwc-style.onnx', model);
+}
+
+/**
+ * ISNet with fp16 weights as its npm package ships it (`isnet-fp16`: float32 input and outputs, a Cast
+ * to float16 after the input and one back to float32 before each output, as onnxconverter-common's
+ * `keep_io_types` writes them), copied from the package's chunks without assembling models/.
+ */
+export function writeFp16AsShipped(dir: string): string {
+  const file = path.join(dir, 'isnet-fp16.onnx');
+  fs.writeFileSync(file, readSourceModel(readManifest().models['isnet-fp16']!));
+  return file;
+}
+
+/**
+ * The same weights as an fp16 export without those casts: the input and every output float16 (what
+ * `convert_float_to_float16` writes without `keep_io_types`). Same arithmetic inside, so the same mask
+ * as the file above once the session converts at both ends.
+ */
+export function writeFp16IoStyle(dir: string): string {
+  const model = decodeModel(readSourceModel(readManifest().models['isnet-fp16']!));
+  const g = model.graph;
+  const input = g.input[0].name as string;
+  const outputs = new Set<string>(g.output.map((o: Proto) => o.name as string));
+  const renamed = new Map<string, string>();  // a cast's output → what it cast
+  g.node = g.node.filter((n: Proto) => {
+    const cast = n.opType === 'Cast' && (n.input[0] === input || outputs.has(n.output[0]));
+    if (cast) renamed.set(n.output[0], n.input[0]);
+    return !cast;
+  });
+  if (renamed.size !== outputs.size + 1) throw new Error(`expected a Cast after the input and before each of ${outputs.size} outputs, found ${renamed.size}`);
+  for (const n of g.node) n.input = n.input.map((name: string) => (renamed.has(name) && renamed.get(name) === input ? input : name));
+  // Each output is now produced under its own name: the producer of the cast's source writes it.
+  for (const [castOut, source] of renamed) {
+    if (source === input) continue;
+    for (const n of g.node) {
+      n.output = n.output.map((name: string) => (name === source ? castOut : name));
+      n.input = n.input.map((name: string) => (name === source ? castOut : name));
+    }
+  }
+  for (const v of [...g.input, ...g.output]) v.type.tensorType.elemType = FLOAT16;
+  return write(dir, 'isnet-fp16-io.onnx', model);
 }
 
 export interface BrokenGraph {

@@ -1,5 +1,5 @@
-// `npm run model -- --from FILE --int8` (src/model/quantize-file-cli.ts): a user's own fp32 file
-// quantised to int8 with the bundled model's calibration and quantisation, checked and runnable with
+// `npm run model -- --from FILE --int8` (src/model/quantize-file-cli.ts): a user's own fp32 (or fp16)
+// file quantised to int8 with the bundled model's calibration and quantisation, checked and runnable with
 // `--model-file`. The file is the bundled ISNet rewritten to BiRefNet's conventions (ImageNet input,
 // logits, three outputs), calibrated on two dev photos (a mechanical check, not a quality figure: the
 // quality of a 35-photo calibration is in docs/models.md), and its masks are compared on a photo it was
@@ -13,7 +13,7 @@ import { runQuantizeFileCli } from '../../src/model/quantize-file-cli.js';
 import { calibrationInput } from '../../src/model/calibration-run.js';
 import { decodeModel } from '../../src/model/onnx-transform.js';
 import { EVAL_DIR } from '../helpers/core-fixtures.js';
-import { writeBirefnetStyle, writeSignatureGraph } from '../helpers/family-graphs.js';
+import { writeBirefnetStyle, writeFp16IoStyle, writeSignatureGraph } from '../helpers/family-graphs.js';
 import type { PoolOptions } from '../../src/pool/pool-api.js';
 import { iou } from '../../src/quality/mask-metrics.js';
 import { matteFromBytes, type Matte } from '../../src/quality/matte.js';
@@ -86,6 +86,27 @@ t.test('an fp32 file of BiRefNet conventions to int8: written, checked, and givi
   t.ok(vsFp32.iou > 0.97 && vsFp32.mean < 3, `int8 file vs its fp32 source: IoU ${vsFp32.iou.toFixed(4)}, mean |Δ| ${vsFp32.mean.toFixed(2)}`);
   t.ok(vsBundled.iou > 0.97 && vsBundled.mean < 3, `int8 file vs the bundled isnet-int8: IoU ${vsBundled.iou.toFixed(4)}, mean |Δ| ${vsBundled.mean.toFixed(2)}`);
   t.ok(fp32.data.some((v) => v >= 0.5) && fp32.data.some((v) => v < 0.5), 'the camel is cut out, not all or nothing');
+});
+
+t.test('an fp16 file with float16 ends to int8: widened to fp32 first, then the same quantisation', async (t) => {
+  const dir = t.testdir();
+  const file = writeFp16IoStyle(dir);
+  const photos = path.join(dir, 'calibration');
+  fs.mkdirSync(photos);
+  for (const p of CALIBRATION) fs.copyFileSync(path.join(EVAL_DIR, 'images', p), path.join(photos, p));
+  const c = io();
+  const code = await runQuantizeFileCli(['--from', file, '--int8', '--model-family', 'isnet', '--calibration-photos', photos], c.io);
+  t.equal(code, 0, c.err.join(''));
+  t.match(c.out.join(''), /widened to fp32 first: \d{3} fp16 tensors, \d+ casts/);
+  const out = path.join(dir, 'isnet-fp16-io.int8.onnx');
+  const g = decodeModel(fs.readFileSync(out)).graph;
+  t.same([g.input[0].type.tensorType.elemType, g.output[0].type.tensorType.elemType], [1, 1], 'float32 ends: it runs as an fp32 file would');
+  t.notOk(g.initializer.some((i: { dataType: number }) => i.dataType === 10), 'no fp16 tensor left');
+  t.ok(g.initializer.filter((i: { dataType: number }) => i.dataType === 3).length > 100, 'int8 weight tensors');
+  const int8 = await alphaWith({ modelFile: out, modelFamily: 'isnet' });
+  const bundled = await alphaWith({ model: 'isnet-int8' });
+  const a = agreement(int8, bundled);
+  t.ok(a.iou > 0.97 && a.mean < 3, `int8 of the fp16 file vs the bundled isnet-int8: IoU ${a.iou.toFixed(4)}, mean |Δ| ${a.mean.toFixed(2)}`);
 });
 
 t.test('calibration inputs: NHWC is the NCHW tensor with its channels last', async (t) => {

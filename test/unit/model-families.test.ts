@@ -18,6 +18,8 @@ import { ISNET_FP32, writeSignatureGraph } from '../helpers/family-graphs.js';
 const FLOAT = 1;
 const FLOAT16 = 10;
 const INT64 = 7;
+const DOUBLE = 11;
+const BFLOAT16 = 16;
 
 t.test('the signature reader: the bundled ISNet, and weights listed as inputs left out', async (t) => {
   const sig = readOnnxSignature(fs.readFileSync(ISNET_FP32));
@@ -134,8 +136,10 @@ t.test('files that break a convention are refused, naming what differs', async (
     "input 'input' has rank 3 [3, 1024, 1024], expected rank 4 [N, 3, 1024, 1024] (NCHW)");
   refused('size.onnx', 'u2net', {},
     "input 'input' is [1, 3, 1024, 1024], expected 320x320 (height x width) for this family; output 'output' is [1, 1, 1024, 1024], expected [N, 1, 320, 320] or [N, 320, 320] (one mask at the input's size)");
-  refused('fp16.onnx', 'isnet', { inputs: [{ name: 'input', elemType: FLOAT16, dims: [1, 3, 1024, 1024] }] },
-    "input 'input' is float16, expected float (float32)");
+  refused('bf16.onnx', 'isnet', { inputs: [{ name: 'input', elemType: BFLOAT16, dims: [1, 3, 1024, 1024] }] },
+    "input 'input' is bfloat16, expected float (float32) or float16");
+  refused('double.onnx', 'isnet', { inputs: [{ name: 'input', elemType: DOUBLE, dims: [1, 3, 1024, 1024] }] },
+    "input 'input' is double, expected float (float32) or float16");
   refused('nhwc.onnx', 'isnet', { inputs: [{ name: 'input', elemType: FLOAT, dims: [1, 1024, 1024, 3] }] },
     "input 'input' has 1024 channels in dimension 1 [1, 1024, 1024, 3], expected 3 (NCHW RGB); input 'input' is [1, 1024, 1024, 3], expected 1024x1024 (height x width) for this family");
   refused('batch4.onnx', 'isnet', { inputs: [{ name: 'input', elemType: FLOAT, dims: [4, 3, 1024, 1024] }] },
@@ -147,7 +151,15 @@ t.test('files that break a convention are refused, naming what differs', async (
   refused('out-rank.onnx', 'isnet', { outputs: [{ name: 'output', elemType: FLOAT, dims: [1048576] }] },
     "output 'output' has rank 1 [1048576], expected [N, 1, 1024, 1024] or [N, 1024, 1024]");
   refused('out-dtype.onnx', 'isnet', { outputs: [{ name: 'output', elemType: INT64, dims: [1, 1, 1024, 1024] }] },
-    "output 'output' is int64, expected float (float32)");
+    "output 'output' is int64, expected float (float32) or float16");
+
+  // float16 at either end (an fp16 export without float32 casts there): the session is told, per tensor.
+  const half = checkModelFile({ file: writeSignatureGraph(dir, 'fp16-io.onnx', { inputs: [{ name: 'input', elemType: FLOAT16, dims: [1, 3, 1024, 1024] }], outputs: [{ name: 'output', elemType: FLOAT16, dims: [1, 1, 1024, 1024] }] }), family: 'isnet' });
+  t.same([half.inputType, half.outputType], ['float16', 'float16']);
+  t.match(sessionOptionsForFile(half, 1), { inputType: 'float16', outputType: 'float16' });
+  const halfIn = checkModelFile({ file: writeSignatureGraph(dir, 'fp16-in.onnx', { inputs: [{ name: 'input', elemType: FLOAT16, dims: [1, 3, 1024, 1024] }] }), family: 'isnet' });
+  t.same([halfIn.inputType, halfIn.outputType], ['float16', 'float32']);
+  t.notOk('outputType' in sessionOptionsForFile(halfIn, 1), 'float32 is the default: not passed');
 
   // Symbolic sizes are the family's to fill; a rank-3 mask is read as [N, H, W].
   const ok = writeSignatureGraph(dir, 'dynamic.onnx', { inputs: [{ name: 'x', elemType: FLOAT, dims: ['N', 3, 'H', 'W'] }], outputs: [{ name: 'y', elemType: FLOAT, dims: ['N', 'H', 'W'] }] });
