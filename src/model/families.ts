@@ -97,6 +97,8 @@ export interface ModelFile {
   /** float16 where the file's input or output is (an fp16 export without float32 casts at its ends). */
   inputType: TensorType;
   outputType: TensorType;
+  /** Bytes of fp16 weights in the file (0 for an fp32 or int8 file): held as float32 once loaded on the CPU. */
+  float16WeightBytes: number;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -315,7 +317,7 @@ export function checkModelFile(req: ModelFileRequest): ModelFile {
   const what = `The model file ${req.file} (family ${family}${descriptor ? `, descriptor ${path.basename(descriptor)}` : ''})`;
   const names = checkSignature(sig, convention, what);
   const sha256 = hashFile(req.file);
-  return { path: path.resolve(req.file), family, sha256, convention, ...names, ...(descriptor ? { descriptor } : {}) };
+  return { path: path.resolve(req.file), family, sha256, convention, ...names, float16WeightBytes: sig.float16WeightBytes, ...(descriptor ? { descriptor } : {}) };
 }
 
 /** The addon's Session options for a checked file: mean and std in the 0..255 units the addon works in. */

@@ -1,6 +1,6 @@
 // The inputs and outputs of an ONNX file (names, element types, shapes), read straight from its
-// protobuf bytes: only ModelProto.graph's input, output and initializer names are decoded, every
-// weight is skipped by its length. Runs at start on the main thread (no addon, no onnx-proto, which
+// protobuf bytes: only ModelProto.graph's input, output and initializer names (and the
+// initializers' types and sizes) are decoded, every weight is skipped by its length. Runs at start on the main thread (no addon, no onnx-proto, which
 // is a dev dependency). From a file only the tags and names are read, a 64 KiB window at a time.
 import fs from 'node:fs';
 
@@ -40,6 +40,8 @@ export interface OnnxSignature {
   /** The graph's inputs that are not initializers (older files list the weights as inputs too). */
   inputs: OnnxValue[];
   outputs: OnnxValue[];
+  /** Bytes of float16 weights (initializers): ONNX Runtime's CPU provider holds them widened to float32. */
+  float16WeightBytes: number;
 }
 
 export class OnnxFormatError extends Error {
@@ -168,6 +170,9 @@ const GRAPH_INITIALIZER = 5;
 const GRAPH_INPUT = 11;
 const GRAPH_OUTPUT = 12;
 const TENSOR_NAME = 8;
+const TENSOR_DIMS = 1;
+const TENSOR_DATA_TYPE = 2;
+const TENSOR_RAW_DATA = 9;
 const VALUE_INFO_NAME = 1;
 const VALUE_INFO_TYPE = 2;
 const TYPE_TENSOR = 1;
@@ -247,20 +252,34 @@ function signatureOf(model: Reader): OnnxSignature {
   const inputs: OnnxValue[] = [];
   const outputs: OnnxValue[] = [];
   const initializers = new Set<string>();
+  let float16WeightBytes = 0;
   while (!graph.done) {
     const { field, wire } = graph.tag();
     if (field === GRAPH_INPUT && wire === 2) inputs.push(readValueInfo(graph.sub()));
     else if (field === GRAPH_OUTPUT && wire === 2) outputs.push(readValueInfo(graph.sub()));
     else if (field === GRAPH_INITIALIZER && wire === 2) {
-      // Only the name: the tensor's data is skipped by its length.
+      // The name, type and size: the tensor's data is skipped by its length.
       const t = graph.sub();
+      let type = 0;
+      let elements = 1;
+      let raw = -1;
       while (!t.done) {
         const f = t.tag();
         if (f.field === TENSOR_NAME && f.wire === 2) initializers.add(t.string());
-        else t.skip(f.wire);
+        else if (f.field === TENSOR_DATA_TYPE && f.wire === 0) type = t.varint();
+        else if (f.field === TENSOR_DIMS && f.wire === 0) elements *= t.varint();
+        else if (f.field === TENSOR_DIMS && f.wire === 2) {
+          const packed = t.sub();
+          while (!packed.done) elements *= packed.varint();
+        } else if (f.field === TENSOR_RAW_DATA && f.wire === 2) {
+          const { start, end } = t.bytes();
+          raw = end - start;
+        } else t.skip(f.wire);
       }
+      // Without raw_data, float16 values sit one per varint in int32_data: two bytes each in memory.
+      if (type === ONNX_FLOAT16) float16WeightBytes += raw >= 0 ? raw : 2 * elements;
     } else graph.skip(wire);
   }
   if (outputs.length === 0) throw new OnnxFormatError('the graph has no outputs');
-  return { inputs: inputs.filter((i) => !initializers.has(i.name)), outputs };
+  return { inputs: inputs.filter((i) => !initializers.has(i.name)), outputs, float16WeightBytes };
 }

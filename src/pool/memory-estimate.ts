@@ -47,6 +47,8 @@ export interface ModelFileSize {
   fileBytes: number;
   inputWidth: number;
   inputHeight: number;
+  /** Its fp16 weights' bytes, when it has any: ONNX Runtime's CPU provider widens them to float32. */
+  float16WeightBytes?: number;
 }
 
 /** What an estimate is for: a bundled model's name (undefined: the manifest's default), or a file. */
@@ -55,6 +57,8 @@ export type EstimatedModel = string | undefined | ModelFileSize;
 /**
  * A model file's loaded memory: the weights as ONNX Runtime keeps them plus ~20 MB of graph and
  * kernels (isnet-fp32's 168 MB file: 188 MB against 193 measured; isnet-int8's 42 MB: 63 against 72).
+ * fp16 weights count twice: the CPU provider computes in float32 and keeps them widened (isnet-fp16's
+ * 84 MB file loads 187 MB of anonymous memory, isnet-fp32's 196; file + fp16 bytes + 20 = 188).
  */
 export const FILE_OVERHEAD_MB = 20;
 
@@ -72,7 +76,8 @@ export const ACTIVATIONS_MB_AT_1024: Readonly<Record<MemoryRelease, number>> = O
 export function fileModelMemory(f: ModelFileSize): ModelMemory {
   const area = (f.inputWidth * f.inputHeight) / (1024 * 1024);
   const work = (release: MemoryRelease) => Math.ceil(PHOTO_WORK_MB + ACTIVATIONS_MB_AT_1024[release] * area);
-  return { loadedMb: Math.ceil(FILE_OVERHEAD_MB + f.fileBytes / (1024 * 1024)), workMb: { idle: work('idle'), 'every-task': work('every-task') } };
+  const weights = f.fileBytes + (f.float16WeightBytes ?? 0);
+  return { loadedMb: Math.ceil(FILE_OVERHEAD_MB + weights / (1024 * 1024)), workMb: { idle: work('idle'), 'every-task': work('every-task') } };
 }
 
 export interface MemoryEstimate {
@@ -96,7 +101,7 @@ export function estimateMemory(model: EstimatedModel, workers: number, release: 
   const known = file ? undefined : MODEL_MEMORY[name];
   const m = file ? fileModelMemory(file) : (known ?? MODEL_MEMORY['isnet-fp32']!);
   const basis = file
-    ? `${name}, estimated from its ${Math.round(file.fileBytes / (1024 * 1024))} MB file and ${file.inputWidth}×${file.inputHeight} input`
+    ? `${name}, estimated from its ${Math.round(file.fileBytes / (1024 * 1024))} MB file${file.float16WeightBytes ? ' (fp16 weights counted as float32)' : ''} and ${file.inputWidth}×${file.inputHeight} input`
     : known ? name : `${name}, figures of isnet-fp32`;
   const n = Math.max(1, Math.floor(workers));
   const work = m.workMb[release];

@@ -100,6 +100,7 @@ function startFilePool(opts: PoolOptions, device: DeviceChoice, file: ModelFile)
     own: true,
     path: file.path,
     batch: false,
+    float16WeightBytes: file.float16WeightBytes,
     session: (threads) => sessionOptionsForFile(file, threads),
   });
 }
@@ -125,6 +126,8 @@ interface ChosenModel {
   sha256?: string;
   /** A model file of the user's own. */
   own?: boolean;
+  /** Its fp16 weights' bytes, for the memory estimate. */
+  float16WeightBytes?: number;
   path: string;
   batch: boolean;
   session: (threads: number) => ReturnType<typeof sessionOptionsFor>;
@@ -136,7 +139,13 @@ async function startPoolWith(opts: PoolOptions, device: DeviceChoice, chosen: Ch
   // A file of one's own has no measured memory figures: its estimate comes from its size and input.
   const input = chosen.session(1);
   const modelFileSize: ModelFileSize | undefined = chosen.own
-    ? { name: chosen.name, fileBytes: fs.statSync(modelPath).size, inputWidth: input.width, inputHeight: input.height }
+    ? {
+        name: chosen.name,
+        fileBytes: fs.statSync(modelPath).size,
+        inputWidth: input.width,
+        inputHeight: input.height,
+        ...(chosen.float16WeightBytes ? { float16WeightBytes: chosen.float16WeightBytes } : {}),
+      }
     : undefined;
   const modelFacts = {
     modelFamily: chosen.family,

@@ -178,6 +178,9 @@ t.test('fp16 files on the CPU: fp16 weights with float32 ends, and float16 input
     const file = writeFp16IoStyle(dir);
     const pool = await createRemovalPool({ ...base, modelFile: file, modelFamily: 'isnet' });
     t.teardown(() => pool.close());
+    // Its memory estimate counts the fp16 weights as the float32 the CPU provider holds them in.
+    t.ok((pool.info?.modelFileSize?.float16WeightBytes ?? 0) > 80e6, `fp16 weights: ${pool.info?.modelFileSize?.float16WeightBytes} bytes`);
+    t.match(formatMemoryEstimate(estimateMemory(pool.info!.modelFileSize, 1)), /isnet-fp16-io\.onnx, estimated from its 8\d MB file \(fp16 weights counted as float32\)/);
     const s = await startTestServer(t, { pool });
     const { body, contentType } = multipart([
       { name: 'image_file', value: photo, filename: 'camel.jpg' },

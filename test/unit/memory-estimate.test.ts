@@ -62,6 +62,11 @@ t.test('a model file of one\'s own: estimated from its size and its input, and s
   t.equal(big.measured, false);
   t.equal(big.model, 'birefnet.onnx');
   t.match(formatMemoryEstimate(big), /\(birefnet\.onnx, estimated from its 930 MB file and 1024×1024 input; docs\/memory\.md\)$/);
+  // fp16 weights are held widened to float32 on the CPU: the bundled fp16 file (84 MB, all but a few
+  // KB of it fp16 weights) is estimated as the fp32 one is measured.
+  const f16 = fileModelMemory({ name: 'isnet-fp16.onnx', fileBytes: 84 * MB, inputWidth: 1024, inputHeight: 1024, float16WeightBytes: 84 * MB });
+  t.ok(Math.abs(f16.loadedMb - fp32.loadedMb) <= 0.05 * fp32.loadedMb, `fp16 file loaded ${f16.loadedMb} vs isnet-fp32 ${fp32.loadedMb} MB measured`);
+  t.match(formatMemoryEstimate(estimateMemory({ name: 'isnet-fp16.onnx', fileBytes: 84 * MB, inputWidth: 1024, inputHeight: 1024, float16WeightBytes: 84 * MB }, 1)), /estimated from its 84 MB file \(fp16 weights counted as float32\) and 1024×1024 input/);
   // A U²-Net at 320²: a tenth of the activations, the same photo buffers.
   const u2 = fileModelMemory({ name: 'u2net.onnx', fileBytes: 168 * MB, inputWidth: 320, inputHeight: 320 });
   t.ok(u2.workMb['every-task'] < fp32.workMb['every-task'] / 2, `u2net at 320²: ${u2.workMb['every-task']} MB a task`);

