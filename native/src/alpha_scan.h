@@ -7,24 +7,45 @@
 #include <cstdint>
 #include <cstring>
 
+#include "vec.h"
+
 namespace cutout {
 
 // Any of the n pixels at px with lo <= alpha <= hi. The pixels are read as u32 words (alpha in the
-// top byte on little-endian targets), which vectorises far better than stride-4 byte access; inline,
-// so constant bounds fold into the loop.
+// top byte on little-endian targets), eight at a time in U32x8 (GCC left the plain loop's bool
+// reduction scalar: a compare and a branch per pixel), a group of 32 between tests so that a row
+// that has one stops early; inline, so constant bounds fold into the loop.
 inline bool AnyAlphaIn(const uint8_t* px, int n, uint8_t lo, uint8_t hi) {
   const uint32_t span = static_cast<uint32_t>(hi - lo);
-  bool any = false;
+  int i = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  for (int i = 0; i < n; ++i) {
+  // Lanes of -1 where pixels [i, i + 8·groups) are in range, or'ed together.
+  auto hits = [&](int groups) {
+    I32x8 hit = {};
+    for (int k = 0; k < 8 * groups; k += 8) {
+      const U32x8 v = LoadVec<U32x8>(px + 4 * static_cast<size_t>(i + k));
+      hit |= ((v >> 24) - lo) <= span;
+    }
+    uint32_t lanes[8];
+    std::memcpy(lanes, &hit, sizeof(lanes));
+    uint32_t any = 0;
+    for (uint32_t l : lanes) any |= l;
+    return any != 0;
+  };
+  for (; i + 32 <= n; i += 32)
+    if (hits(4)) return true;
+  for (; i + 8 <= n; i += 8)
+    if (hits(1)) return true;
+  for (; i < n; ++i) {
     uint32_t v;
     std::memcpy(&v, px + 4 * static_cast<size_t>(i), 4);
-    any |= (v >> 24) - lo <= span;
+    if ((v >> 24) - lo <= span) return true;
   }
 #else
-  for (int i = 0; i < n; ++i) any |= static_cast<uint32_t>(px[4 * i + 3] - lo) <= span;
+  for (; i < n; ++i)
+    if (static_cast<uint32_t>(px[4 * i + 3] - lo) <= span) return true;
 #endif
-  return any;
+  return false;
 }
 
 }  // namespace cutout

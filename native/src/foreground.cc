@@ -28,13 +28,19 @@ struct Span {
   int x0, y0, x1, y1;
 };
 
+// Pixels per vector test in the scans from a row's ends: most of a row is sure foreground or
+// background, stepped over a group at a time.
+constexpr int kScanGroup = 16;
+
 Span PartialSpan(const uint8_t* rgba, int w, int h, int ya, int yb) {
   Span b{w, h, 0, 0};
   for (int y = ya; y < yb; ++y) {
     const uint8_t* row = rgba + static_cast<size_t>(y) * w * 4;
     if (!RowHasPartial(row, w)) continue;
     int xa = 0, xb = w - 1;
+    while (xa + kScanGroup <= w && !RowHasPartial(row + 4 * static_cast<size_t>(xa), kScanGroup)) xa += kScanGroup;
     while (!Partial(row[4 * xa + 3])) ++xa;
+    while (xb + 1 - kScanGroup > xa && !RowHasPartial(row + 4 * static_cast<size_t>(xb + 1 - kScanGroup), kScanGroup)) xb -= kScanGroup;
     while (!Partial(row[4 * xb + 3])) --xb;
     b.x0 = std::min(b.x0, xa);
     b.x1 = std::max(b.x1, xb + 1);
@@ -312,12 +318,15 @@ void WriteBackRows(const WriteBack wb, int ya, int yb, float* frow, int* xs) {
         n += Partial(row[4 * x + 3]);
       }
       if (n > 0) {
-        // 2. The working rows blended vertically for this image row, once.
+        // 2. The working rows blended vertically for this image row, once per column it needs.
         const LinearTap ty = TapAt((y - g.y0 + 0.5f) / g.s - 0.5f, g.wh);
         const float fy = ty.f;
         const float* r0 = &wb.fb[static_cast<size_t>(ty.i0) * g.ww * 8];
         const float* r1 = &wb.fb[static_cast<size_t>(ty.i1) * g.ww * 8];
-        for (size_t q = 0; q < static_cast<size_t>(g.ww) * 8; ++q) frow[q] = r0[q] + (r1[q] - r0[q]) * fy;
+        // Only the working columns this row's partial pixels tap (xs is in increasing order).
+        const size_t q0 = static_cast<size_t>(wb.tx0[xs[0] - g.x0]) * 8;
+        const size_t q1 = (static_cast<size_t>(wb.tx1[xs[n - 1] - g.x0]) + 1) * 8;
+        for (size_t q = q0; q < q1; ++q) frow[q] = r0[q] + (r1[q] - r0[q]) * fy;
         const uint8_t* up = row - (y > 0 ? row_bytes : 0);
         const uint8_t* dn = row + (y < h - 1 ? row_bytes : 0);
         // 3. Eight pixels at a time: each lane's inputs gathered, the 2×2 solve on all eight at once.
