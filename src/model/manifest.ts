@@ -98,10 +98,10 @@ export function describeModelLicense(name: string, ownFile = false): string {
   );
 }
 
-/** Options of the addon's Session (declared here so the main thread needs no addon import). */
 /** The element types a model's input and output tensors may have. */
 export type TensorType = 'float32' | 'float16';
 
+/** Options of the addon's Session (declared here so the main thread needs no addon import). */
 export interface SessionOptions {
   threads: number;
   inputName: string;

@@ -1,7 +1,8 @@
 // The inputs and outputs of an ONNX file (names, element types, shapes), read straight from its
 // protobuf bytes: only ModelProto.graph's input, output and initializer names (and the
-// initializers' types and sizes) are decoded, every weight is skipped by its length. Runs at start on the main thread (no addon, no onnx-proto, which
-// is a dev dependency). From a file only the tags and names are read, a 64 KiB window at a time.
+// initializers' types and sizes) are decoded, every weight is skipped by its length. Runs at start
+// on the main thread (no addon, no onnx-proto, which is a dev dependency). From a file only the tags
+// and names are read, a 64 KiB window at a time.
 import fs from 'node:fs';
 
 /** ONNX TensorProto.DataType numbers → the names ONNX Runtime prints (`tensor(float)`). */

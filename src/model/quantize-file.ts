@@ -1,8 +1,9 @@
 // `npm run model -- --from FILE --int8`: a user's own fp32 (or fp16) model file quantised to int8 for
 // the CPU, with the same calibration and quantisation as the bundled isnet-int8 (calibration-run.ts,
 // quantize.ts), fed as the file's family feeds it. An fp16 file is widened to fp32 first, as the
-// bundled isnet-fp32 is made (onnx-transform.ts widenFp16): its int8 file takes and gives float32. The result is checked against the family as
-// `serve --model-file` would check it, and written beside its calibration table (and descriptor).
+// bundled isnet-fp32 is made (onnx-transform.ts widenFp16): its int8 file takes and gives float32.
+// The result is checked against the family as `serve --model-file` would check it, and written
+// beside its calibration table (and descriptor).
 import fs from 'node:fs';
 import path from 'node:path';
 import { sha256 } from './assemble.js';
