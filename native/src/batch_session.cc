@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cuda_provider.h"
+#include "half.h"
 #include "napi_util.h"
 #include "session_args.h"
 
@@ -17,9 +18,33 @@ namespace cutout {
 namespace {
 constexpr size_t kAlign = 4096;
 
-// Fails the construction with a sentence when the model does not take uint8 NHWC RGB or give one
-// float mask per image.
-void CheckModelContract(Ort::Session& s, const std::string& in, const std::string& out, int w, int h) {
+// The model's input element type (uint8: a bundled batch model; float or float16: a model file).
+ONNXTensorElementDataType InputType(Ort::Session& s, const std::string& in) {
+  const auto names = s.GetInputNames();
+  for (size_t i = 0; i < names.size(); i++) {
+    if (names[i] == in) return s.GetInputTypeInfo(i).GetTensorTypeAndShapeInfo().GetElementType();
+  }
+  throw std::runtime_error("the model has no input named '" + in + "'");
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string seen;
+  for (int64_t d : shape) seen += (seen.empty() ? "" : ", ") + (d < 0 ? std::string("N") : std::to_string(d));
+  return "[" + seen + "]";
+}
+
+// What the session was told of the model, checked against it.
+struct Contract {
+  bool normalised;  // float input normalised here; else uint8 NHWC RGB
+  bool nhwc;
+  ONNXTensorElementDataType in_type, out_type;
+  int out_rank;
+};
+
+// Fails the construction with a sentence when the model does not take the batch the session will
+// give it (uint8 NHWC RGB, or the float type and layout it was told, with a symbolic batch) or give
+// one mask per image of the type and rank it was told.
+void CheckModelContract(Ort::Session& s, const std::string& in, const std::string& out, int w, int h, const Contract& c) {
   auto find = [](std::vector<std::string> names, const std::string& name) {
     for (size_t i = 0; i < names.size(); i++) {
       if (names[i] == name) return static_cast<int>(i);
@@ -34,17 +59,28 @@ void CheckModelContract(Ort::Session& s, const std::string& in, const std::strin
   Ort::TypeInfo in_type = s.GetInputTypeInfo(ii);
   auto it = in_type.GetTensorTypeAndShapeInfo();
   auto shape = it.GetShape();
-  if (it.GetElementType() != ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8 || shape.size() != 4 || shape[3] != 3 ||
-      (shape[1] > 0 && shape[1] != h) || (shape[2] > 0 && shape[2] != w) || shape[0] > 0) {
-    std::string seen;
-    for (int64_t d : shape) seen += (seen.empty() ? "" : ", ") + (d < 0 ? std::string("N") : std::to_string(d));
-    throw std::runtime_error("input '" + in + "' must be uint8 [N, " + std::to_string(h) + ", " + std::to_string(w) +
-                             ", 3] with a symbolic batch dimension (a batch model of models/manifest.json), not type " +
-                             std::to_string(it.GetElementType()) + " [" + seen + "]");
+  const std::string hw = std::to_string(h) + ", " + std::to_string(w);
+  const bool nhwc_shape = shape.size() == 4 && (shape[3] == 3 || shape[3] < 0) && (shape[1] < 0 || shape[1] == h) && (shape[2] < 0 || shape[2] == w);
+  const bool nchw_shape = shape.size() == 4 && (shape[1] == 3 || shape[1] < 0) && (shape[2] < 0 || shape[2] == h) && (shape[3] < 0 || shape[3] == w);
+  const bool fits = it.GetElementType() == c.in_type && (c.nhwc ? nhwc_shape : nchw_shape) && shape[0] < 0;
+  if (!fits) {
+    const std::string want = c.normalised ? std::string(c.in_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? "float16" : "float") +
+                                                (c.nhwc ? " [N, " + hw + ", 3]" : " [N, 3, " + hw + "]")
+                                          : "uint8 [N, " + hw + ", 3]";
+    throw std::runtime_error("input '" + in + "' must be " + want +
+                             " with a symbolic batch dimension (a batch model of models/manifest.json, or a model file whose batch is N), not type " +
+                             std::to_string(it.GetElementType()) + " " + ShapeText(shape));
   }
   Ort::TypeInfo out_type = s.GetOutputTypeInfo(oi);
   auto ot = out_type.GetTensorTypeAndShapeInfo();
-  if (ot.GetElementType() != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) throw std::runtime_error("output '" + out + "' must be float");
+  const auto oshape = ot.GetShape();
+  if (ot.GetElementType() != c.out_type) {
+    throw std::runtime_error("output '" + out + "' must be " + (c.out_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? "float16" : "float"));
+  }
+  if (static_cast<int>(oshape.size()) != c.out_rank || oshape[0] > 0) {
+    throw std::runtime_error("output '" + out + "' must be one mask per image with a symbolic batch, " +
+                             (c.out_rank == 3 ? "[N, " + hw + "]" : "[N, 1, " + hw + "]") + ", not " + ShapeText(oshape));
+  }
 }
 }  // namespace
 
@@ -70,7 +106,9 @@ Napi::Function BatchSession::Define(Napi::Env env) {
 }
 
 // new BatchSession(modelPath, { threads, inputName, outputName, width, height, maxBatch, device?, deviceId?,
-//                               cudaOptions?, memoryPattern?, pinned?: boolean (true) })
+//                               cudaOptions?, memoryPattern?, pinned?: boolean (true),
+//                               and for a float model (a model file): mean, std, layout?, inputType?,
+//                               outputType?, outputRank?, activation?, range? as Session takes them })
 BatchSession::BatchSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<BatchSession>(info) {
   Napi::Env env = info.Env();
   CUTOUT_THROW_TYPE_IF(info.Length() < 2 || !info[0].IsString() || !info[1].IsObject(), env, "ERR_CUTOUT_ARG",
@@ -93,7 +131,22 @@ BatchSession::BatchSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Ba
   CUTOUT_THROW_IF(stat(path.c_str(), &st) != 0, env, "ERR_CUTOUT_MODEL_MISSING", "Model file not found: ", path);
   try {
     model_ = AcquireModel(path, settings);
-    CheckModelContract(*model_->session, input_name_, output_name_, width_, height_);
+    // A uint8 input is a bundled batch model's (it normalises itself); anything else is normalised here.
+    normalised_ = InputType(*model_->session, input_name_) != ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+    const auto f16 = [](bool half) { return half ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; };
+    if (normalised_) {
+      norm_ = NormalisationFrom(o);
+      nhwc_ = InputIsNhwc(o);
+      half_input_ = TensorIsHalf(o, "inputType");
+      half_output_ = TensorIsHalf(o, "outputType");
+      output_rank_ = OutputRankFrom(o);
+      post_ = MaskPostprocessFrom(o);
+    }
+    const Contract contract{normalised_, nhwc_, normalised_ ? f16(half_input_) : ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8,
+                            f16(half_output_), output_rank_};
+    CheckModelContract(*model_->session, input_name_, output_name_, width_, height_, contract);
+  } catch (const Napi::Error&) {
+    throw;
   } catch (const CudaProviderError& e) {
     throw CodedError(env, "ERR_CUTOUT_CUDA", e.what());
   } catch (const std::exception& e) {
@@ -101,8 +154,9 @@ BatchSession::BatchSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Ba
   }
 
   const size_t plane = static_cast<size_t>(width_) * height_;
-  input_.bytes = plane * 3 * max_batch_;
-  output_.bytes = plane * sizeof(float) * max_batch_;
+  input_.bytes = plane * 3 * InputElementBytes() * max_batch_;
+  output_.bytes = plane * (half_output_ ? sizeof(uint16_t) : sizeof(float)) * max_batch_;
+  if (half_input_) plane_.resize(plane * 3);
   if (settings.cuda_device >= 0 && want_pinned) {
     // The CUDA provider registers a page-locked host allocator with the session; without it (an
     // older provider, say) the batch still runs from ordinary memory, only with slower copies.
@@ -169,15 +223,26 @@ void BatchSession::RunSlots(int count) {
   }
 }
 
+size_t BatchSession::InputElementBytes() const {
+  if (!normalised_) return 1;
+  return half_input_ ? sizeof(uint16_t) : sizeof(float);
+}
+
 void BatchSession::RunBound(int count) {
   const int batch = Bucket(count);
-  const std::array<int64_t, 4> in_shape{batch, height_, width_, 3};
-  const std::array<int64_t, 4> out_shape{batch, 1, height_, width_};
+  const std::array<int64_t, 4> in_shape = nhwc_ ? std::array<int64_t, 4>{batch, height_, width_, 3}
+                                                : std::array<int64_t, 4>{batch, 3, height_, width_};
+  const std::array<int64_t, 4> out_shape4{batch, 1, height_, width_};
+  const std::array<int64_t, 3> out_shape3{batch, height_, width_};
   const size_t plane = static_cast<size_t>(width_) * height_;
-  Ort::Value input = Ort::Value::CreateTensor<uint8_t>(*host_info_, static_cast<uint8_t*>(input_.data), plane * 3 * batch,
-                                                       in_shape.data(), in_shape.size());
-  Ort::Value output = Ort::Value::CreateTensor<float>(*host_info_, static_cast<float*>(output_.data), plane * batch,
-                                                      out_shape.data(), out_shape.size());
+  const ONNXTensorElementDataType in_type = !normalised_ ? ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8
+                                            : half_input_ ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
+                                                          : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  const ONNXTensorElementDataType out_type = half_output_ ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  Ort::Value input = Ort::Value::CreateTensor(*host_info_, input_.data, plane * 3 * InputElementBytes() * batch, in_shape.data(),
+                                              in_shape.size(), in_type);
+  Ort::Value output = Ort::Value::CreateTensor(*host_info_, output_.data, plane * (half_output_ ? 2 : 4) * batch,
+                                               output_rank_ == 3 ? out_shape3.data() : out_shape4.data(), output_rank_, out_type);
   // Binding tensors over our buffers: ORT copies the batch to the device and the masks back into
   // `output_` itself, with no tensor of its own in between.
   Ort::IoBinding binding(*model_->session);
@@ -187,7 +252,8 @@ void BatchSession::RunBound(int count) {
   binding.SynchronizeOutputs();
 }
 
-// run(images: Uint8Array[]) → Float32Array[]: images are height×width×3 RGB bytes, at most maxBatch.
+// run(images: Uint8Array[]) → Float32Array[]: images are height×width×3 RGB bytes, at most maxBatch;
+// each mask a 0..1 float matte (a float model's activation and range applied, per photo).
 Napi::Value BatchSession::JsRun(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   RequireOpen(env);
@@ -206,7 +272,21 @@ Napi::Value BatchSession::JsRun(const Napi::CallbackInfo& info) {
                          height_, "x3) for images[", i, "] but received ", s.length);
     spans.push_back(s);
   }
-  for (uint32_t i = 0; i < count; i++) std::memcpy(static_cast<uint8_t*>(input_.data) + plane * 3 * i, spans[i].data, plane * 3);
+  for (uint32_t i = 0; i < count; i++) {
+    uint8_t* slot = static_cast<uint8_t*>(input_.data) + plane * 3 * InputElementBytes() * i;
+    if (!normalised_) {
+      std::memcpy(slot, spans[i].data, plane * 3);
+      continue;
+    }
+    // As Session normalises one photo: into the slot, or into the float plane on its way to float16.
+    float* into = half_input_ ? plane_.data() : reinterpret_cast<float*>(slot);
+    if (nhwc_) {
+      PreprocessToNhwc(spans[i].data, width_, height_, 3, norm_, into);
+    } else {
+      PreprocessToNchw(spans[i].data, width_, height_, 3, norm_, into);
+    }
+    if (half_input_) FloatToHalf(into, reinterpret_cast<uint16_t*>(slot), plane * 3);
+  }
   try {
     RunSlots(static_cast<int>(count));
   } catch (const std::exception& e) {
@@ -215,7 +295,12 @@ Napi::Value BatchSession::JsRun(const Napi::CallbackInfo& info) {
   Napi::Array out = Napi::Array::New(env, count);
   for (uint32_t i = 0; i < count; i++) {
     Napi::Float32Array mask = Napi::Float32Array::New(env, plane);
-    std::memcpy(mask.Data(), static_cast<float*>(output_.data) + plane * i, plane * sizeof(float));
+    if (half_output_) {
+      HalfToFloat(static_cast<uint16_t*>(output_.data) + plane * i, mask.Data(), plane);
+    } else {
+      std::memcpy(mask.Data(), static_cast<float*>(output_.data) + plane * i, plane * sizeof(float));
+    }
+    PostprocessMask(mask.Data(), plane, post_);  // per photo: a min-max range is each mask's own
     out.Set(i, mask);
   }
   return out;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 // JS class BatchSession: runs a batch-capable model on several images at once (the GPU path: one
-// request's photo per batch slot). The model takes the photos' bytes as they are, uint8
+// request's photo per batch slot). A bundled batch model takes the photos' bytes as they are, uint8
 // [N, height, width, 3] RGB, and normalises them itself (src/model: the u8-nhwc-input transform),
-// so the host side copies 3 bytes a pixel into the batch and nothing else. Outputs are float
-// [N, 1, height, width] masks, one Float32Array with its own ArrayBuffer per image (transferable).
+// so the host side copies 3 bytes a pixel into the batch and nothing else. A model file of the
+// user's own with a symbolic batch dimension takes float32 or float16 [N, 3, H, W] (or NHWC): each
+// photo is normalised into its slot with the file's mean and std, as Session does for one. Outputs
+// are masks, [N, 1, H, W] or [N, H, W], float32 or float16, each brought to a 0..1 float matte (the
+// family's activation and range, per photo) in a Float32Array with its own ArrayBuffer (transferable).
 //
 // Batches are padded to the next "bucket" size (powers of two up to maxBatch, and maxBatch): cuDNN
 // tunes its convolutions once per input shape, so a few shapes, all tuned by warmUp() at start,
@@ -19,6 +22,8 @@
 #include <vector>
 
 #include "ort_env.h"
+#include "postprocess.h"
+#include "preprocess.h"
 
 namespace cutout {
 
@@ -42,6 +47,8 @@ class BatchSession : public Napi::ObjectWrap<BatchSession> {
   // Replaces page-locked buffers by ordinary ones (the input's bytes kept) for the session's life.
   void UsePageableBuffers();
   int Bucket(int count) const;
+  // Bytes per input value: 1 (uint8 pixels), 2 (float16) or 4 (float).
+  size_t InputElementBytes() const;
   void RequireOpen(Napi::Env env) const;
 
   struct HostBuffer {
@@ -60,6 +67,15 @@ class BatchSession : public Napi::ObjectWrap<BatchSession> {
   std::vector<int> buckets_;
   bool pinned_ = false;
   std::string pinned_error_;  // why page-locked buffers were given up, if they were
+  // Float input (a model file): normalised into the slots; false for a bundled uint8 batch model.
+  bool normalised_ = false;
+  Normalisation norm_{};
+  bool nhwc_ = true;
+  bool half_input_ = false;
+  bool half_output_ = false;
+  int output_rank_ = 4;
+  MaskPostprocess post_{};
+  std::vector<float> plane_;  // one photo's float input on its way to float16
   std::unique_ptr<Ort::MemoryInfo> host_info_;
   std::unique_ptr<Ort::Allocator> pinned_allocator_;
   HostBuffer input_;

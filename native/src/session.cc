@@ -45,26 +45,9 @@ Session::Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(inf
                        "Expected strings for options.inputName and options.outputName");
   input_name_ = o.Get("inputName").As<Napi::String>().Utf8Value();
   output_name_ = o.Get("outputName").As<Napi::String>().Utf8Value();
-  for (const char* key : {"mean", "std"}) {
-    Napi::Value v = o.Get(key);
-    CUTOUT_THROW_TYPE_IF(!v.IsArray() || v.As<Napi::Array>().Length() != 3, env, "ERR_CUTOUT_ARG",
-                         "Expected an array of 3 numbers for options.", key);
-    Napi::Array a = v.As<Napi::Array>();
-    for (uint32_t c = 0; c < 3; c++) {
-      Napi::Value n = a.Get(c);
-      CUTOUT_THROW_TYPE_IF(!n.IsNumber(), env, "ERR_CUTOUT_ARG", "Expected numbers in options.", key);
-      const float f = n.As<Napi::Number>().FloatValue();
-      if (key[0] == 'm') {
-        norm_.mean[c] = f;
-      } else {
-        CUTOUT_THROW_TYPE_IF(!(f > 0), env, "ERR_CUTOUT_ARG", "Expected positive numbers in options.std");
-        norm_.std[c] = f;
-      }
-    }
-  }
+  norm_ = NormalisationFrom(o);
   post_ = MaskPostprocessFrom(o);
-  Napi::Value rank = o.Get("outputRank");
-  if (!rank.IsUndefined()) output_rank_ = IntArg(rank, "options.outputRank", 3, 4);
+  output_rank_ = OutputRankFrom(o);
   nhwc_ = InputIsNhwc(o);
   half_input_ = TensorIsHalf(o, "inputType");
   half_output_ = TensorIsHalf(o, "outputType");

@@ -54,6 +54,34 @@ bool SecondWord(const Napi::Object& o, const char* key, const char* first, const
 
 }  // namespace
 
+Normalisation NormalisationFrom(const Napi::Object& o) {
+  Napi::Env env = o.Env();
+  Normalisation norm{};
+  for (const char* key : {"mean", "std"}) {
+    Napi::Value v = o.Get(key);
+    CUTOUT_THROW_TYPE_IF(!v.IsArray() || v.As<Napi::Array>().Length() != 3, env, "ERR_CUTOUT_ARG",
+                         "Expected an array of 3 numbers for options.", key);
+    Napi::Array a = v.As<Napi::Array>();
+    for (uint32_t c = 0; c < 3; c++) {
+      Napi::Value n = a.Get(c);
+      CUTOUT_THROW_TYPE_IF(!n.IsNumber(), env, "ERR_CUTOUT_ARG", "Expected numbers in options.", key);
+      const float f = n.As<Napi::Number>().FloatValue();
+      if (key[0] == 'm') {
+        norm.mean[c] = f;
+      } else {
+        CUTOUT_THROW_TYPE_IF(!(f > 0), env, "ERR_CUTOUT_ARG", "Expected positive numbers in options.std");
+        norm.std[c] = f;
+      }
+    }
+  }
+  return norm;
+}
+
+int OutputRankFrom(const Napi::Object& o) {
+  Napi::Value rank = o.Get("outputRank");
+  return rank.IsUndefined() ? 4 : IntArg(rank, "options.outputRank", 3, 4);
+}
+
 bool InputIsNhwc(const Napi::Object& o) { return SecondWord(o, "layout", "nchw", "nhwc"); }
 
 bool TensorIsHalf(const Napi::Object& o, const char* key) { return SecondWord(o, key, "float32", "float16"); }

@@ -8,6 +8,7 @@
 
 #include "ort_env.h"
 #include "postprocess.h"
+#include "preprocess.h"
 
 namespace cutout {
 
@@ -16,6 +17,12 @@ ModelSettings ModelSettingsFrom(const Napi::Object& o);
 
 // { activation?: 'none'|'sigmoid' (default 'none'), range?: 'unit'|'minmax' (default 'unit') } → MaskPostprocess.
 MaskPostprocess MaskPostprocessFrom(const Napi::Object& o);
+
+// options.mean and options.std: three numbers each (std positive), in the 0..255 units of the bytes.
+Normalisation NormalisationFrom(const Napi::Object& o);
+
+// options.outputRank: 4 (absent: the default, [N, 1, H, W]) or 3 ([N, H, W]).
+int OutputRankFrom(const Napi::Object& o);
 
 // options.layout: 'nchw' (absent: the default) or 'nhwc', the model input's layout; anything else throws.
 bool InputIsNhwc(const Napi::Object& o);

@@ -397,12 +397,17 @@ export function describePool(pool: RemovalPool): string {
   return `${head}; batches of up to ${b.maxBatch} (wait ≤ ${b.maxWaitMs} ms) on ${plural(b.inferWorkers, 'inference worker')}; ${plural(i.workers, 'photo worker')}`;
 }
 
-/** `model isnet-int8: family isnet, sha256 19b5…`, and on a GPU, that a model file runs one photo per inference. */
+/**
+ * `model isnet-int8: family isnet, sha256 19b5…`, and on a GPU, that a model run one photo at a time
+ * does not batch across requests (and why, for a model file with a fixed batch).
+ */
 export function describeModelFacts(pool: RemovalPool): string {
   const i = pool.info;
   if (!i) return 'model: unknown';
   const line = `model ${i.model}: family ${i.modelFamily ?? 'unknown'}, sha256 ${i.modelSha256 ?? 'not recorded'}`;
-  return i.device.kind === 'cuda' && !i.batching ? `${line}; one photo per inference run (no batching across requests on this path)` : line;
+  if (i.device.kind !== 'cuda' || i.batching) return line;
+  const why = i.modelBatch === 'fixed' ? "the file's batch dimension is fixed at 1" : 'no batching across requests on this path';
+  return `${line}; one photo per inference run (${why})`;
 }
 
 function stripFlag(argv: string[], name: string): string[] {

@@ -99,6 +99,11 @@ export interface ModelFile {
   outputType: TensorType;
   /** Bytes of fp16 weights in the file (0 for an fp32 or int8 file): held as float32 once loaded on the CPU. */
   float16WeightBytes: number;
+  /**
+   * 'symbolic' when the input's and the mask's batch dimensions are both symbolic (or unrecorded): the
+   * file can run several photos at once on the staged, batching path; 'fixed' when either is 1.
+   */
+  batch: 'symbolic' | 'fixed';
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -220,7 +225,7 @@ export function checkSignature(
   sig: OnnxSignature,
   c: ModelConvention,
   what: string,
-): { inputName: string; outputName: string; outputRank: 3 | 4; inputType: TensorType; outputType: TensorType } {
+): { inputName: string; outputName: string; outputRank: 3 | 4; inputType: TensorType; outputType: TensorType; batch: 'symbolic' | 'fixed' } {
   const problems: string[] = [];
   const { width, height } = c.input;
   const nhwc = c.input.layout === 'nhwc';
@@ -278,7 +283,8 @@ export function checkSignature(
     }
   }
   if (problems.length) throw new ModelFileError(`${what} does not fit: ${problems.join('; ')}`);
-  return { inputName: input!.name, outputName: output!.name, outputRank, inputType: floatType(input!.elemType)!, outputType: floatType(output!.elemType) ?? 'float32' };
+  const batch = isFixed(input!.dims?.[0]) || isFixed(output!.dims?.[0]) ? 'fixed' : 'symbolic';
+  return { inputName: input!.name, outputName: output!.name, outputRank, inputType: floatType(input!.elemType)!, outputType: floatType(output!.elemType) ?? 'float32', batch };
 }
 
 /** The tensor type the session feeds or reads for an ONNX element type; undefined for any other type. */

@@ -95,7 +95,7 @@ export interface BatchSessionOptions extends SessionOptions {
   pinned?: boolean;
 }
 
-/** A batch-capable model (uint8 [N, H, W, 3] in, float [N, 1, H, W] out) run on several photos at once. */
+/** A batch-capable model (uint8 [N, H, W, 3] in, float [N, 1, H, W] out; or a model file's float input with a symbolic batch, normalised per photo) run on several photos at once. */
 export interface NativeBatchSession {
   /** Model-sized RGB photos (height × width × 3 bytes each, 1..maxBatch) → one mask each, each with its own ArrayBuffer. */
   run(images: Uint8Array[]): Float32Array[];

@@ -45,6 +45,13 @@ export interface PoolOptions {
   modelFamily?: ModelFamily;
   /** The model file's descriptor (`--model-descriptor`); default: `<modelFile>.json` when there is one. */
   modelDescriptor?: string;
+  /**
+   * A model file whose batch dimension is symbolic runs on the staged, batching path (several requests'
+   * photos per inference run) when true; one photo per run on the whole-removal path when false.
+   * Default: true on CUDA, false on the CPU (where a batch runs no faster per photo and holds more).
+   * A file with a fixed batch of 1 always runs one photo per run.
+   */
+  fileBatching?: boolean;
   /** Batch models: most photos per inference batch (default DEFAULT_MAX_BATCH). */
   maxBatch?: number;
   /** Batch models: how long a free inference worker waits for a batch to fill, ms (default DEFAULT_BATCH_WAIT_MS). */
@@ -96,6 +103,8 @@ export interface PoolInfo {
   ownModelFile?: boolean;
   /** A model file's size and input, which its memory estimate is made from (memory-estimate.ts). */
   modelFileSize?: ModelFileSize;
+  /** A model file's batch dimension: 'fixed' (1) means one photo per inference run, whatever the device. */
+  modelBatch?: 'symbolic' | 'fixed';
   workers: number;
   /** ONNX Runtime threads per worker on the CPU path; threads per photo on the staged path. */
   threadsPerWorker: number;

@@ -89,8 +89,10 @@ async function startPool(opts: PoolOptions, device: DeviceChoice): Promise<Remov
 }
 
 /**
- * A file of the user's own runs on the whole-removal path on either device (the staged, batching path
- * takes the bundled batch models' uint8 NHWC input only), with its family's pre- and post-processing.
+ * A file of the user's own, with its family's pre- and post-processing: on the staged, batching path
+ * when its batch dimension is symbolic and batching is on (PoolOptions.fileBatching: default on CUDA),
+ * the inference workers normalising each photo into its batch slot; else one photo per run on the
+ * whole-removal path.
  */
 function startFilePool(opts: PoolOptions, device: DeviceChoice, file: ModelFile): Promise<RemovalPool> {
   return startPoolWith(opts, device, {
@@ -99,7 +101,8 @@ function startFilePool(opts: PoolOptions, device: DeviceChoice, file: ModelFile)
     sha256: file.sha256,
     own: true,
     path: file.path,
-    batch: false,
+    batch: file.batch === 'symbolic' && (opts.fileBatching ?? device.kind === 'cuda'),
+    fileBatch: file.batch,
     float16WeightBytes: file.float16WeightBytes,
     session: (threads) => sessionOptionsForFile(file, threads),
   });
@@ -128,6 +131,8 @@ interface ChosenModel {
   own?: boolean;
   /** Its fp16 weights' bytes, for the memory estimate. */
   float16WeightBytes?: number;
+  /** A model file's batch dimension (families.ts). */
+  fileBatch?: 'symbolic' | 'fixed';
   path: string;
   batch: boolean;
   session: (threads: number) => ReturnType<typeof sessionOptionsFor>;
@@ -152,6 +157,7 @@ async function startPoolWith(opts: PoolOptions, device: DeviceChoice, chosen: Ch
     ...(chosen.sha256 ? { modelSha256: chosen.sha256 } : {}),
     ...(chosen.own ? { ownModelFile: true } : {}),
     ...(modelFileSize ? { modelFileSize } : {}),
+    ...(chosen.fileBatch ? { modelBatch: chosen.fileBatch } : {}),
   };
   const maxQueue = opts.maxQueue ?? DEFAULT_MAX_QUEUE;
   const cudaOptions = opts.cudaOptions ?? process.env.CUTOUT_CUDA_OPTIONS;

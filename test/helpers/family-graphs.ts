@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readSourceModel } from '../../src/model/assemble.js';
-import { decodeModel, encodeModel, loadOnnx, type Proto } from '../../src/model/onnx-transform.js';
+import { decodeModel, dynamicBatch, encodeModel, loadOnnx, type Proto } from '../../src/model/onnx-transform.js';
 import { MODELS_DIR, readManifest } from '../../src/model/manifest.js';
 
 const FLOAT = 1;
@@ -70,7 +70,7 @@ function write(dir: string, name: string, model: Proto): string {
  * (Log(p / (1 - p))): first a side output of another shape, then the probability itself (so taking
  * the wrong output, or skipping the sigmoid, gives a visibly wrong mask).
  */
-export function writeBirefnetStyle(dir: string): string {
+export function writeBirefnetStyle(dir: string, opts: { batch?: 'symbolic' } = {}): string {
   const model = readIsnet();
   const g = model.graph;
   const { a, b } = undoNormalisation(IMAGENET_MEAN, IMAGENET_STD);
@@ -85,6 +85,11 @@ export function writeBirefnetStyle(dir: string): string {
   ];
   g.input = [valueInfo('input_image', FLOAT, [1, 3, 1024, 1024])];
   g.output = [valueInfo('family/scaled', FLOAT, [1, 3, 1024, 1024]), valueInfo('output', FLOAT, [1, 1, 1024, 1024]), valueInfo('logits', FLOAT, [1, 1, 1024, 1024])];
+  // A symbolic batch (BiRefNet's own export has one): several photos per run on the batching path.
+  if (opts.batch === 'symbolic') {
+    dynamicBatch(model);
+    return write(dir, 'birefnet-style-batch.onnx', model);
+  }
   return write(dir, 'birefnet-style.onnx', model);
 }
 

@@ -164,6 +164,44 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
   });
 });
 
+t.test('a file with a symbolic batch on the batching path: several requests per inference run, the same mattes', async (t) => {
+  const dir = t.testdir();
+  const file = writeBirefnetStyle(dir, { batch: 'symbolic' });
+  const photos = ['davis_camel_00011.jpg', 'am_GT04.png', 'davis_goat_00033.jpg'].map((p) => fs.readFileSync(path.join(EVAL_DIR, 'images', p)));
+  // The whole-removal path, one photo per run (the CPU's default for a file): the reference.
+  const alone = await createRemover({ ...base, modelFile: file, modelFamily: 'birefnet' });
+  t.equal(alone.pool.info?.batching, undefined, 'on the CPU a file runs one photo per run unless asked');
+  t.equal(alone.pool.info?.modelBatch, 'symbolic');
+  const reference: Buffer[] = [];
+  for (const p of photos) reference.push((await alphaOf((await alone.remove(p, { channels: 'alpha' })).data)).data);
+  await alone.close();
+
+  const batches: number[] = [];
+  const pool = await createRemovalPool({ modelFile: file, modelFamily: 'birefnet', device: 'cpu', fileBatching: true, workers: 3, maxBatch: 4, batchWaitMs: 200, warmUp: false, onBatch: (b) => batches.push(b.size) });
+  t.teardown(() => pool.close());
+  t.match(pool.info, { modelBatch: 'symbolic', batching: { maxBatch: 4 } }, 'the staged path, batches of up to 4');
+  const s = await startTestServer(t, { pool });
+  const answers = await Promise.all(photos.map((p, i) => {
+    const { body, contentType } = multipart([
+      { name: 'image_file', value: p, filename: `photo-${i}` },
+      { name: 'size', value: 'full' },
+      { name: 'channels', value: 'alpha' },
+    ]);
+    return request(`${s.url}/v1.0/removebg`, { method: 'POST', headers: { 'content-type': contentType, 'x-api-key': KEY }, body });
+  }));
+  for (const [i, res] of answers.entries()) {
+    t.equal(res.status, 200, res.status === 200 ? `photo ${i} removed` : res.text());
+    const c = compare((await alphaOf(res.body)).data, reference[i]!);
+    t.ok(c.mean < 0.5 && c.over2 < 0.01, `photo ${i}, batched vs alone: ${fmt(c)}`);
+  }
+  t.ok(batches.some((n) => n > 1), `several photos in one run (batch sizes ${batches.join(', ')})`);
+
+  // A fixed batch of 1 cannot batch: asked to, it runs one photo per run and says why.
+  const fixed = await createRemovalPool({ ...base, modelFile: writeBirefnetStyle(dir), modelFamily: 'birefnet', fileBatching: true });
+  t.teardown(() => fixed.close());
+  t.same([fixed.info?.batching, fixed.info?.modelBatch], [undefined, 'fixed']);
+});
+
 t.test('fp16 files on the CPU: fp16 weights with float32 ends, and float16 input and output', async (t) => {
   const dir = t.testdir();
   // The float reference as a file of the same family (mean 0.5, std 1.0): the fp16 files differ from

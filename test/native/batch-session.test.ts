@@ -9,6 +9,7 @@ import { ADDON_PATH, loadBinding, sessionOptionsFor, type BatchSessionOptions } 
 import { modelEntry } from '../../src/model/manifest.js';
 import { assembleModel } from '../../src/model/assemble.js';
 import { writeTinyBatchModel } from '../helpers/tiny-batch-model.js';
+import { loadOnnx } from '../../src/model/onnx-transform.js';
 
 const binding = loadBinding();
 const W = 64;
@@ -126,4 +127,73 @@ t.test('the fp16 batch model agrees with the fp32 reference (CPU)', async (t) =>
     union += a || b ? 1 : 0;
   }
   t.ok(union > 0 && inter / union >= 0.98, `IoU ${(inter / union).toFixed(4)} against fp32`);
+});
+
+/**
+ * A model file's conventions with a symbolic batch: x [N, 3, H, W] (or [N, H, W, 3]), float32 or
+ * float16 → blue channel as the mask, y [N, 1, H, W] or [N, H, W] of the same type.
+ */
+function fileStyleModel(dir: string, spec: { half: boolean; nhwc: boolean; rank3: boolean }): string {
+  const onnx = loadOnnx();
+  const type = spec.half ? 10 : 1;
+  const dims = (d: (number | string)[]) => ({ dim: d.map((v) => (typeof v === 'number' ? { dimValue: v } : { dimParam: v })) });
+  const vi = (name: string, d: (number | string)[]) => onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType: type, shape: dims(d) } } });
+  const i64 = (name: string, v: number[]) => onnx.TensorProto.create({ name, dataType: 7, dims: [v.length], rawData: new Uint8Array(new BigInt64Array(v.map(BigInt)).buffer) });
+  const node = (opType: string, input: string[], output: string[], attribute: unknown[] = []) => onnx.NodeProto.create({ opType, input, output, attribute });
+  const nodes = [
+    ...(spec.nhwc ? [node('Transpose', ['x'], ['nchw'], [onnx.AttributeProto.create({ name: 'perm', type: 7, ints: [0, 3, 1, 2] })])] : []),
+    node('Slice', [spec.nhwc ? 'nchw' : 'x', 'start', 'end', 'axis'], [spec.rank3 ? 'blue' : 'y']),
+    ...(spec.rank3 ? [node('Squeeze', ['blue', 'axis'], ['y'])] : []),
+  ];
+  const graph = onnx.GraphProto.create({
+    name: 'file-style',
+    input: [vi('x', spec.nhwc ? ['N', H, W, 3] : ['N', 3, H, W])],
+    output: [vi('y', spec.rank3 ? ['N', H, W] : ['N', 1, H, W])],
+    initializer: [i64('start', [2]), i64('end', [3]), i64('axis', [1])],
+    node: nodes,
+  });
+  const model = onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: 13 }], producerName: 'cutout-tests', graph });
+  const file = path.join(dir, `file-${spec.half ? 'f16' : 'f32'}-${spec.nhwc ? 'nhwc' : 'nchw'}-${spec.rank3 ? 3 : 4}.onnx`);
+  fs.writeFileSync(file, onnx.ModelProto.encode(model).finish());
+  return file;
+}
+
+t.test('a model file with a symbolic batch: each photo normalised into its slot, each mask as Session gives it', async (t) => {
+  const dir = t.testdir();
+  const imgs = [image(0, 0, 0), image(51, 20, 10), image(102, 50, 30)];
+  for (const half of [false, true]) {
+    for (const [nhwc, rank3] of [[false, false], [true, true]] as const) {
+      const file = fileStyleModel(dir, { half, nhwc, rank3 });
+      const what = `${half ? 'float16' : 'float32'} ${nhwc ? 'NHWC' : 'NCHW'}, rank ${rank3 ? 3 : 4}`;
+      // A family's conventions: mean and std in byte units, sigmoid then min-max (each photo's own).
+      const conventions: Partial<BatchSessionOptions> = {
+        inputName: 'x', outputName: 'y', mean: [10, 20, 30], std: [60, 70, 80], activation: 'sigmoid', range: 'minmax',
+        ...(nhwc ? { layout: 'nhwc' as const } : {}),
+        ...(rank3 ? { outputRank: 3 as const } : {}),
+        ...(half ? { inputType: 'float16' as const, outputType: 'float16' as const } : {}),
+      };
+      const batch = new binding.BatchSession(file, options(conventions));
+      const single = new binding.Session(file, options(conventions));
+      const masks = batch.run(imgs);
+      imgs.forEach((img, i) => {
+        t.same(Array.from(masks[i]!), Array.from(single.infer(img, 3)), `${what}: photo ${i} of the batch is Session's mask`);
+        t.same([Math.min(...masks[i]!), Math.max(...masks[i]!)], [0, 1], `${what}: photo ${i} min-max on its own`);
+      });
+      t.equal(masks[0]!.buffer.byteLength, W * H * 4, `${what}: a float32 mask in its own buffer`);
+      t.same(batch.warmUp().length, 4, `${what}: every bucket runs`);
+      batch.close();
+      single.close();
+    }
+  }
+  // Told the wrong type, or a fixed batch: refused at construction, naming what the model has.
+  const f32 = fileStyleModel(dir, { half: false, nhwc: false, rank3: false });
+  t.throws(() => new binding.BatchSession(f32, options({ inputName: 'x', outputName: 'y', inputType: 'float16' })), {
+    code: 'ERR_CUTOUT_MODEL_LOAD',
+    message: /input 'x' must be float16 \[N, 3, 48, 64\] with a symbolic batch dimension .*not type 1 \[N, 3, 48, 64\]/,
+  });
+  t.throws(() => new binding.BatchSession(f32, options({ inputName: 'x', outputName: 'y', outputRank: 3 })), {
+    code: 'ERR_CUTOUT_MODEL_LOAD',
+    message: /output 'y' must be one mask per image with a symbolic batch, \[N, 48, 64\], not \[N, 1, 48, 64\]/,
+  });
+  t.throws(() => new binding.BatchSession(f32, options({ inputName: 'x', outputName: 'y', std: [1, 0, 1] })), { code: 'ERR_CUTOUT_ARG', message: /positive numbers in options.std/ });
 });

@@ -36,6 +36,16 @@ t.equal(
   `model u2net.onnx: family u2net, sha256 ${sha}; one photo per inference run (no batching across requests on this path)`,
 );
 t.equal(
+  describeModelFacts(pool({ device: { kind: 'cuda', index: 0, label: 'cuda:0', reason: 'requested' }, model: 'rmbg.onnx', modelFamily: 'rmbg', modelSha256: sha, modelBatch: 'fixed', workers: 1, threadsPerWorker: 1, memoryRelease: 'idle' })),
+  `model rmbg.onnx: family rmbg, sha256 ${sha}; one photo per inference run (the file's batch dimension is fixed at 1)`,
+  'a file with a fixed batch says why it runs alone',
+);
+t.equal(
+  describeModelFacts(pool({ device: { kind: 'cuda', index: 0, label: 'cuda:0', reason: 'requested' }, model: 'birefnet.onnx', modelFamily: 'birefnet', modelSha256: sha, modelBatch: 'symbolic', batching: { maxBatch: 8, maxWaitMs: 2, inferWorkers: 1 }, workers: 16, threadsPerWorker: 1, memoryRelease: 'idle' })),
+  `model birefnet.onnx: family birefnet, sha256 ${sha}`,
+  'a batching file: describePool says how it batches',
+);
+t.equal(
   describeModelFacts(pool({ device: { kind: 'cpu', index: 0, label: 'cpu', reason: 'requested' }, model: 'isnet-int8', workers: 1, threadsPerWorker: 2, memoryRelease: 'idle' })),
   'model isnet-int8: family unknown, sha256 not recorded',
 );
