@@ -20,6 +20,9 @@
 //   options: --device cuda|cuda:N|cpu  --photos N  --batches 1,2,4,8,16,32  --runs N  --pinned on,off
 //            --load N  --max-batch N (masks and load; default 8)  --min-iou X  --parts masks,timing,load
 //            --strict-timing  --out DIR
+//            --model-file F --model-family N  check a model file of one's own instead of the bundled
+//                              batch model (issue #32: a file with a symbolic batch runs batched on
+//                              CUDA); the load part runs it with fileBatching on, the CPU too
 //            --reference FILE  the fp32 CPU masks from a file instead of the fp32 model (the box then
 //                              needs no isnet-fp32: ~80 MB less to carry); --write-reference FILE
 //                              computes them here, writes the file and exits. Format: 'CUTOUTREF1',
@@ -32,7 +35,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { parseDevice } from '../src/device/device.js';
-import { modelEntry, PACKAGE_ROOT } from '../src/model/manifest.js';
+import { checkModelFile, parseModelFamily, sessionOptionsForFile, type ModelFile } from '../src/model/families.js';
+import { modelEntry, PACKAGE_ROOT, type SessionOptions } from '../src/model/manifest.js';
 import { loadBinding, sessionOptionsFor, type BatchSessionOptions } from '../src/native/binding.js';
 import { createRemovalPool } from '../src/pool/pool.js';
 import { DEFAULT_OPTIONS } from '../src/domain/removal.js';
@@ -63,6 +67,8 @@ interface Options {
   out: string;
   reference: string | undefined;
   writeReference: string | undefined;
+  /** A model file of one's own, checked against its family (or undefined: the bundled batch model). */
+  modelFile: ModelFile | undefined;
 }
 
 const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -90,8 +96,18 @@ function parseOptions(argv: string[]): Options {
       out: { type: 'string', default: path.join(PACKAGE_ROOT, 'bench', 'results') },
       reference: { type: 'string' },
       'write-reference': { type: 'string' },
+      'model-file': { type: 'string' },
+      'model-family': { type: 'string' },
     },
   });
+  const family = values['model-family'] === undefined ? undefined : parseModelFamily(values['model-family']);
+  if (values['model-family'] !== undefined && !family) throw new Error(`Unknown --model-family '${values['model-family']}'`);
+  const modelFile = values['model-file'] === undefined ? undefined : checkModelFile({ file: values['model-file'], family });
+  const { width, height } = modelEntry('isnet-fp16-batch').entry.input;
+  if (modelFile && (modelFile.convention.input.width !== width || modelFile.convention.input.height !== height)) {
+    throw new Error(`--model-file: its masks are held to the bundled model's at ${width}x${height}; this file's input is ${modelFile.convention.input.width}x${modelFile.convention.input.height}`);
+  }
+  if (modelFile && modelFile.batch !== 'symbolic') throw new Error("--model-file: the file's batch dimension is fixed: it cannot run batched");
   const device = parseDevice(values.device);
   if (device.kind === 'auto') throw new Error("Expected cuda, cuda:N or cpu for --device but received 'auto'");
   const parts = values.parts.split(',').map((p) => {
@@ -116,7 +132,16 @@ function parseOptions(argv: string[]): Options {
     out: path.resolve(values.out),
     reference: values.reference,
     writeReference: values['write-reference'],
+    modelFile,
   };
+}
+
+/** What is checked: the bundled batch model, or the model file given. */
+function candidate(opts: Options): { path: string; name: string; session: (threads: number) => SessionOptions } {
+  const m = opts.modelFile;
+  if (m) return { path: m.path, name: path.basename(m.path), session: (threads) => sessionOptionsForFile(m, threads) };
+  const batch = modelEntry('isnet-fp16-batch');
+  return { path: batch.path, name: batch.name, session: (threads) => sessionOptionsFor(batch.entry, threads) };
 }
 
 interface EvalPhoto {
@@ -143,11 +168,10 @@ async function loadPhotos(limit: number | undefined, width: number, height: numb
 
 function batchOptions(opts: Options, maxBatch: number, pinned?: boolean): BatchSessionOptions {
   const device = parseDevice(opts.device);
-  const batch = modelEntry('isnet-fp16-batch');
   const threads = device.kind === 'cuda' ? 1 : os.availableParallelism();
   const cudaOptions = process.env.CUTOUT_CUDA_OPTIONS;
   return {
-    ...sessionOptionsFor(batch.entry, threads),
+    ...candidate(opts).session(threads),
     device: device.kind === 'cuda' ? 'cuda' : 'cpu',
     deviceId: device.index,
     maxBatch,
@@ -230,17 +254,16 @@ function checkMasks(opts: Options, photos: EvalPhoto[]): MaskReport {
   else ({ masks: refMasks, ms: referenceMs } = referenceMasks(photos));
   let t0: number;
 
-  const batch = modelEntry('isnet-fp16-batch');
-  const candidate = new binding.BatchSession(batch.path, batchOptions(opts, opts.maxBatch));
+  const candidateSession = new binding.BatchSession(candidate(opts).path, batchOptions(opts, opts.maxBatch));
   const candMasks: Float32Array[] = [];
   let candidateMs = 0;
   try {
-    candidate.warmUp();
+    candidateSession.warmUp();
     t0 = performance.now();
-    for (let i = 0; i < photos.length; i += opts.maxBatch) candMasks.push(...candidate.run(photos.slice(i, i + opts.maxBatch).map((p) => p.modelInput)));
+    for (let i = 0; i < photos.length; i += opts.maxBatch) candMasks.push(...candidateSession.run(photos.slice(i, i + opts.maxBatch).map((p) => p.modelInput)));
     candidateMs = (performance.now() - t0) / photos.length;
   } finally {
-    candidate.close();
+    candidateSession.close();
   }
 
   const rows = photos.map((p, i) => {
@@ -284,7 +307,7 @@ interface TimingReport {
 
 function checkTiming(opts: Options, photos: EvalPhoto[]): TimingReport {
   const binding = loadBinding();
-  const batch = modelEntry('isnet-fp16-batch');
+  const batch = candidate(opts);
   const maxBatch = Math.max(...opts.batches);
   const sessions: TimingReport['sessions'] = [];
   for (const pinned of opts.pinned) {
@@ -342,7 +365,10 @@ async function checkLoad(opts: Options, photos: EvalPhoto[]): Promise<LoadReport
   const device = parseDevice(opts.device);
   // The CUDA default model; cuDNN tunes each batch size at start as in production. On the CPU the
   // warm-up only costs time.
-  const pool = await createRemovalPool({ device, model: 'isnet-fp16-batch', maxBatch: opts.maxBatch, maxQueue: opts.load + 8, warmUp: device.kind === 'cuda' });
+  const model = opts.modelFile
+    ? { modelFile: opts.modelFile.path, modelFamily: opts.modelFile.family, fileBatching: true }
+    : { model: 'isnet-fp16-batch' };
+  const pool = await createRemovalPool({ device, ...model, maxBatch: opts.maxBatch, maxQueue: opts.load + 8, warmUp: device.kind === 'cuda' });
   const failures: string[] = [];
   try {
     const i = pool.info!;
@@ -398,6 +424,7 @@ async function main(): Promise<number> {
     device: opts.device,
     host: { cpu: cpuInfo(), gpus: gpuNames(), node: process.version, ort: loadBinding().ortVersion },
     options: { ...opts, out: undefined },
+    model: candidate(opts).name,
     photos: photos.length,
   };
   const failures: string[] = [];

@@ -8,7 +8,9 @@
 #   bash bench/gpu/remote.sh run [bench args] join, check sha256, unpack to $ROOT_DIR/cutout (with
 #                                             $ROOT_DIR/shared/eval/dev beside it), then gpu-check
 #                                             (args in $GPU_CHECK_ARGS), bench:photo-stages
-#                                             ($STAGES_ARGS), bench:gpu [bench args; none: CUDA,
+#                                             ($STAGES_ARGS; with a staged model file, gpu-check
+#                                             --model-file of it first: masks and load, batched),
+#                                             bench:gpu [bench args; none: CUDA,
 #                                             1 and 12 MP, c = 1/32/128], then one short bench:gpu
 #                                             per variant of $BENCH_VARIANTS (|-separated; default
 #                                             "--infer-workers 1|--photo-nice 10|CUTOUT_CUDA_OPTIONS=prefer_nhwc=1";
@@ -22,6 +24,7 @@
 #
 # Environment: STAGE_DIR (default /root/stage), ROOT_DIR (default /root), OUT (the device tool sets
 # it; default $ROOT_DIR/gpu-out), CARRIED (default .gpu-stage, where `carry` puts the parts),
+# MODEL_FILE_CHECK_ARGS (more gpu-check flags for a staged model file: `--device cpu --photos 2` here),
 # CUDA_LIB_DIRS (default the box's CUDA 13 and cuDNN 9 folders, NOTES-ENV "GPU"), RUN_BUDGET.
 # Tested here on a CPU machine with STAGE_DIR/ROOT_DIR/OUT in a temporary folder and
 # `GPU_CHECK_ARGS='--device cpu …' run --devices cpu …` (docs/gpu.md).
@@ -149,6 +152,7 @@ environment() {
 
 check() {
   # A staged reference (stage.sh GPU_REFERENCE) stands in for the fp32 model, which is then not here.
+  [[ -f $APP/bench/gpu-reference.bin ]] && GPU_REFERENCE_ARG="--reference bench/gpu-reference.bin"
   if [[ -f $APP/bench/gpu-reference.bin && " $* " != *" --reference "* ]]; then set -- --reference bench/gpu-reference.bin "$@"; fi
   say "gpu-check $*"
   (cd "$APP" && "$NODE" dist/bench/gpu-check.js --out "$OUT" "$@") 2>&1 | tee -a "$OUT/remote.log"
@@ -211,6 +215,15 @@ case $cmd in
     rc=0
     # shellcheck disable=SC2086 # GPU_CHECK_ARGS is a list of flags
     check ${GPU_CHECK_ARGS:-} || rc=$?
+    # A staged model file of one's own (stage.sh STAGE_MODEL_FILE): its masks and a loaded pool, batched
+    # on the device (issue #32); a failure fails the run as gpu-check's does.
+    for f in "$APP"/models-own/*.onnx; do
+      [[ -f $f ]] || continue
+      mkdir -p "$OUT/model-file"
+      say "gpu-check --model-file $(basename "$f")"
+      (cd "$APP" && "$NODE" dist/bench/gpu-check.js --out "$OUT/model-file" --model-file "$f" --model-family "$(cat "$APP/models-own/FAMILY")" \
+        --parts masks,load --load 16 ${GPU_REFERENCE_ARG:-} ${MODEL_FILE_CHECK_ARGS:-}) 2>&1 | tee -a "$OUT/remote.log" || rc=1
+    done
     # The CPU side of a photo on this box's cores (~10 s; a failure here does not fail the run).
     # shellcheck disable=SC2086 # STAGES_ARGS is a list of flags
     stages ${STAGES_ARGS:---photos 1,12 --threads 1,$(nproc) --runs 3} || say "bench:photo-stages failed"

@@ -29,7 +29,10 @@
 # "isnet-fp16-batch isnet-fp32 isnet-int8"), GPU_REFERENCE (a file made here by
 # `node dist/bench/gpu-check.js --device cpu --write-reference F`: the fp32 CPU masks of the eval
 # photos, staged as cutout/bench/gpu-reference.bin, which remote.sh hands to gpu-check; with it
-# STAGE_MODELS can leave isnet-fp32 out, ~80 MB of xz less, i.e. one or two parts fewer).
+# STAGE_MODELS can leave isnet-fp32 out, ~80 MB of xz less, i.e. one or two parts fewer),
+# STAGE_MODEL_FILE (a model file of one's own with a symbolic batch, staged as cutout/models-own/,
+# which remote.sh run then checks batched on CUDA with gpu-check --model-file; family from
+# STAGE_MODEL_FAMILY, default isnet; docs/gpu.md: the float16-ended ISNet, ~45 MB of xz).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -40,6 +43,8 @@ XZ_LEVEL=${XZ_LEVEL:-6}
 BENCH_PHOTOS=${BENCH_PHOTOS:-0.5,1,4,12,20}
 STAGE_MODELS=${STAGE_MODELS:-isnet-fp16-batch isnet-fp32 isnet-int8}
 GPU_REFERENCE=${GPU_REFERENCE:-}
+STAGE_MODEL_FILE=${STAGE_MODEL_FILE:-}
+STAGE_MODEL_FAMILY=${STAGE_MODEL_FAMILY:-isnet}
 NODE_BIN=$(command -v node)
 # Packages dist/ imports only on paths the box never takes (model assembly and calibration, the
 # peer benchmark): never staged.
@@ -55,6 +60,7 @@ for f in build/Release/cutout.node build/Release/libonnxruntime.so.1 build/Relea
   [[ -f $f ]] || die "$f is missing: run npm ci && npm run gpu first"
 done
 [[ -z $GPU_REFERENCE || -f $GPU_REFERENCE ]] || die "GPU_REFERENCE=$GPU_REFERENCE does not exist"
+[[ -z $STAGE_MODEL_FILE || -f $STAGE_MODEL_FILE ]] || die "STAGE_MODEL_FILE=$STAGE_MODEL_FILE does not exist"
 [[ $STAGE_MODELS == *isnet-fp32* || -n $GPU_REFERENCE ]] || die "without isnet-fp32 gpu-check needs GPU_REFERENCE (its masks)"
 for m in $STAGE_MODELS; do
   [[ -f models/$m.onnx && -f models/$m.onnx.sha256 ]] || die "models/$m.onnx is missing: run npm run model -- $m (npm run gpu makes isnet-fp16-batch)"
@@ -80,6 +86,11 @@ cp build/Release/cutout.node build/Release/libonnxruntime.so.1 build/Release/lib
 cp models/manifest.json models/isnet-int8.calibration.json "$B/cutout/models/"
 for m in $STAGE_MODELS; do cp "models/$m.onnx" "models/$m.onnx.sha256" "$B/cutout/models/"; done
 if [[ -n $GPU_REFERENCE ]]; then mkdir -p "$B/cutout/bench"; cp "$GPU_REFERENCE" "$B/cutout/bench/gpu-reference.bin"; fi
+if [[ -n $STAGE_MODEL_FILE ]]; then
+  mkdir -p "$B/cutout/models-own"
+  cp "$STAGE_MODEL_FILE" "$B/cutout/models-own/"
+  echo "$STAGE_MODEL_FAMILY" > "$B/cutout/models-own/FAMILY"
+fi
 cp -r "$EVAL_DIR" "$B/shared/eval/dev"
 
 # Run-time packages: what dist/ imports, and everything those depend on (optional ones too, where

@@ -189,7 +189,7 @@ export function writeFp16AsShipped(dir: string): string {
  * `convert_float_to_float16` writes without `keep_io_types`). Same arithmetic inside, so the same mask
  * as the file above once the session converts at both ends.
  */
-export function writeFp16IoStyle(dir: string): string {
+export function writeFp16IoStyle(dir: string, opts: { batch?: 'symbolic' } = {}): string {
   const model = decodeModel(readSourceModel(readManifest().models['isnet-fp16']!));
   const g = model.graph;
   const input = g.input[0].name as string;
@@ -211,6 +211,11 @@ export function writeFp16IoStyle(dir: string): string {
     }
   }
   for (const v of [...g.input, ...g.output]) v.type.tensorType.elemType = FLOAT16;
+  // With N as its batch: the file bench/gpu-check.ts --model-file runs batched on a GPU (docs/gpu.md).
+  if (opts.batch === 'symbolic') {
+    dynamicBatch(model);
+    return write(dir, 'isnet-fp16-io-batch.onnx', model);
+  }
   return write(dir, 'isnet-fp16-io.onnx', model);
 }
 
