@@ -13,7 +13,7 @@ Usage:
   cutout remove <file|dir>... [-o OUT] [--size SIZE] [--format FMT] [--bg-color HEX] [--model NAME] [--device D] …
   cutout keys create|list|revoke|credit ...   (manage API keys: the data folder's ledger, or --ledger postgres://…)
   cutout usage [--since DATE|DAYS] [--json] [--ledger postgres://…]
-  cutout model --from FILE --int8 [--model-family F] [--out FILE] …   (your own fp32 ONNX model to int8)
+  cutout model --from FILE --int8 [--model-family F] [--out FILE] …   (your own fp32 or fp16 ONNX model to int8)
   cutout --version
 
 Run 'cutout <command> --help' for a command's options.`;

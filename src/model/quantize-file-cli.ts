@@ -10,7 +10,8 @@ import type { CliIo } from '../cli/remove-command.js';
 export const QUANTIZE_FILE_USAGE = `usage: cutout model --from FILE --int8 [--model-family isnet|u2net|birefnet|rmbg|custom]
        [--model-descriptor JSON] [--out FILE] [--calibration-photos DIR]
   (in a checkout: npm run model -- --from FILE --int8 …)
-  Quantises your own fp32 ONNX model file to int8 for the CPU (docs/models.md, "A model of your own").
+  Quantises your own fp32 or fp16 ONNX model file (fp16 widened first) to int8 for the CPU
+  (docs/models.md, "A model of your own").
   --calibration-photos: a folder of your own photos (JPEG, PNG, WebP) to calibrate on; default: 35
   photos from Debian packages (apt-get download, cached in models/.calibration-photos).`;
 
