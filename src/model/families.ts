@@ -100,8 +100,8 @@ export interface ModelFile {
   /** Bytes of fp16 weights in the file (0 for an fp32 or int8 file): held as float32 once loaded on the CPU. */
   float16WeightBytes: number;
   /**
-   * 'symbolic' when the input's and the mask's batch dimensions are both symbolic (or unrecorded): the
-   * file can run several photos at once on the staged, batching path; 'fixed' when either is 1.
+   * 'symbolic' when the input's and the mask's batch dimensions are both recorded as symbolic: the
+   * file can run several photos at once on the staged, batching path; 'fixed' otherwise.
    */
   batch: 'symbolic' | 'fixed';
 }
@@ -283,7 +283,9 @@ export function checkSignature(
     }
   }
   if (problems.length) throw new ModelFileError(`${what} does not fit: ${problems.join('; ')}`);
-  const batch = isFixed(input!.dims?.[0]) || isFixed(output!.dims?.[0]) ? 'fixed' : 'symbolic';
+  // Batched only when both ends say so: a mask of unrecorded shape might hold one photo only.
+  const symbolic = (d: OnnxDim[] | undefined) => d !== undefined && d.length > 0 && !isFixed(d[0]);
+  const batch = symbolic(input!.dims) && symbolic(output!.dims) ? 'symbolic' : 'fixed';
   return { inputName: input!.name, outputName: output!.name, outputRank, inputType: floatType(input!.elemType)!, outputType: floatType(output!.elemType) ?? 'float32', batch };
 }
 

@@ -173,6 +173,10 @@ t.test('files that break a convention are refused, naming what differs', async (
   const ok = writeSignatureGraph(dir, 'dynamic.onnx', { inputs: [{ name: 'x', elemType: FLOAT, dims: ['N', 3, 'H', 'W'] }], outputs: [{ name: 'y', elemType: FLOAT, dims: ['N', 'H', 'W'] }] });
   const m = checkModelFile({ file: ok, family: 'u2net' });
   t.same([m.inputName, m.outputName, m.outputRank, m.convention.input.width], ['x', 'y', 3, 320]);
+  t.equal(m.batch, 'symbolic', 'N at both ends: it can batch');
+  t.equal(checkModelFile({ file: writeSignatureGraph(dir, 'fixed.onnx'), family: 'isnet' }).batch, 'fixed', 'a batch of 1');
+  const halfFixed = writeSignatureGraph(dir, 'half-fixed.onnx', { inputs: [{ name: 'x', elemType: FLOAT, dims: ['N', 3, 1024, 1024] }], outputs: [{ name: 'y', elemType: FLOAT, dims: [1, 1, 1024, 1024] }] });
+  t.equal(checkModelFile({ file: halfFixed, family: 'isnet' }).batch, 'fixed', 'N in, 1 out: one photo per run');
 
   // A descriptor's names must be there.
   const named = writeSignatureGraph(dir, 'named.onnx');
