@@ -47,12 +47,18 @@ function io() {
   return { out, err, io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) } } };
 }
 
-t.test('an fp32 file of BiRefNet conventions to int8: written, checked, and giving the same cut-out', async (t) => {
-  const dir = t.testdir();
-  const file = writeBirefnetStyle(dir);
+/** DIR/calibration holding the CALIBRATION photos (copied from the dev set). */
+function calibrationFolder(dir: string): string {
   const photos = path.join(dir, 'calibration');
   fs.mkdirSync(photos);
   for (const p of CALIBRATION) fs.copyFileSync(path.join(EVAL_DIR, 'images', p), path.join(photos, p));
+  return photos;
+}
+
+t.test('an fp32 file of BiRefNet conventions to int8: written, checked, and giving the same cut-out', async (t) => {
+  const dir = t.testdir();
+  const file = writeBirefnetStyle(dir);
+  const photos = calibrationFolder(dir);
   fs.writeFileSync(path.join(photos, 'notes.txt'), 'not a photo: skipped');
   const c = io();
   const code = await runQuantizeFileCli(['--from', file, '--int8', '--model-family', 'birefnet', '--calibration-photos', photos], c.io);
@@ -91,9 +97,7 @@ t.test('an fp32 file of BiRefNet conventions to int8: written, checked, and givi
 t.test('an fp16 file with float16 ends to int8: widened to fp32 first, then the same quantisation', async (t) => {
   const dir = t.testdir();
   const file = writeFp16IoStyle(dir);
-  const photos = path.join(dir, 'calibration');
-  fs.mkdirSync(photos);
-  for (const p of CALIBRATION) fs.copyFileSync(path.join(EVAL_DIR, 'images', p), path.join(photos, p));
+  const photos = calibrationFolder(dir);
   const c = io();
   const code = await runQuantizeFileCli(['--from', file, '--int8', '--model-family', 'isnet', '--calibration-photos', photos], c.io);
   t.equal(code, 0, c.err.join(''));
