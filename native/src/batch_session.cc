@@ -27,6 +27,12 @@ ONNXTensorElementDataType InputType(Ort::Session& s, const std::string& in) {
   throw std::runtime_error("the model has no input named '" + in + "'");
 }
 
+// Bytes per value of the three tensor types a batch can hold.
+size_t ElementBytes(ONNXTensorElementDataType t) {
+  if (t == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8) return 1;
+  return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? sizeof(uint16_t) : sizeof(float);
+}
+
 std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string seen;
   for (int64_t d : shape) seen += (seen.empty() ? "" : ", ") + (d < 0 ? std::string("N") : std::to_string(d));
@@ -142,8 +148,9 @@ BatchSession::BatchSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Ba
       output_rank_ = OutputRankFrom(o);
       post_ = MaskPostprocessFrom(o);
     }
-    const Contract contract{normalised_, nhwc_, normalised_ ? f16(half_input_) : ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8,
-                            f16(half_output_), output_rank_};
+    in_type_ = normalised_ ? f16(half_input_) : ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+    out_type_ = f16(half_output_);
+    const Contract contract{normalised_, nhwc_, in_type_, out_type_, output_rank_};
     CheckModelContract(*model_->session, input_name_, output_name_, width_, height_, contract);
   } catch (const Napi::Error&) {
     throw;
@@ -154,8 +161,8 @@ BatchSession::BatchSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Ba
   }
 
   const size_t plane = static_cast<size_t>(width_) * height_;
-  input_.bytes = plane * 3 * InputElementBytes() * max_batch_;
-  output_.bytes = plane * (half_output_ ? sizeof(uint16_t) : sizeof(float)) * max_batch_;
+  input_.bytes = plane * 3 * ElementBytes(in_type_) * max_batch_;
+  output_.bytes = plane * ElementBytes(out_type_) * max_batch_;
   if (half_input_) plane_.resize(plane * 3);
   if (settings.cuda_device >= 0 && want_pinned) {
     // The CUDA provider registers a page-locked host allocator with the session; without it (an
@@ -223,11 +230,6 @@ void BatchSession::RunSlots(int count) {
   }
 }
 
-size_t BatchSession::InputElementBytes() const {
-  if (!normalised_) return 1;
-  return half_input_ ? sizeof(uint16_t) : sizeof(float);
-}
-
 void BatchSession::RunBound(int count) {
   const int batch = Bucket(count);
   const std::array<int64_t, 4> in_shape = nhwc_ ? std::array<int64_t, 4>{batch, height_, width_, 3}
@@ -235,14 +237,10 @@ void BatchSession::RunBound(int count) {
   const std::array<int64_t, 4> out_shape4{batch, 1, height_, width_};
   const std::array<int64_t, 3> out_shape3{batch, height_, width_};
   const size_t plane = static_cast<size_t>(width_) * height_;
-  const ONNXTensorElementDataType in_type = !normalised_ ? ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8
-                                            : half_input_ ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
-                                                          : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-  const ONNXTensorElementDataType out_type = half_output_ ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-  Ort::Value input = Ort::Value::CreateTensor(*host_info_, input_.data, plane * 3 * InputElementBytes() * batch, in_shape.data(),
-                                              in_shape.size(), in_type);
-  Ort::Value output = Ort::Value::CreateTensor(*host_info_, output_.data, plane * (half_output_ ? 2 : 4) * batch,
-                                               output_rank_ == 3 ? out_shape3.data() : out_shape4.data(), output_rank_, out_type);
+  Ort::Value input = Ort::Value::CreateTensor(*host_info_, input_.data, plane * 3 * ElementBytes(in_type_) * batch,
+                                              in_shape.data(), in_shape.size(), in_type_);
+  Ort::Value output = Ort::Value::CreateTensor(*host_info_, output_.data, plane * ElementBytes(out_type_) * batch,
+                                               output_rank_ == 3 ? out_shape3.data() : out_shape4.data(), output_rank_, out_type_);
   // Binding tensors over our buffers: ORT copies the batch to the device and the masks back into
   // `output_` itself, with no tensor of its own in between.
   Ort::IoBinding binding(*model_->session);
@@ -273,7 +271,7 @@ Napi::Value BatchSession::JsRun(const Napi::CallbackInfo& info) {
     spans.push_back(s);
   }
   for (uint32_t i = 0; i < count; i++) {
-    uint8_t* slot = static_cast<uint8_t*>(input_.data) + plane * 3 * InputElementBytes() * i;
+    uint8_t* slot = static_cast<uint8_t*>(input_.data) + plane * 3 * ElementBytes(in_type_) * i;
     if (!normalised_) {
       std::memcpy(slot, spans[i].data, plane * 3);
       continue;

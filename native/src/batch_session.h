@@ -47,8 +47,6 @@ class BatchSession : public Napi::ObjectWrap<BatchSession> {
   // Replaces page-locked buffers by ordinary ones (the input's bytes kept) for the session's life.
   void UsePageableBuffers();
   int Bucket(int count) const;
-  // Bytes per input value: 1 (uint8 pixels), 2 (float16) or 4 (float).
-  size_t InputElementBytes() const;
   void RequireOpen(Napi::Env env) const;
 
   struct HostBuffer {
@@ -74,6 +72,9 @@ class BatchSession : public Napi::ObjectWrap<BatchSession> {
   bool half_input_ = false;
   bool half_output_ = false;
   int output_rank_ = 4;
+  // The tensors' element types, from the above: uint8 / float / float16 in, float / float16 out.
+  ONNXTensorElementDataType in_type_ = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+  ONNXTensorElementDataType out_type_ = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
   MaskPostprocess post_{};
   std::vector<float> plane_;  // one photo's float input on its way to float16
   std::unique_ptr<Ort::MemoryInfo> host_info_;
