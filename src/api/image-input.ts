@@ -1,11 +1,11 @@
-// An ImageSource (upload, base64 or URL) → checked bytes in their own unpooled ArrayBuffer, ready
-// to be transferred to a worker, with their type. The one sniff of the HTTP API: the type is decided
+// An ImageSource (upload, base64 or URL) → checked bytes ready to be transferred to a worker (their
+// own buffer, or a view on their request's body: image/owned-bytes.ts), with their type. The one sniff of the HTTP API: the type is decided
 // here by magic bytes, never by headers or filenames, and travels with the bytes (the worker does not
 // sniff again; /improve names its file by it).
 
 import { FetchBusyError, fetchImage, ImageFetchError, type FetchImageOptions } from '../fetch/image-url.js';
 import { describeFileType, sniffImageType, type AcceptedImageType } from '../image/image-type.js';
-import { ownedCopy, ownsBuffer } from '../image/owned-bytes.js';
+import { ownedCopy, ownsBuffer, transferListOf } from '../image/owned-bytes.js';
 import type { ImageSource } from './params/sources.js';
 import { failedBgDownload, failedImageDownload, fileTooLarge, invalidFileType, serviceBusy } from './errors.js';
 
@@ -14,7 +14,7 @@ export interface ImageInputDeps {
   fetchOptions: Partial<FetchImageOptions>;
 }
 
-/** Bytes of an accepted type, owning their whole ArrayBuffer (transferable). */
+/** Bytes of an accepted type that can be transferred to a worker (image/owned-bytes.ts transferListOf). */
 export interface InputImage {
   bytes: Uint8Array;
   type: AcceptedImageType;
@@ -52,5 +52,18 @@ export async function loadImage(source: ImageSource, deps: ImageInputDeps, reque
   }
   const type = sniffImageType(bytes);
   if (type === null) throw invalidFileType(describeFileType(bytes, declaredType, filename), background ? source.field : 'image');
-  return { bytes: ownsBuffer(bytes) ? new Uint8Array(bytes.buffer, 0, bytes.byteLength) : ownedCopy(bytes), type };
+  return { bytes: background ? ownBytes(bytes) : transferableBytes(bytes), type };
+}
+
+/** The photo: as it is where it can be transferred (a view on its request's body, most often), else a copy that can. */
+function transferableBytes(bytes: Uint8Array): Uint8Array {
+  return transferListOf(bytes).length > 0 ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : ownedCopy(bytes);
+}
+
+/**
+ * A background image in a buffer of its own: when it came in the photo's body, the photo's transfer
+ * takes that buffer to the worker, and the staged path sends the background again at its last stage.
+ */
+function ownBytes(bytes: Uint8Array): Uint8Array {
+  return ownsBuffer(bytes) ? new Uint8Array(bytes.buffer, 0, bytes.byteLength) : ownedCopy(bytes);
 }

@@ -5,6 +5,7 @@
 // clients hit the same limit.
 
 import { bodyTooLarge, invalidBody, type HttpError } from './http-error.js';
+import { exclusiveBuffer } from '../image/owned-bytes.js';
 
 /** The slice of uWS HttpResponse the reader needs (a fake implements it in unit tests). */
 export interface BodySource {
@@ -89,8 +90,8 @@ export function abortError(): Error {
 }
 
 /**
- * Resolve with the whole body. With a Content-Length the result owns its ArrayBuffer exactly
- * (transferable); without one it may be a view on a larger unpooled buffer.
+ * Resolve with the whole body, in an exclusive ArrayBuffer (image/owned-bytes.ts): with a
+ * Content-Length the result spans it exactly; without one it may be a view on a larger one.
  */
 export function readBody(src: BodySource, opts: ReadBodyOptions): Promise<Buffer> {
   const { declaredLength, limit, signal } = opts;
@@ -99,7 +100,8 @@ export function readBody(src: BodySource, opts: ReadBodyOptions): Promise<Buffer
   if (signal.aborted) return Promise.reject(signal.reason ?? abortError());
 
   return new Promise<Buffer>((resolve, reject) => {
-    let buf = Buffer.allocUnsafeSlow(declaredLength ?? Math.min(limit, opts.initialCapacity ?? 64 * 1024));
+    // Exclusive (image/owned-bytes.ts): an upload's image goes to its worker as a view on this buffer.
+    let buf = exclusiveBuffer(declaredLength ?? Math.min(limit, opts.initialCapacity ?? 64 * 1024));
     let length = 0;
     let settled = false;
     const finish = (err: unknown, value?: Buffer) => {
@@ -123,7 +125,7 @@ export function readBody(src: BodySource, opts: ReadBodyOptions): Promise<Buffer
         }
         if (length + n > buf.byteLength) {
           // Only without Content-Length: grow geometrically (amortised O(n), never concat per chunk).
-          const grown = Buffer.allocUnsafeSlow(Math.min(limit, Math.max(buf.byteLength * 2, length + n)));
+          const grown = exclusiveBuffer(Math.min(limit, Math.max(buf.byteLength * 2, length + n)));
           buf.copy(grown, 0, 0, length);
           buf = grown;
         }

@@ -1,15 +1,13 @@
-// Request bodies → raw fields: multipart/form-data (uWS.getParts), application/json,
+// Request bodies → raw fields: multipart/form-data (read by its framing check), application/json,
 // application/x-www-form-urlencoded, as remove.bg accepts them. No validation beyond syntax, which is
 // strict: a multipart body must be exactly well framed (multipart-framing.ts), and a field given
 // twice (multipart or urlencoded) is refused rather than guessed at. The fields come in http's own
 // types (fields.ts), which api/params/ reads into a request.
 
-import uWS from 'uWebSockets.js';
 import type { FilePart, RawFields, RawValue } from './fields.js';
 import { invalidBody } from './http-error.js';
 import { parseContentType } from './content-type.js';
-import { checkMultipartFraming, MultipartFramingError, type PartHead } from './multipart-framing.js';
-import { ownedCopy } from '../image/owned-bytes.js';
+import { checkMultipartFraming, MultipartFramingError, type FramedPart } from './multipart-framing.js';
 
 /** Fields whose multipart parts are always binary, whatever the part headers say. */
 const FILE_FIELDS = new Set(['image_file', 'bg_image_file']);
@@ -37,33 +35,24 @@ const textDecoder = new TextDecoder('utf-8');
 
 function parseMultipart(body: Uint8Array, boundary: string | undefined): RawFields {
   if (!boundary || boundary.length > 70) throw invalidBody('Malformed multipart/form-data body: missing or invalid boundary.');
-  let heads: PartHead[];
+  let parts: FramedPart[];
   try {
-    heads = checkMultipartFraming(body, boundary);
+    parts = checkMultipartFraming(body, boundary);
   } catch (err) {
     if (err instanceof MultipartFramingError) throw invalidBody(err.message);
     throw err;
   }
-  // uWS matches the boundary literally: hand it a canonical header (lower-case type, unquoted boundary).
-  const parts = uWS.getParts(body, `multipart/form-data; boundary=${boundary}`);
-  if (!parts || parts.length === 0) throw invalidBody('Malformed multipart/form-data body: no parts found for the given boundary.');
-  if (parts.length !== heads.length) throw invalidBody(`Malformed multipart/form-data body: ${heads.length} parts framed, ${parts.length} readable.`);
   const fields = new Map<string, RawValue>();
-  for (const [i, part] of parts.entries()) {
-    // Names and filenames as the framing check read them; getParts reads some dispositions otherwise
-    // (`NAME=`, `name="a\"b"`) or not at all. Its data is what it is good for.
-    const { name, filename } = heads[i]!;
+  for (const { name, filename, type, dataStart, dataEnd } of parts) {
     if (fields.has(name)) throw duplicateField(name);
-    // part.data is an external ArrayBuffer pointing into `body` that does NOT keep it alive: once the
-    // body is collected it reads freed memory (a crash, or another request's bytes). Copy file parts
-    // into a buffer of their own (which also makes them transferable to a worker); text parts are
-    // decoded now, while `body` is still a live argument of this frame.
+    const data = new Uint8Array(body.buffer, body.byteOffset + dataStart, dataEnd - dataStart);
     if (FILE_FIELDS.has(name) || filename !== undefined) {
-      const data = ownedCopy(new Uint8Array(part.data));
-      const file: FilePart = { kind: 'file', data, ...(filename !== undefined && { filename }), ...(part.type !== undefined && { type: part.type }) };
+      // A view on the body (which it keeps alive): api/image-input.ts decides whether it travels to
+      // the worker with the body's buffer or as a copy (image/owned-bytes.ts).
+      const file: FilePart = { kind: 'file', data, ...(filename !== undefined && { filename }), ...(type !== undefined && { type }) };
       fields.set(name, file);
     } else {
-      fields.set(name, textDecoder.decode(new Uint8Array(part.data)));
+      fields.set(name, textDecoder.decode(data));
     }
   }
   return fields;

@@ -1,10 +1,11 @@
-// Strict framing check of a multipart/form-data body (RFC 2046 §5.1.1, RFC 7578), run before
-// uWS.getParts reads it. getParts is lenient: it drops a last part whose closing boundary never came,
-// takes a part without Content-Disposition, and reads a header line without a colon as part of the
-// data. A body that is not exactly well framed is refused, so what we act on is what the client sent.
-// Pure; returns each part's name and filename as read here, so that the caller reads the fields by
-// one parser's names: getParts reads `Content-Disposition` otherwise (parameter names case-sensitive,
-// the last of a repeated one, backslashes kept, nothing for a parameter it cannot parse).
+// Strict framing check of a multipart/form-data body (RFC 2046 §5.1.1, RFC 7578), and the one reader
+// of its parts: forms.ts takes each part's name, filename, Content-Type and data range from here.
+// uWS.getParts, which this replaced, is lenient: it drops a last part whose closing boundary never
+// came, takes a part without Content-Disposition, reads a header line without a colon as part of the
+// data, reads `Content-Disposition` otherwise (parameter names case-sensitive, the last of a repeated
+// one, backslashes kept, nothing for a parameter it cannot parse), and hands out data that does not
+// keep the body alive. A body that is not exactly well framed is refused, so what we act on is what
+// the client sent. Pure.
 
 import { parseParameterized } from './content-type.js';
 
@@ -27,15 +28,23 @@ const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([^\x00-\x08\x0a-\x1f\
 export interface PartHead {
   name: string;
   filename?: string;
+  /** The part's Content-Type, as sent. */
+  type?: string;
+}
+
+/** A part as framed: its head, and where its data lies in the body (`dataStart` to `dataEnd`, exclusive). */
+export interface FramedPart extends PartHead {
+  dataStart: number;
+  dataEnd: number;
 }
 
 /**
  * Throws MultipartFramingError unless `body` is: an optional preamble, one or more parts each opened by
  * `--boundary` CRLF with a header block (well-formed lines, exactly one `Content-Disposition: form-data`
  * with a non-empty name and no parameter given twice, at most one Content-Type) ended by an empty line,
- * and the closing `--boundary--`. Returns the parts' names and filenames, in order.
+ * and the closing `--boundary--`. Returns the parts' names, filenames and data ranges, in order.
  */
-export function checkMultipartFraming(body: Uint8Array, boundary: string): PartHead[] {
+export function checkMultipartFraming(body: Uint8Array, boundary: string): FramedPart[] {
   const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const dashBoundary = Buffer.from(`--${boundary}`, 'latin1');
   const delimiter = Buffer.concat([CRLF, dashBoundary]);
@@ -47,7 +56,7 @@ export function checkMultipartFraming(body: Uint8Array, boundary: string): PartH
     if (first < 0) throw new MultipartFramingError('no boundary line found for the given boundary.');
     pos = first + 2; // after a preamble
   }
-  const heads: PartHead[] = [];
+  const heads: FramedPart[] = [];
   for (let parts = 0; ; parts++) {
     let p = pos + dashBoundary.length;
     if (buf[p] === DASH && buf[p + 1] === DASH) {
@@ -66,8 +75,9 @@ export function checkMultipartFraming(body: Uint8Array, boundary: string): PartH
     if (headersEnd < 0 || (end >= 0 && end < dataStart)) {
       throw new MultipartFramingError(`part ${parts + 1} has no blank line ending its headers.`);
     }
-    heads.push(checkPartHeaders(buf.toString('utf8', headersStart, Math.max(headersStart, headersEnd)), parts + 1));
+    const head = checkPartHeaders(buf.toString('utf8', headersStart, Math.max(headersStart, headersEnd)), parts + 1);
     if (end < 0) throw new MultipartFramingError('the closing boundary is missing.');
+    heads.push({ ...head, dataStart, dataEnd: end });
     pos = end + 2;
   }
 }
@@ -75,7 +85,7 @@ export function checkMultipartFraming(body: Uint8Array, boundary: string): PartH
 function checkPartHeaders(block: string, part: number): PartHead {
   const lines = block === '' ? [] : block.split('\r\n');
   let disposition: string | undefined;
-  let contentTypes = 0;
+  let type: string | undefined;
   for (const line of lines) {
     const m = HEADER_LINE.exec(line);
     if (!m) throw new MultipartFramingError(`part ${part} has a malformed header line.`);
@@ -83,8 +93,9 @@ function checkPartHeaders(block: string, part: number): PartHead {
     if (name === 'content-disposition') {
       if (disposition !== undefined) throw new MultipartFramingError(`part ${part} has more than one Content-Disposition.`);
       disposition = m[2]!;
-    } else if (name === 'content-type' && ++contentTypes > 1) {
-      throw new MultipartFramingError(`part ${part} has more than one Content-Type.`);
+    } else if (name === 'content-type') {
+      if (type !== undefined) throw new MultipartFramingError(`part ${part} has more than one Content-Type.`);
+      type = m[2]!;
     }
   }
   if (disposition === undefined) throw new MultipartFramingError(`part ${part} has no Content-Disposition.`);
@@ -95,5 +106,5 @@ function checkPartHeaders(block: string, part: number): PartHead {
   const name = params.get('name');
   if (!name) throw new MultipartFramingError(`part ${part} has no field name.`);
   const filename = params.get('filename');
-  return filename === undefined ? { name } : { name, filename };
+  return { name, ...(filename !== undefined && { filename }), ...(type !== undefined && { type }) };
 }

@@ -1,5 +1,15 @@
-// Byte buffers that own their whole ArrayBuffer: safe to keep after the memory they came from is
-// gone (uWS bodies and parts), and transferable to a worker without a copy.
+// Byte buffers that can go to a worker without a copy: safe to keep after the memory they came from
+// is gone (uWS bodies and parts), and transferable whole.
+//
+// Two kinds transfer as they are: bytes that span their whole ArrayBuffer, and views on an
+// *exclusive* buffer, one that nothing else in this thread uses (a request body read by
+// http/body.ts, or bytes a worker handed back by transfer). An upload's image is such a view on its
+// body: it goes to the worker with the body's buffer instead of being copied out first (at
+// concurrency 4 the copies and the bodies they came from were ~20–60 MB of the main thread's peak,
+// docs/memory.md). Only one view on an exclusive buffer may be sent: the transfer detaches it, and
+// every other view on it with it.
+
+const exclusive = new WeakSet<ArrayBuffer>();
 
 /** A copy in a fresh, unpooled ArrayBuffer of exactly its length. */
 export function ownedCopy(bytes: Uint8Array): Uint8Array {
@@ -11,4 +21,32 @@ export function ownedCopy(bytes: Uint8Array): Uint8Array {
 /** True when `bytes` spans its whole (non-shared) ArrayBuffer, so it can be transferred as is. */
 export function ownsBuffer(bytes: Uint8Array): boolean {
   return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && !(bytes.buffer instanceof SharedArrayBuffer);
+}
+
+/** A fresh unpooled Buffer whose ArrayBuffer is exclusive: a view on it may take it to a worker. */
+export function exclusiveBuffer(size: number): Buffer {
+  const buf = Buffer.allocUnsafeSlow(size);
+  exclusive.add(buf.buffer);
+  return buf;
+}
+
+/** Mark a buffer this thread alone holds (one that came by transfer from a worker) as exclusive. */
+export function claimExclusive(buffer: ArrayBufferLike): void {
+  if (buffer instanceof ArrayBuffer) exclusive.add(buffer);
+}
+
+/** True when `bytes` is a view on an exclusive buffer (readBody's, or one claimed). */
+export function onExclusiveBuffer(bytes: Uint8Array): boolean {
+  return bytes.buffer instanceof ArrayBuffer && exclusive.has(bytes.buffer);
+}
+
+/**
+ * What to list for transfer when sending `bytes` to a worker: its ArrayBuffer where it owns it
+ * whole or it is exclusive (the worker gets the same view on it), nothing otherwise (then it is
+ * cloned). An empty buffer is never listed (a detached one cannot be).
+ */
+export function transferListOf(bytes: Uint8Array): ArrayBuffer[] {
+  const buf = bytes.buffer;
+  if (buf.byteLength === 0 || !(buf instanceof ArrayBuffer)) return [];
+  return ownsBuffer(bytes) || exclusive.has(buf) ? [buf] : [];
 }

@@ -12,7 +12,7 @@
 // A photo that fails to decode fails in prepare and never reaches a batch; a batch that fails as a
 // whole is run again photo by photo, so no request fails for another (fifo-queue.ts).
 import type { Piscina } from 'piscina';
-import { ownsBuffer } from '../image/owned-bytes.js';
+import { claimExclusive, transferListOf } from '../image/owned-bytes.js';
 import { DecodeMemory } from './decode-memory.js';
 import { photoThreadsNow } from './photo-threads.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
@@ -56,9 +56,6 @@ interface Mask {
 
 const round = (ms: number): number => Math.round(ms * 10) / 10;
 
-function transferable(bytes: Uint8Array): ArrayBuffer[] {
-  return bytes.buffer.byteLength > 0 && ownsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : [];
-}
 
 export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPool> {
   // The inference workers first: they load the model and tune every batch size, the slow part.
@@ -131,7 +128,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     preparing++;
     let prepared: PrepareResult;
     try {
-      prepared = (await cpu.run({ name: 'prepare', task, transfer: transferable(task.input) }, signal, {
+      prepared = (await cpu.run({ name: 'prepare', task, transfer: transferListOf(task.input) }, signal, {
         onStart(waitMs) {
           state.started = true;
           waited += waitMs;
@@ -142,6 +139,9 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       preparing--;
     }
     if (!prepared.ok) return prepared;
+    // The worker moved these back: this thread alone holds them, so they go on to the last stage by transfer too.
+    claimExclusive(prepared.input.buffer);
+    if (prepared.photo) claimExclusive(prepared.photo.buffer);
     const queued = performance.now();
     const inferred = await gpu.run(prepared.modelInput, signal);
     const inferWait = performance.now() - queued - inferred.ms;
@@ -149,7 +149,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     const timings: Record<string, number> = { ...prepared.timings, batchWait: round(inferWait), infer: inferred.ms, batch: inferred.batch };
     timings.total = round((timings.total ?? 0) + inferred.ms);
     const finishTask: FinishTask = { input: prepared.input, options: task.options, plan: prepared.plan, mask: inferred.mask, timings, ...(prepared.photo ? { photo: prepared.photo } : {}) };
-    const transfer = [...transferable(prepared.input), inferred.mask.buffer as ArrayBuffer, ...(prepared.photo ? transferable(prepared.photo) : [])];
+    const transfer = [...transferListOf(prepared.input), inferred.mask.buffer as ArrayBuffer, ...(prepared.photo ? transferListOf(prepared.photo) : [])];
     const result = (await cpu.run({ name: 'finish', task: finishTask, transfer }, signal, { onStart: (w) => (waited += w) }, 'urgent')) as RemoveResult;
     if (result.ok) result.timings.queue = round(waited);
     return result;

@@ -1,6 +1,6 @@
 // The whole-removal pool (the CPU path): each worker owns a model session and runs removals start to
 // finish, one at a time; our FIFO decides who runs next.
-import { ownsBuffer } from '../image/owned-bytes.js';
+import { transferListOf } from '../image/owned-bytes.js';
 import { DecodeMemory } from './decode-memory.js';
 import { photoThreadsNow } from './photo-threads.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
@@ -51,16 +51,15 @@ export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool
       return undefined;
     }
     const { task } = job;
-    // Transfer the input when it owns its whole ArrayBuffer; otherwise it is cloned.
-    const buf = task.input.buffer;
-    const transferable = buf.byteLength > 0 && ownsBuffer(task.input);
+    // Transferred when it can be (its own buffer, or a view on its request's body); otherwise cloned.
+    const transferList = transferListOf(task.input);
     let result: RemoveResult;
     const decodeSlot = decodeMemory.claimSlot();
     try {
       // The photo passes take idle workers' cores too (the model keeps its own ORT threads).
       const threads = photoThreadsNow(cfg.cores, queue.stats().running, cfg.worker.photoThreads);
       const run: RemoveTask = { input: task.input, options: task.options, decodeSlot, threads };
-      result = (await piscina.run(run, transferable ? { transferList: [buf as ArrayBuffer] } : {})) as RemoveResult;
+      result = (await piscina.run(run, transferList.length > 0 ? { transferList } : {})) as RemoveResult;
     } catch (err) {
       throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
     } finally {

@@ -1,5 +1,7 @@
-// http/multipart-framing.ts: only exactly well-framed multipart bodies pass; each malformation names itself.
+// http/multipart-framing.ts: only exactly well-framed multipart bodies pass, with each part's data range;
+// each malformation names itself.
 import t from 'tap';
+import uWS from 'uWebSockets.js';
 import { checkMultipartFraming } from '../../src/http/multipart-framing.js';
 
 const B = 'bnd';
@@ -8,13 +10,36 @@ const part = (headers: string[], data: string) => `--${B}\r\n${headers.map((h) =
 const close = `--${B}--\r\n`;
 const check = (s: string) => checkMultipartFraming(Buffer.from(s, 'latin1'), B);
 
-t.test('well framed bodies pass and give their parts` names and filenames', async (t) => {
-  t.same(check(part([cd('a')], 'hello') + close), [{ name: 'a' }]);
-  t.same(check(part([cd('image_file', '; filename="image_file"')], '\x89PNG\r\n--bn\r\n') + part([cd('size')], 'full') + close), [{ name: 'image_file', filename: 'image_file' }, { name: 'size' }]);
-  t.same(check('preamble\r\n' + part([cd('a')], '') + close + 'epilogue'), [{ name: 'a' }], 'preamble, empty data, epilogue');
-  t.same(check(`--${B} \t\r\n${cd('a')}\r\nContent-Type: image/png\r\n\r\nx\r\n--${B}--`), [{ name: 'a' }], 'transport padding, no final CRLF');
-  const utf8 = checkMultipartFraming(Buffer.from(part(['content-disposition: FORM-DATA; NAME=a; filename="ü.png"'], 'x') + close, 'utf8'), B);
-  t.same(utf8, [{ name: 'a', filename: 'ü.png' }], 'any case, unquoted name, UTF-8 filename');
+// Each part's head and its data as the ranges give it (the data must be exactly the part's bytes).
+function read(s: string, encoding: BufferEncoding = 'latin1') {
+  const body = Buffer.from(s, encoding);
+  return checkMultipartFraming(body, B).map(({ dataStart, dataEnd, ...head }) => ({ ...head, data: body.toString(encoding, dataStart, dataEnd) }));
+}
+
+t.test('well framed bodies pass and give their parts` names, filenames, types and data', async (t) => {
+  t.same(read(part([cd('a')], 'hello') + close), [{ name: 'a', data: 'hello' }]);
+  t.same(read(part([cd('image_file', '; filename="image_file"'), 'Content-Type:  image/png '], '\x89PNG\r\n--bn\r\n') + part([cd('size')], 'full') + close), [
+    { name: 'image_file', filename: 'image_file', type: 'image/png', data: '\x89PNG\r\n--bn\r\n' },
+    { name: 'size', data: 'full' },
+  ], 'data holding CRLF and a boundary prefix; type without its spaces');
+  t.same(read('preamble\r\n' + part([cd('a')], '') + close + 'epilogue'), [{ name: 'a', data: '' }], 'preamble, empty data, epilogue');
+  t.same(read(`--${B} \t\r\n${cd('a')}\r\nContent-Type: image/png\r\n\r\nx\r\n--${B}--`), [{ name: 'a', type: 'image/png', data: 'x' }], 'transport padding, no final CRLF');
+  t.same(read(part(['content-disposition: FORM-DATA; NAME=a; filename="ü.png"'], 'x') + close, 'utf8'), [{ name: 'a', filename: 'ü.png', data: 'x' }], 'any case, unquoted name, UTF-8 filename');
+  t.same(read(part([cd('a')], `\r\n--${B}x`.slice(0, 5)) + part([cd('b')], '\r\n') + close), [{ name: 'a', data: `\r\n--${B}`.slice(0, 5) }, { name: 'b', data: '\r\n' }], 'data that is CRLF or begins like a delimiter');
+});
+
+t.test('the ranges give what uWS.getParts gives for the same well framed bodies', async (t) => {
+  const bodies = [
+    part([cd('image_file', '; filename="a.png"'), 'Content-Type: image/png'], '\x89PNG\r\n\x1a\n' + '\x00\xff'.repeat(300)) + part([cd('size')], 'full') + close,
+    'preamble\r\n' + part([cd('a')], '') + part([cd('b')], '--') + close,
+    part([cd('x')], `\r\n--${B.slice(0, 2)}\r\n`) + close,
+  ];
+  for (const [i, s] of bodies.entries()) {
+    const body = Buffer.from(s, 'latin1');
+    const ours = checkMultipartFraming(body, B).map((p) => body.toString('latin1', p.dataStart, p.dataEnd));
+    const theirs = (uWS.getParts(body, `multipart/form-data; boundary=${B}`) ?? []).map((p) => Buffer.from(p.data).toString('latin1'));
+    t.same(ours, theirs, `body ${i + 1}`);
+  }
 });
 
 t.test('malformed bodies are refused', async (t) => {
