@@ -31,6 +31,8 @@ std::mutex g_mutex;
 std::map<uintptr_t, size_t> g_by_address;
 std::multimap<size_t, uintptr_t> g_by_size;
 size_t g_cached = 0;  // bytes in free spans
+size_t g_in_use = 0;  // bytes in taken blocks
+size_t g_peak_in_use = 0;  // the most g_in_use has been since ScratchPeakInUse last reset it
 size_t g_limit = kDefaultScratchCacheBytes;
 
 // CUTOUT_SCRATCH_HUGEPAGES=off leaves the chunks on 4 KiB pages (for side-by-side measurements).
@@ -43,6 +45,12 @@ bool HugePages() {
 }
 
 size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// Under g_mutex.
+void CountTaken(size_t bytes) {
+  g_in_use += bytes;
+  g_peak_in_use = std::max(g_peak_in_use, g_in_use);
+}
 
 void EraseBySize(size_t bytes, uintptr_t at) {
   auto [lo, hi] = g_by_size.equal_range(bytes);
@@ -100,6 +108,33 @@ std::vector<Span> TrimTo(size_t limit) {
   return out;
 }
 
+// Under g_mutex: free memory out from the highest addresses down, cutting the last span it needs
+// at a 2 MiB boundary (a huge page stays whole), until the cache holds at most `keep` bytes. With
+// first fit the blocks a run takes pack low, so what goes is what the recent runs touched least.
+std::vector<Span> TrimFromTop(size_t keep) {
+  constexpr size_t kHuge = 2 * 1024 * 1024;
+  std::vector<Span> out;
+  while (g_cached > keep && !g_by_address.empty()) {
+    auto last = std::prev(g_by_address.end());
+    const uintptr_t at = last->first;
+    const size_t bytes = last->second;
+    const size_t excess = g_cached - keep;
+    if (excess >= bytes) {
+      EraseFree(at, bytes);
+      out.push_back({at, bytes});
+      continue;
+    }
+    // Only the top of this span: from the first 2 MiB boundary at or above its end − excess.
+    const uintptr_t cut = RoundUp(at + bytes - excess, kHuge);
+    if (cut >= at + bytes) break;
+    EraseFree(at, bytes);
+    InsertFree(at, cut - at);
+    out.push_back({cut, at + bytes - cut});
+    break;
+  }
+  return out;
+}
+
 void Unmap(const std::vector<Span>& spans) {
   for (const Span& s : spans) munmap(reinterpret_cast<void*>(s.at), s.bytes);
 }
@@ -121,11 +156,11 @@ size_t ScratchCacheLimit() {
   return g_limit;
 }
 
-size_t ReleaseScratch() {
+size_t ReleaseScratch(size_t keep_free) {
   std::vector<Span> out;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    out = TrimTo(0);
+    out = keep_free == 0 ? TrimTo(0) : TrimFromTop(keep_free);
   }
   size_t bytes = 0;
   for (const Span& s : out) bytes += s.bytes;
@@ -138,15 +173,31 @@ size_t ScratchCached() {
   return g_cached;
 }
 
+size_t ScratchInUse() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_in_use;
+}
+
+size_t ScratchPeakInUse(bool reset) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const size_t peak = g_peak_in_use;
+  if (reset) g_peak_in_use = g_in_use;
+  return peak;
+}
+
 void* TakeScratch(size_t bytes, size_t* granted) {
   const size_t want = RoundUp(std::max<size_t>(bytes, 1), kPage);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_by_size.lower_bound(want);  // the smallest free span that fits
-    if (it != g_by_size.end()) {
-      const Span s{it->second, it->first};
+    // The lowest-addressed free span that fits (address-ordered first fit): blocks pack towards the
+    // bottom of the first chunks, so the pages a busy pool keeps touched stay few; best fit spread a
+    // model run's ~140 MB of tensors and a photo's passes over ~250 MB of two chunks.
+    auto it = std::find_if(g_by_address.begin(), g_by_address.end(), [want](const auto& span) { return span.second >= want; });
+    if (it != g_by_address.end()) {
+      const Span s{it->first, it->second};
       EraseFree(s.at, s.bytes);
       if (s.bytes > want) InsertFree(s.at + want, s.bytes - want);
+      CountTaken(want);
       *granted = want;
       return reinterpret_cast<void*>(s.at);
     }
@@ -158,6 +209,10 @@ void* TakeScratch(size_t bytes, size_t* granted) {
     // Perhaps only the chunk's rest was too much: the request alone.
     p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      CountTaken(want);
+    }
     *granted = want;
     return p;
   }
@@ -166,15 +221,16 @@ void* TakeScratch(size_t bytes, size_t* granted) {
   // 4 KiB when it is taken again within the second or two the host leaves freed memory alone
   // (docs/memory.md, "Huge pages"). Advice only: ignored where THP is off.
   if (HugePages()) madvise(p, chunk, MADV_HUGEPAGE);
-  if (chunk > want) {
-    std::vector<Span> out;
-    {
-      std::lock_guard<std::mutex> lock(g_mutex);
+  std::vector<Span> out;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    CountTaken(want);
+    if (chunk > want) {
       AddFree(reinterpret_cast<uintptr_t>(p) + want, chunk - want);
       out = TrimTo(g_limit);
     }
-    Unmap(out);
   }
+  Unmap(out);
   *granted = want;
   return p;
 }
@@ -183,6 +239,7 @@ void GiveScratch(void* p, size_t granted) {
   std::vector<Span> out;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
+    g_in_use -= granted;
     AddFree(reinterpret_cast<uintptr_t>(p), granted);
     out = TrimTo(g_limit);
   }

@@ -22,10 +22,16 @@ constexpr size_t kDefaultScratchCacheBytes = size_t{1} << 30;
 // Bytes of free blocks the cache may keep (0: keep none, free at once). Lowering it releases the excess.
 void SetScratchCacheLimit(size_t bytes);
 size_t ScratchCacheLimit();
-// Unmaps every free block; returns the bytes released.
-size_t ReleaseScratch();
+// Unmaps free blocks until at most `keep_free` bytes of them stay (0: every one), from the highest
+// addresses down, the last one cut at a 2 MiB boundary (so up to 2 MiB more may stay); returns the
+// bytes released.
+size_t ReleaseScratch(size_t keep_free = 0);
 // Bytes held in free blocks now.
 size_t ScratchCached();
+// Bytes in blocks taken now, and the most there have been since the last reset (a reset starts
+// the count again from what is in use).
+size_t ScratchInUse();
+size_t ScratchPeakInUse(bool reset);
 
 // A block of at least `bytes` (page-aligned, contents undefined); nullptr if the system refuses.
 // `granted` is what to give back.

@@ -69,6 +69,9 @@ export interface ContextOptions {
   trustProxy?: boolean;
 }
 
+/** Response bodies from this size are streamed as the socket takes them (endStreamed). */
+const STREAMED_BODY_BYTES = 256 * 1024;
+
 /**
  * How long an early answer on a closing connection waits for the rest of the body (EarlyBody.drainThen):
  * a client still sending after that loses the answer to a reset, as it would without the wait.
@@ -385,7 +388,18 @@ export class RequestContext {
       if (closeConnection) return this.write(status, headers, 0, () => this.res.endWithoutBody(0, true), true);
       return this.write(status, { ...headers, 'Content-Length': String(bytes) }, 0, () => this.res.endWithoutBody());
     }
+    if (!closeConnection && typeof body !== 'string' && bytes >= STREAMED_BODY_BYTES) return this.write(status, headers, bytes, () => this.endStreamed(body));
     return this.write(status, headers, bytes, () => this.res.end(body, closeConnection), closeConnection);
+  }
+
+  // A big body (a cutout PNG) goes out as the socket takes it, from its own buffer: res.end copies
+  // what the socket cannot take at once into uWS's buffer, a second copy of most of the PNG while
+  // the client reads it (docs/memory.md). tryEnd never buffers; onWritable carries on from the offset.
+  private endStreamed(body: Uint8Array): void {
+    const total = body.byteLength;
+    const [ok, done] = this.res.tryEnd(body, total);
+    if (ok || done) return;
+    this.res.onWritable((offset) => this.res.tryEnd(body.subarray(offset), total)[0]);
   }
 
   /**

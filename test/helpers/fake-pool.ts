@@ -5,6 +5,7 @@
 // aborts, deadlines and ordering behave as in production (`new FakePool({ workers: 1 })` to queue).
 
 import { FifoQueue } from '../../src/pool/fifo-queue.js';
+import { transferListOf } from '../../src/image/owned-bytes.js';
 import type { PoolStats, RemovalPool, RunEvents, RunPriority } from '../../src/pool/pool-api.js';
 import type { ContentType } from '../../src/domain/removal.js';
 import type { RemoveResult, RemoveTask } from '../../src/pool/task.js';
@@ -96,7 +97,7 @@ export class FakePool implements RemovalPool {
 
   private async execute(task: RemoveTask): Promise<RemoveResult> {
     // Take the input the way postMessage's transfer list would: the caller's view is detached.
-    const input = structuredClone(task.input, { transfer: [task.input.buffer as ArrayBuffer] });
+    const input = structuredClone(task.input, { transfer: transferListOf(task.input) });
     const owned: RemoveTask = { input, options: task.options };
     this.tasks.push(owned);
     this.running++;
