@@ -27,6 +27,7 @@ Napi::Value JsScratchCache(const Napi::CallbackInfo& info) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("limit", Napi::Number::New(env, static_cast<double>(ScratchCacheLimit())));
   out.Set("cached", Napi::Number::New(env, static_cast<double>(ScratchCached())));
+  out.Set("cachedResident", Napi::Number::New(env, static_cast<double>(ScratchCachedResident())));
   out.Set("inUse", Napi::Number::New(env, static_cast<double>(ScratchInUse())));
   // The most in use since the last call (each call starts the count again).
   out.Set("peakInUse", Napi::Number::New(env, static_cast<double>(ScratchPeakInUse(true))));
@@ -34,15 +35,7 @@ Napi::Value JsScratchCache(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsReleaseScratch(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  double keep = 0;
-  if (!info[0].IsUndefined()) {
-    CUTOUT_THROW_TYPE_IF(!info[0].IsNumber(), env, "ERR_CUTOUT_ARG", "Expected a number of bytes for keepFreeBytes");
-    keep = info[0].As<Napi::Number>().DoubleValue();
-    CUTOUT_THROW_TYPE_IF(!(keep >= 0 && keep <= 1099511627776.0), env, "ERR_CUTOUT_ARG",
-                         "Expected keepFreeBytes between 0 and 1 TiB but received ", keep);
-  }
-  return Napi::Number::New(env, static_cast<double>(ReleaseScratch(static_cast<size_t>(keep))));
+  return Napi::Number::New(info.Env(), static_cast<double>(ReleaseScratch()));
 }
 
 Napi::Value JsOrtBytesInUse(const Napi::CallbackInfo& info) {

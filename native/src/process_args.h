@@ -12,8 +12,7 @@ Napi::Value JsLoadedModels(const Napi::CallbackInfo& info);
 Napi::Value JsTrimMemory(const Napi::CallbackInfo& info);
 // scratchCache(limitBytes?) → { limit, cached }: sets the composite scratch cache's limit when given (scratch.h).
 Napi::Value JsScratchCache(const Napi::CallbackInfo& info);
-// releaseScratch(keepFreeBytes = 0) → bytes of cached scratch blocks handed back to the system
-// (from the top down, until at most keepFreeBytes stay cached: scratch.h ReleaseScratch).
+// releaseScratch() → bytes of cached scratch blocks handed back to the system.
 Napi::Value JsReleaseScratch(const Napi::CallbackInfo& info);
 // ortBytesInUse() → bytes ONNX Runtime holds from the block cache now (ort_allocator.h).
 Napi::Value JsOrtBytesInUse(const Napi::CallbackInfo& info);

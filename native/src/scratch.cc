@@ -18,8 +18,11 @@ constexpr size_t kPage = 4096;
 // Fresh memory comes in chunks of at least this much (a bigger request gets a chunk of its own
 // size): the spans of a chunk are split for requests and merged again when freed, so a model run's
 // tensors and a photo's passes share the same mapped pages instead of each holding blocks of their
-// own sizes (best fit over address-ordered spans, as ORT's BFC arena does).
-constexpr size_t kChunk = 128 * 1024 * 1024;
+// own sizes (best fit over address-ordered spans, as ORT's BFC arena does). Big enough for the int8
+// model's weights and one run's tensors together (~180 MB): with 128 MiB chunks a run spread over
+// two, and best fit touched ~110 MB more of them, kept resident while busy (docs/memory.md). Only
+// touched pages are resident: the rest of a chunk is address space.
+constexpr size_t kChunk = 256 * 1024 * 1024;
 
 struct Span {
   uintptr_t at;
@@ -108,33 +111,6 @@ std::vector<Span> TrimTo(size_t limit) {
   return out;
 }
 
-// Under g_mutex: free memory out from the highest addresses down, cutting the last span it needs
-// at a 2 MiB boundary (a huge page stays whole), until the cache holds at most `keep` bytes. With
-// first fit the blocks a run takes pack low, so what goes is what the recent runs touched least.
-std::vector<Span> TrimFromTop(size_t keep) {
-  constexpr size_t kHuge = 2 * 1024 * 1024;
-  std::vector<Span> out;
-  while (g_cached > keep && !g_by_address.empty()) {
-    auto last = std::prev(g_by_address.end());
-    const uintptr_t at = last->first;
-    const size_t bytes = last->second;
-    const size_t excess = g_cached - keep;
-    if (excess >= bytes) {
-      EraseFree(at, bytes);
-      out.push_back({at, bytes});
-      continue;
-    }
-    // Only the top of this span: from the first 2 MiB boundary at or above its end − excess.
-    const uintptr_t cut = RoundUp(at + bytes - excess, kHuge);
-    if (cut >= at + bytes) break;
-    EraseFree(at, bytes);
-    InsertFree(at, cut - at);
-    out.push_back({cut, at + bytes - cut});
-    break;
-  }
-  return out;
-}
-
 void Unmap(const std::vector<Span>& spans) {
   for (const Span& s : spans) munmap(reinterpret_cast<void*>(s.at), s.bytes);
 }
@@ -156,11 +132,11 @@ size_t ScratchCacheLimit() {
   return g_limit;
 }
 
-size_t ReleaseScratch(size_t keep_free) {
+size_t ReleaseScratch() {
   std::vector<Span> out;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    out = keep_free == 0 ? TrimTo(0) : TrimFromTop(keep_free);
+    out = TrimTo(0);
   }
   size_t bytes = 0;
   for (const Span& s : out) bytes += s.bytes;
@@ -171,6 +147,18 @@ size_t ReleaseScratch(size_t keep_free) {
 size_t ScratchCached() {
   std::lock_guard<std::mutex> lock(g_mutex);
   return g_cached;
+}
+
+size_t ScratchCachedResident() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  size_t resident = 0;
+  std::vector<unsigned char> pages;
+  for (const auto& [at, bytes] : g_by_address) {
+    pages.resize(bytes / kPage);
+    if (mincore(reinterpret_cast<void*>(at), bytes, pages.data()) != 0) continue;
+    for (unsigned char p : pages) resident += (p & 1) ? kPage : 0;
+  }
+  return resident;
 }
 
 size_t ScratchInUse() {
@@ -189,12 +177,9 @@ void* TakeScratch(size_t bytes, size_t* granted) {
   const size_t want = RoundUp(std::max<size_t>(bytes, 1), kPage);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    // The lowest-addressed free span that fits (address-ordered first fit): blocks pack towards the
-    // bottom of the first chunks, so the pages a busy pool keeps touched stay few; best fit spread a
-    // model run's ~140 MB of tensors and a photo's passes over ~250 MB of two chunks.
-    auto it = std::find_if(g_by_address.begin(), g_by_address.end(), [want](const auto& span) { return span.second >= want; });
-    if (it != g_by_address.end()) {
-      const Span s{it->first, it->second};
+    auto it = g_by_size.lower_bound(want);  // the smallest free span that fits
+    if (it != g_by_size.end()) {
+      const Span s{it->second, it->first};
       EraseFree(s.at, s.bytes);
       if (s.bytes > want) InsertFree(s.at + want, s.bytes - want);
       CountTaken(want);

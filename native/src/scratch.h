@@ -22,12 +22,11 @@ constexpr size_t kDefaultScratchCacheBytes = size_t{1} << 30;
 // Bytes of free blocks the cache may keep (0: keep none, free at once). Lowering it releases the excess.
 void SetScratchCacheLimit(size_t bytes);
 size_t ScratchCacheLimit();
-// Unmaps free blocks until at most `keep_free` bytes of them stay (0: every one), from the highest
-// addresses down, the last one cut at a 2 MiB boundary (so up to 2 MiB more may stay); returns the
-// bytes released.
-size_t ReleaseScratch(size_t keep_free = 0);
-// Bytes held in free blocks now.
+// Unmaps every free block; returns the bytes released.
+size_t ReleaseScratch();
+// Bytes held in free blocks now, and how many of them are resident (touched, not handed back).
 size_t ScratchCached();
+size_t ScratchCachedResident();
 // Bytes in blocks taken now, and the most there have been since the last reset (a reset starts
 // the count again from what is in use).
 size_t ScratchInUse();

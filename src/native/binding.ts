@@ -150,11 +150,10 @@ export interface NativeBinding {
    * next photo or model run (default 1 GiB; 0: none, each block unmapped when freed). Returns the
    * limit and the bytes cached now.
    */
-  /** The block cache: its limit, free bytes kept, bytes taken now and the most taken since the last call (each call resets that). */
-  scratchCache(limitBytes?: number): { limit: number; cached: number; inUse: number; peakInUse: number };
+  /** The block cache: its limit, free bytes kept (and how many of them are resident), bytes taken now and the most taken since the last call (each call resets that). */
+  scratchCache(limitBytes?: number): { limit: number; cached: number; cachedResident: number; inUse: number; peakInUse: number };
   /** Unmaps every free block of the cache; returns the bytes released. */
-  /** Free blocks back to the system until at most keepFreeBytes (default 0; up to 2 MiB more) stay; returns the bytes released. */
-  releaseScratch(keepFreeBytes?: number): number;
+  releaseScratch(): number;
   /** Bytes ONNX Runtime holds from the block cache now: its weights and the tensors of runs under way. */
   ortBytesInUse(): number;
   /** malloc_trim(0): hand the free pages of every malloc arena back to the system. True when some were released. */

@@ -81,20 +81,6 @@ const finishReleases = new ReleasePolicy();
 /** After a removal: its garbage collected, or (memoryRelease 'every-task') everything handed back. */
 async function afterRemoval(): Promise<void> {
   await (releaseEveryTask ? releaseMemory() : collectTaskGarbage());
-  if (!releaseEveryTask) trimScratchToNeed();
-}
-
-// The block cache keeps what the last removals needed at once, no more. A run's blocks go where first
-// fit puts them (scratch.cc), which spreads them over more pages than they need at any one time (two
-// 128 MiB chunks for ~140 MB of tensors at int8): kept whole, that was ~110 MB resident for nothing
-// while busy. Trimmed from the top down, the next run finds its blocks mapped (docs/memory.md).
-const RECENT_REMOVALS = 8;
-const recentPeaks: number[] = [];
-function trimScratchToNeed(): void {
-  const { inUse, peakInUse } = binding.scratchCache();
-  recentPeaks.push(peakInUse);
-  if (recentPeaks.length > RECENT_REMOVALS) recentPeaks.shift();
-  binding.releaseScratch(Math.max(0, Math.max(...recentPeaks) - inUse));
 }
 
 /** After a staged finish that left `garbage` bytes: collected once enough piled up, or everything handed back. */
