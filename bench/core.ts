@@ -1,10 +1,12 @@
 // npm run bench:core — one run, same photos, side by side: (a) raw onnxruntime-node inference,
 // (b) our addon's inference, (c) our full pipeline, (d) @imgly/background-removal-node end to end.
-// Each variant runs in its own child process so its peak RSS is its own. Prints a median table and
-// writes bench/results/core.json.
+// Each variant runs in its own child process so its peak RSS is its own, in the environment
+// bin/cutout gives the service. Prints a median table and writes bench/results/core.json.
+//   npm run bench:core [-- --only=pipeline-int8,peer] [--photos=nuthatch-20mp,elephants-12mp-baseline] [--no-peer]
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { launchEnv } from '../src/process/launch-env.js';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { PACKAGE_ROOT, modelEntry } from '../src/model/manifest.js';
@@ -99,7 +101,8 @@ async function child(variant: Variant, photo: Photo): Promise<ChildResult> {
 }
 
 async function parent(): Promise<void> {
-  const photos = await benchPhotos();
+  const named = process.argv.find((a) => a.startsWith('--photos='))?.slice(9).split(',');
+  const photos = (await benchPhotos()).filter((p) => !named || named.includes(p.name));
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
   const skipPeer = process.argv.includes('--no-peer');
   const self = fileURLToPath(import.meta.url);
@@ -112,7 +115,10 @@ async function parent(): Promise<void> {
       if ((variant === 'ort-node' || variant.startsWith('addon')) && photo !== photos[0]) continue;
       process.stderr.write(`bench: ${variant} on ${photo.name}…\n`);
       try {
-        const out = execFileSync(process.execPath, [self, '--child', variant, photo.name, photo.file], { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
+        // Every variant in the environment bin/cutout gives the service (launch-env.ts: malloc's big
+        // blocks on huge pages), as the service runs; without it a 20 MP photo's decode at output size
+        // faults 82 MB in 4 KiB pages and read ~2.5× its time in the service.
+        const out = execFileSync(process.execPath, [self, '--child', variant, photo.name, photo.file], { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'], env: launchEnv() });
         results.push(JSON.parse(out.trim().split('\n').pop()!) as ChildResult);
       } catch (err) {
         process.stderr.write(`bench: ${variant} on ${photo.name} failed: ${(err as Error).message.split('\n')[0]}\n`);
