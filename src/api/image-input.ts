@@ -1,7 +1,7 @@
 // An ImageSource (upload, base64 or URL) → checked bytes ready to be transferred to a worker (their
-// own buffer, or a view on their request's body: image/owned-bytes.ts), with their type. The one sniff of the HTTP API: the type is decided
-// here by magic bytes, never by headers or filenames, and travels with the bytes (the worker does not
-// sniff again; /improve names its file by it).
+// own buffer, or a view on their request's body: image/owned-bytes.ts), with their type. The one
+// sniff of the HTTP API: the type is decided here by magic bytes, never by headers or filenames, and
+// travels with the bytes (the worker does not sniff again; /improve names its file by it).
 
 import { FetchBusyError, fetchImage, ImageFetchError, type FetchImageOptions } from '../fetch/image-url.js';
 import { describeFileType, sniffImageType, type AcceptedImageType } from '../image/image-type.js';

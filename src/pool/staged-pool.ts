@@ -56,7 +56,6 @@ interface Mask {
 
 const round = (ms: number): number => Math.round(ms * 10) / 10;
 
-
 export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPool> {
   // The inference workers first: they load the model and tune every batch size, the slow part.
   const inferPiscina = await startPiscina({ filename: '../worker/infer-worker.js', threads: cfg.inferWorkers, workerData: cfg.infer });
