@@ -1,7 +1,7 @@
 // npm run bench:core — one run, same photos, side by side: (a) raw onnxruntime-node inference,
 // (b) our addon's inference, (c) our full pipeline, (d) @imgly/background-removal-node end to end.
-// Each variant runs in its own child process so its peak RSS is its own, in the environment
-// bin/cutout gives the service. Prints a median table and writes bench/results/core.json.
+// Each variant runs in its own child process so its peak RSS is its own; the pipeline variants in
+// the environment bin/cutout gives the service. Prints a median table and writes bench/results/core.json.
 //   npm run bench:core [-- --only=pipeline-int8,peer] [--photos=nuthatch-20mp,elephants-12mp-baseline] [--no-peer]
 import fs from 'node:fs';
 import path from 'node:path';
@@ -115,10 +115,13 @@ async function parent(): Promise<void> {
       if ((variant === 'ort-node' || variant.startsWith('addon')) && photo !== photos[0]) continue;
       process.stderr.write(`bench: ${variant} on ${photo.name}…\n`);
       try {
-        // Every variant in the environment bin/cutout gives the service (launch-env.ts: malloc's big
-        // blocks on huge pages), as the service runs; without it a 20 MP photo's decode at output size
-        // faults 82 MB in 4 KiB pages and read ~2.5× its time in the service.
-        const out = execFileSync(process.execPath, [self, '--child', variant, photo.name, photo.file], { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'], env: launchEnv() });
+        // The pipeline variants run in the environment bin/cutout gives the service (launch-env.ts:
+        // malloc's big blocks on huge pages), as the service runs: without it a 20 MP photo's decode at
+        // output size faults 82 MB in 4 KiB pages and read ~2.5× its time in the service. The
+        // libraries (onnxruntime-node, the addon's inference alone, the peer) run in node's plain
+        // environment, as a user of them would, the addon beside onnxruntime-node in the same one.
+        const env = variant.startsWith('pipeline') ? launchEnv() : process.env;
+        const out = execFileSync(process.execPath, [self, '--child', variant, photo.name, photo.file], { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'], env });
         results.push(JSON.parse(out.trim().split('\n').pop()!) as ChildResult);
       } catch (err) {
         process.stderr.write(`bench: ${variant} on ${photo.name} failed: ${(err as Error).message.split('\n')[0]}\n`);
