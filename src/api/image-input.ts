@@ -5,7 +5,7 @@
 
 import { FetchBusyError, fetchImage, ImageFetchError, type FetchImageOptions } from '../fetch/image-url.js';
 import { describeFileType, sniffImageType, type AcceptedImageType } from '../image/image-type.js';
-import { ownedCopy, ownsBuffer, transferListOf } from '../image/owned-bytes.js';
+import { canTransfer, ownedCopy, ownsBuffer } from '../image/owned-bytes.js';
 import type { ImageSource } from './params/sources.js';
 import { failedBgDownload, failedImageDownload, fileTooLarge, invalidFileType, serviceBusy } from './errors.js';
 
@@ -14,7 +14,7 @@ export interface ImageInputDeps {
   fetchOptions: Partial<FetchImageOptions>;
 }
 
-/** Bytes of an accepted type that can be transferred to a worker (image/owned-bytes.ts transferListOf). */
+/** Bytes of an accepted type that can be transferred to a worker (image/owned-bytes.ts canTransfer). */
 export interface InputImage {
   bytes: Uint8Array;
   type: AcceptedImageType;
@@ -57,7 +57,7 @@ export async function loadImage(source: ImageSource, deps: ImageInputDeps, reque
 
 /** The photo: as it is where it can be transferred (a view on its request's body, most often), else a copy that can. */
 function transferableBytes(bytes: Uint8Array): Uint8Array {
-  return transferListOf(bytes).length > 0 ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : ownedCopy(bytes);
+  return canTransfer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : ownedCopy(bytes);
 }
 
 /**

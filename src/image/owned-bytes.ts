@@ -35,18 +35,17 @@ export function claimExclusive(buffer: ArrayBufferLike): void {
   if (buffer instanceof ArrayBuffer) exclusive.add(buffer);
 }
 
-/** True when `bytes` is a view on an exclusive buffer (readBody's, or one claimed). */
-export function onExclusiveBuffer(bytes: Uint8Array): boolean {
-  return bytes.buffer instanceof ArrayBuffer && exclusive.has(bytes.buffer);
+/** True when `bytes` can go to a worker by transfer as it is: it owns its whole buffer, or the buffer is exclusive. */
+export function canTransfer(bytes: Uint8Array): boolean {
+  const buf = bytes.buffer;
+  return buf instanceof ArrayBuffer && buf.byteLength > 0 && (ownsBuffer(bytes) || exclusive.has(buf));
 }
 
 /**
- * What to list for transfer when sending `bytes` to a worker: its ArrayBuffer where it owns it
- * whole or it is exclusive (the worker gets the same view on it), nothing otherwise (then it is
- * cloned). An empty buffer is never listed (a detached one cannot be).
+ * What to list for transfer when sending `bytes` to a worker: its ArrayBuffer where canTransfer (the
+ * worker gets the same view on it), nothing otherwise (then it is cloned). An empty or detached
+ * buffer is never listed.
  */
 export function transferListOf(bytes: Uint8Array): ArrayBuffer[] {
-  const buf = bytes.buffer;
-  if (buf.byteLength === 0 || !(buf instanceof ArrayBuffer)) return [];
-  return ownsBuffer(bytes) || exclusive.has(buf) ? [buf] : [];
+  return canTransfer(bytes) ? [bytes.buffer as ArrayBuffer] : [];
 }
