@@ -64,7 +64,6 @@ const FETCHER_LIMITS: FetchLimits = { maxBytes: 64 * 1024, totalTimeoutMs: 1500,
 const SLACK_MS = 5000;
 /** A scenario's connections must be closed this soon after it settled. */
 const CLOSE_MS = 3000;
-
 /** Images the hosts serve: the fuzz's small ones and a photo of ~40 kB (several reads, under the in-process cap). */
 async function hostImages(): Promise<Buffer[]> {
   const small = await smallImages();
@@ -93,8 +92,18 @@ interface LaneContext {
   deadline: number;
   timing: boolean;
   report: FetchFuzzReport;
+  /** Forgotten scenarios (and their redirect targets) by id: a late connection to one names its lane and index. */
+  forgotten: Map<number, { lane: number; index: number; describe: string[] }>;
+  /** Scenarios whose client left before the answer: kept on the host until the end of the run. */
+  leftBehind: Array<{ scenario: Scenario; lane: number; index: number }>;
   count(outcome: string): void;
   fail(f: FetchFuzzFailure): void;
+}
+
+/** Takes the scenario off the host, remembering whose it was. */
+function forget(ctx: LaneContext, scenario: Scenario, lane: number, index: number): void {
+  ctx.host.forget(scenario);
+  for (const id of [scenario.id, ...scenario.children]) ctx.forgotten.set(id, { lane, index, describe: scenario.describe });
 }
 
 /** Calls the fetcher in this process, scenario after scenario. */
@@ -143,7 +152,7 @@ async function fetcherLane(ctx: LaneContext, lane: number, rng: Rng, gate: Fetch
       if (ctx.timing && !scenario.stalls && !abort && ms > ctx.limits.totalTimeoutMs * 0.9) fail(`took ${Math.round(ms)} ms though the host did not stall`);
     }
     if (!(await closedSoon(ctx.host, scenario))) fail(`a connection still open on the host ${CLOSE_MS} ms after the fetch settled`);
-    ctx.host.forget(scenario);
+    forget(ctx, scenario, lane, index);
   }
 }
 
@@ -190,8 +199,13 @@ async function serviceLane(ctx: ServiceContext, lane: number, rng: Rng): Promise
     } else {
       ctx.count(`${target === 'improve' ? 'improve ' : ''}${checkAnswer(ctx, scenario, target, answer.status, answer.headers, answer.body, fail)}`);
     }
-    if (!(await closedSoon(ctx.host, scenario))) fail(`a connection still open on the host ${CLOSE_MS} ms after the answer`);
-    ctx.host.forget(scenario);
+    const left = !answer && leave?.signal.aborted === true;
+    if (!(await closedSoon(ctx.host, scenario))) fail(`a connection still open on the host ${CLOSE_MS} ms after the ${left ? 'client left' : 'answer'}`);
+    // The server learns that its client left a moment later (the close comes through its event loop,
+    // late on a loaded box); until then its download may still follow a redirect. Such a scenario
+    // stays on the host to the end of the run, where its connections must all be closed.
+    if (left) ctx.leftBehind.push({ scenario, lane, index });
+    else forget(ctx, scenario, lane, index);
   }
 }
 
@@ -277,6 +291,8 @@ export async function runFetchFuzz(opts: FetchFuzzOptions): Promise<FetchFuzzRep
     deadline: performance.now() + opts.seconds * 1000,
     timing: opts.timing ?? false,
     report,
+    forgotten: new Map(),
+    leftBehind: [],
     count: (o) => void (report.outcomes[o] = (report.outcomes[o] ?? 0) + 1),
     fail: (f) => void report.failures.push(f),
   };
@@ -291,7 +307,14 @@ export async function runFetchFuzz(opts: FetchFuzzOptions): Promise<FetchFuzzRep
         report.failures.push({ what: `the fetcher's places are not all free at the end: ${JSON.stringify(inUse)}`, lane: -1, index: -1 });
       }
     }
-    if (host.strays > 0) report.failures.push({ what: `${host.strays} connections named no scenario`, lane: -1, index: -1 });
+    for (const id of host.strays) {
+      const origin = ctx.forgotten.get(id);
+      report.failures.push(
+        origin
+          ? { what: `a connection to scenario ${id} after it was answered`, lane: origin.lane, index: origin.index, scenario: origin.describe }
+          : { what: `a connection named scenario ${id}, which this run never made`, lane: -1, index: -1 },
+      );
+    }
   } finally {
     process.off('uncaughtException', stray);
     process.off('unhandledRejection', stray);
@@ -312,6 +335,10 @@ async function runService(ctx: LaneContext, opts: FetchFuzzOptions, rngOf: (lane
     const before = await balance(agent, server.url, key);
     const sctx: ServiceContext = { ...ctx, server, key, agent, charged: { total: 0 } };
     await Promise.all(Array.from({ length: opts.lanes }, (_, lane) => serviceLane(sctx, lane, rngOf(lane))));
+    for (const { scenario, lane, index } of ctx.leftBehind) {
+      if (!(await closedSoon(ctx.host, scenario))) ctx.fail({ what: `a connection still open on the host at the end of the run, its client long gone`, lane, index, scenario: scenario.describe });
+      forget(ctx, scenario, lane, index);
+    }
     const alive = server.child.exitCode === null;
     if (!alive) ctx.report.failures.push({ what: `the server exited (${server.child.exitCode}): ${server.stderr.join('').slice(-500)}`, lane: -1, index: -1 });
     else {

@@ -48,8 +48,8 @@ export class HostileHost {
   private readonly scenarios = new Map<number, Scenario>();
   private readonly open = new Map<number, Set<net.Socket>>();
   private nextId = 1;
-  /** Connections whose request named no scenario of this host. */
-  strays = 0;
+  /** The ids named by connections whose scenario this host does not have (never had, or forgotten). */
+  readonly strays: number[] = [];
 
   get port(): number {
     return (this.server.address() as net.AddressInfo).port;
@@ -96,7 +96,7 @@ export class HostileHost {
       const id = Number(/^GET \/s\/(\d+) HTTP\/1\.1\r\n/.exec(head.toString('latin1'))?.[1]);
       const scenario = this.scenarios.get(id);
       if (!scenario) {
-        this.strays++;
+        this.strays.push(id);
         socket.destroy();
         return;
       }
