@@ -178,8 +178,8 @@ inline void SweepPixel(const float* img, float* fb, int w, int h, int y, int x, 
 // bytes are the same. But the pixels solved one after the other are in different rows and do not
 // wait for each other, where along a row each waits for its left neighbour's solve (a chain of ~45
 // cycles: load, four multiply-adds, the solve, the store). One thread, bands of four: 1 MP foreground
-// 11.6 → 7.8 ms (two rows 10.1, eight 9.4). The threaded wavefront's 64-column blocks keep bands of
-// one row (row by row): there four-row bands made the 1 MP foreground 6% slower (8.2 → 8.8 ms).
+// 12.5 → 9.2 ms (docs/native.md). The threaded wavefront's 64-column blocks keep bands of one row
+// (row by row): there four-row bands made the 1 MP foreground 6% slower (8.2 → 8.8 ms).
 constexpr int kDiagonalRows = 4;
 
 void SweepRows(const float* img, float* fb, int w, int h, int ya, int yb, int x0, int x1, float reg, float gw, int band) {
@@ -200,7 +200,7 @@ constexpr int kSweepRows = 16;
 constexpr int kSweepMinPixels = 1 << 15;
 
 // One sweep. With threads, as a wavefront over groups of kSweepRows rows: workers claim the groups in
-// order, go through a group a block of columns at a time (its rows along diagonals: SweepRows), and start
+// order, go through a group a block of columns at a time (each row of the group in turn), and start
 // a block only once the group above has finished it. Every pixel then sees exactly the neighbour
 // values of the row-by-row sweep (left and upper: this sweep's; right and lower: not yet touched), so
 // the result is the same bytes for any thread count. A group only waits for one claimed before it,
