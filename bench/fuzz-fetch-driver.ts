@@ -64,6 +64,7 @@ const FETCHER_LIMITS: FetchLimits = { maxBytes: 64 * 1024, totalTimeoutMs: 1500,
 const SLACK_MS = 5000;
 /** A scenario's connections must be closed this soon after it settled. */
 const CLOSE_MS = 3000;
+
 /** Images the hosts serve: the fuzz's small ones and a photo of ~40 kB (several reads, under the in-process cap). */
 async function hostImages(): Promise<Buffer[]> {
   const small = await smallImages();
