@@ -4,7 +4,9 @@
 // flipped each round: a flip leaves each checkout idle for two of the other's requests, longer than
 // a pool waits before handing its memory back (src/pool/idle-release.ts), so no request would meet
 // the steady state a client sending one photo after another gets. This checkout's child runs with
-// the environment bin/cutout gives node (src/process/launch-env.ts), the other with this one's.
+// the environment bin/cutout gives node (src/process/launch-env.ts), the other with the one its own
+// bin/cutout gave (its dist/src/process/launch-env.js; this process's environment where it has none),
+// so that each runs as its users ran it. A GLIBC_TUNABLES set by the caller goes to both.
 // Each checkout runs in its own long-lived child process (its pool loaded once). Prints medians per
 // stage and writes bench/results/compare.json.
 //
@@ -17,7 +19,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { launchEnv } from '../src/process/launch-env.js';
 import { benchPhotos } from './photos.js';
@@ -49,6 +51,14 @@ function start(root: string, model: string | undefined, env: NodeJS.ProcessEnv):
   });
 }
 
+/** The environment `root`'s bin/cutout gives node, where that checkout says (older ones: this process's). */
+async function launchEnvOf(root: string): Promise<NodeJS.ProcessEnv> {
+  const file = path.join(root, 'dist', 'src', 'process', 'launch-env.js');
+  if (!fs.existsSync(file)) return process.env;
+  const mod = (await import(pathToFileURL(file).href)) as { launchEnv?: (env?: NodeJS.ProcessEnv) => NodeJS.ProcessEnv };
+  return mod.launchEnv ? mod.launchEnv(process.env) : process.env;
+}
+
 function ask(child: ChildProcess, file: string, size: string): Promise<Answer> {
   return new Promise((resolve) => {
     child.once('message', (m) => resolve(m as Answer));
@@ -65,7 +75,7 @@ async function main(): Promise<void> {
   const wanted = flag('photos')?.split(',');
   const photos = (await benchPhotos()).filter((p) => !wanted || wanted.includes(p.name));
   const trees = { base: path.resolve(base), head: PACKAGE_ROOT };
-  const children = { base: await start(trees.base, model, process.env), head: await start(trees.head, model, launchEnv()) };
+  const children = { base: await start(trees.base, model, await launchEnvOf(trees.base)), head: await start(trees.head, model, launchEnv()) };
   type Runs = { ms: number[]; faults: number[]; rssMB: number[]; stages: Record<string, number[]>; failures: string[] };
   const results: Array<{ photo: string; tree: 'base' | 'head' } & Runs> = [];
   const emptyRuns = (): Runs => ({ ms: [], faults: [], rssMB: [], stages: {}, failures: [] });
