@@ -19,9 +19,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { launchEnv } from '../src/process/launch-env.js';
+import { launchEnvOf } from './launch-env-rerun.js';
 import { benchPhotos } from './photos.js';
 import { cpuInfo } from './soak-driver.js';
 import { markdownTable, median } from './stats.js';
@@ -49,14 +50,6 @@ function start(root: string, model: string | undefined, env: NodeJS.ProcessEnv):
     child.once('message', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`${root}: child exited (${code}) before its pool was ready`)));
   });
-}
-
-/** The environment `root`'s bin/cutout gives node, where that checkout says (older ones: this process's). */
-async function launchEnvOf(root: string): Promise<NodeJS.ProcessEnv> {
-  const file = path.join(root, 'dist', 'src', 'process', 'launch-env.js');
-  if (!fs.existsSync(file)) return process.env;
-  const mod = (await import(pathToFileURL(file).href)) as { launchEnv?: (env?: NodeJS.ProcessEnv) => NodeJS.ProcessEnv };
-  return mod.launchEnv ? mod.launchEnv(process.env) : process.env;
 }
 
 function ask(child: ChildProcess, file: string, size: string): Promise<Answer> {

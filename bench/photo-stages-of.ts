@@ -3,12 +3,15 @@
 // lease"): every call goes to ROOT's dist, so an older worktree measures its own code.
 //   node dist/bench/photo-stages-of.js ROOT PHOTO THREADS RUNS   → one JSON line of medians (ms; faults: minor page faults per photo)
 // Run each checkout in turn, a few rounds, photo by photo. Where ROOT's addon has the scratch cache,
-// it is set as the staged pool sets it under load (64 MB for the one worker).
+// it is set as the staged pool sets it under load (64 MB for the one worker). Runs in ROOT's
+// bin/cutout malloc environment (bench/launch-env-rerun.ts) unless GLIBC_TUNABLES is set.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { rerunInLaunchEnv } from './launch-env-rerun.js';
 
 const [root, file, threadsArg, runsArg] = process.argv.slice(2);
 if (!root || !file) throw new Error('usage: photo-stages-of.js ROOT PHOTO [THREADS] [RUNS]');
+await rerunInLaunchEnv(root);
 const threads = Number(threadsArg ?? 1);
 const runs = Number(runsArg ?? 5);
 const load = (rel: string): Promise<any> => import(path.resolve(root, 'dist', 'src', rel));

@@ -14,6 +14,7 @@
 // idle). A "kept" run follows an unmeasured one in that mode: the "off" run before it gave every
 // block back, and in the pool the previous photo has just left its blocks. Stage 1's decoded photo
 // goes on to stage 2 where the plan decodes once, as the pool does.
+// Runs in bin/cutout's malloc environment (bench/launch-env-rerun.ts) unless GLIBC_TUNABLES is set.
 // Prints a table with lscpu's flags and writes photo-stages.json and .md to bench/results (or --out).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +25,7 @@ import type { PrepareResult, RemoveResult } from '../src/pool/task.js';
 import * as codec from '../src/worker/codec.js';
 import { finishStaged, prepareRemoval, type PipelineContext } from '../src/worker/pipeline.js';
 import { cpuFacts } from './cpu-facts.js';
+import { rerunInLaunchEnv } from './launch-env-rerun.js';
 import { sizedBenchPhotos } from './photos.js';
 import { markdownTable, median } from './stats.js';
 
@@ -32,6 +34,7 @@ function arg(name: string, fallback: string): string {
   return i > 0 ? process.argv[i + 1]! : fallback;
 }
 
+await rerunInLaunchEnv();
 const cpu = cpuFacts();
 const sizes = arg('photos', '0.5,1,4,12').split(',');
 const threadCounts = arg('threads', `1,${cpu.cores}`).split(',').map(Number);

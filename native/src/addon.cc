@@ -17,7 +17,7 @@ namespace {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // Before ORT or libvips allocate anything big in this process (docs/memory.md).
-  const MallocTuning& malloc = TuneMalloc();
+  const bool malloc_tuned = TuneMalloc();
   exports.Set("Session", Session::Define(env));
   exports.Set("BatchSession", BatchSession::Define(env));
   exports.Set("preprocess", Napi::Function::New<JsPreprocess>(env, "preprocess"));
@@ -33,9 +33,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("releaseScratch", Napi::Function::New<JsReleaseScratch>(env, "releaseScratch"));
   exports.Set("ortBytesInUse", Napi::Function::New<JsOrtBytesInUse>(env, "ortBytesInUse"));
   exports.Set("trimMemory", Napi::Function::New<JsTrimMemory>(env, "trimMemory"));
-  exports.Set("mmapThreshold", malloc.applied ? Napi::Number::New(env, static_cast<double>(kMmapThresholdBytes)) : env.Null());
-  exports.Set("trimThreshold", malloc.applied ? Napi::Number::New(env, static_cast<double>(malloc.trim_threshold)) : env.Null());
-  exports.Set("singleArenaFromStart", Napi::Function::New<JsSingleArenaFromStart>(env, "singleArenaFromStart"));
+  exports.Set("mmapThreshold", malloc_tuned ? Napi::Number::New(env, static_cast<double>(kMmapThresholdBytes)) : env.Null());
   exports.Set("ortVersion", Napi::String::New(env, OrtGetApiBase()->GetVersionString()));
   return exports;
 }

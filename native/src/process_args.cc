@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "process_args.h"
 
-#include <string>
-
 #include "memory.h"
 #include "napi_util.h"
 #include "ort_allocator.h"
@@ -16,19 +14,6 @@ Napi::Value JsLoadedModels(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsTrimMemory(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), TrimMemory()); }
-
-Napi::Value JsSingleArenaFromStart(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  std::string value[2];
-  bool given[2] = {false, false};
-  for (size_t i = 0; i < 2; i++) {
-    if (info[i].IsNull() || info[i].IsUndefined()) continue;
-    CUTOUT_THROW_TYPE_IF(!info[i].IsString(), env, "ERR_CUTOUT_ARG", "Expected a string or null for argument ", i);
-    value[i] = info[i].As<Napi::String>().Utf8Value();
-    given[i] = true;
-  }
-  return Napi::Boolean::New(env, SingleArenaFromStart(given[0] ? value[0].c_str() : nullptr, given[1] ? value[1].c_str() : nullptr));
-}
 
 Napi::Value JsScratchCache(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();

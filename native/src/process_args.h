@@ -10,8 +10,6 @@ namespace cutout {
 Napi::Value JsLoadedModels(const Napi::CallbackInfo& info);
 // trimMemory() → boolean: malloc_trim(0), true when memory went back to the system.
 Napi::Value JsTrimMemory(const Napi::CallbackInfo& info);
-// singleArenaFromStart(tunables: string | null, mallocArenaMax: string | null) → boolean (memory.h).
-Napi::Value JsSingleArenaFromStart(const Napi::CallbackInfo& info);
 // scratchCache(limitBytes?) → { limit, cached }: sets the composite scratch cache's limit when given (scratch.h).
 Napi::Value JsScratchCache(const Napi::CallbackInfo& info);
 // releaseScratch() → bytes of cached scratch blocks handed back to the system.

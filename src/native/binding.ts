@@ -160,10 +160,6 @@ export interface NativeBinding {
   trimMemory(): boolean;
   /** The fixed glibc mmap threshold set when the addon loaded (4 MiB; docs/memory.md), or null when CUTOUT_MALLOC_TUNING=off. */
   readonly mmapThreshold: number | null;
-  /** The glibc trim threshold set when the addon loaded: 64 MiB where the process started with one malloc arena (bin/cutout's tunables), else 1 MiB (native/src/memory.h); null when CUTOUT_MALLOC_TUNING=off. */
-  readonly trimThreshold: number | null;
-  /** Whether GLIBC_TUNABLES and MALLOC_ARENA_MAX values (null: unset) give malloc one arena, as the addon reads them at load. */
-  singleArenaFromStart(tunables: string | null, mallocArenaMax: string | null): boolean;
   readonly ortVersion: string;
 }
 

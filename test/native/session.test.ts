@@ -1,15 +1,11 @@
 // The Session runs the real model over tensors it owns, shares one model per process, and refuses bad input.
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
 import sharp from 'sharp';
 import { loadBinding, sessionOptionsFor, type SessionOptions } from '../../src/native/binding.js';
 import { modelEntry } from '../../src/model/manifest.js';
-import { LAUNCH_TUNABLES } from '../../src/process/launch-env.js';
 import { evalImage } from '../helpers/core-fixtures.js';
 
 const binding = loadBinding();
-const BINDING_MODULE = fileURLToPath(new URL('../../src/native/binding.js', import.meta.url));
 const model = modelEntry();
 const opts: SessionOptions = sessionOptionsFor(model.entry, 2);
 
@@ -131,41 +127,4 @@ t.test('trimMemory() and the malloc settings the addon applied at load', async (
   t.type(binding.trimMemory(), 'boolean', 'callable again');
   if (process.env.CUTOUT_MALLOC_TUNING === 'off') t.equal(binding.mmapThreshold, null);
   else t.equal(binding.mmapThreshold, 4 * 1024 * 1024, 'fixed 4 MiB mmap threshold: big photo buffers get mappings of their own, unmapped when freed');
-  const single = binding.singleArenaFromStart(process.env.GLIBC_TUNABLES ?? null, process.env.MALLOC_ARENA_MAX ?? null);
-  if (process.env.CUTOUT_MALLOC_TUNING === 'off') t.equal(binding.trimThreshold, null);
-  else t.equal(binding.trimThreshold, (single ? 64 : 1) * 1024 * 1024, `trim threshold for this process (${single ? 'one arena' : 'arenas'} from its start)`);
-});
-
-t.test('singleArenaFromStart: reads GLIBC_TUNABLES as glibc does (last setting wins, over MALLOC_ARENA_MAX)', async (t) => {
-  const one = (tunables: string | null, alias: string | null) => binding.singleArenaFromStart(tunables, alias);
-  t.equal(one(null, null), false, 'nothing set: glibc\'s arenas');
-  t.equal(one(LAUNCH_TUNABLES, null), true, "bin/cutout's tunables");
-  t.equal(one('glibc.malloc.arena_max=1', null), true);
-  t.equal(one('glibc.malloc.hugetlb=1', null), false, 'huge pages only');
-  t.equal(one('glibc.malloc.arena_max=2', null), false);
-  t.equal(one('glibc.malloc.arena_max=10', null), false, 'not a prefix match');
-  t.equal(one('glibc.malloc.arena_max=1:glibc.malloc.arena_max=4', null), false, 'the last setting wins');
-  t.equal(one('glibc.malloc.arena_max=4:glibc.malloc.arena_max=1', null), true);
-  t.equal(one('xglibc.malloc.arena_max=1', null), false, 'another name');
-  t.equal(one('', null), false, 'empty');
-  t.equal(one(null, '1'), true, 'MALLOC_ARENA_MAX=1');
-  t.equal(one(null, '2'), false);
-  t.equal(one('glibc.malloc.arena_max=3', '1'), false, 'the tunable over the alias');
-  t.equal(one('glibc.malloc.hugetlb=1', '1'), true, 'the alias where the tunables do not name it');
-  t.throws(() => binding.singleArenaFromStart(3 as unknown as string, null), /Expected a string or null/);
-});
-
-t.test('a process started with bin/cutout\'s tunables: one arena and the 64 MiB trim threshold', async (t) => {
-  const script = `import { loadBinding } from ${JSON.stringify(pathToFileURL(BINDING_MODULE).href)};\nconst b = loadBinding();\nconsole.log(JSON.stringify({ trim: b.trimThreshold, mmap: b.mmapThreshold }));`;
-  const run = (extra: NodeJS.ProcessEnv) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-    delete env.MALLOC_ARENA_MAX;
-    delete env.CUTOUT_MALLOC_TUNING;
-    for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k];
-    const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' });
-    t.equal(out.status, 0, out.stderr);
-    return JSON.parse(out.stdout) as { trim: number; mmap: number };
-  };
-  t.same(run({ GLIBC_TUNABLES: LAUNCH_TUNABLES }), { trim: 64 * 1024 * 1024, mmap: 4 * 1024 * 1024 }, 'launch tunables: the busy top kept');
-  t.same(run({ GLIBC_TUNABLES: undefined }), { trim: 1024 * 1024, mmap: 4 * 1024 * 1024 }, 'plain node: 1 MiB, as thread arenas\' tops are never trimmed when idle');
 });

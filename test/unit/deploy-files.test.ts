@@ -14,7 +14,6 @@ import { Secret } from 'kubernetes-models/v1/Secret';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { FLAG_NAMES } from '../../src/config.js';
-import { LAUNCH_TUNABLES } from '../../src/process/launch-env.js';
 
 const DEPLOY = fileURLToPath(new URL('../../../deploy/', import.meta.url));
 const K8S = `${DEPLOY}kubernetes/`;
@@ -123,6 +122,5 @@ t.test('Dockerfile: parses; a CPU and a CUDA runtime stage, fed by named build s
     t.ok(instrs.some((i) => i.getKeyword() === 'USER'), `${stage}: runs as a non-root user`);
     t.ok(instrs.some((i) => i.getKeyword() === 'ENTRYPOINT' && /dist\/src\/cli\/main\.js/.test(i.getTextContent())), `${stage}: the cutout CLI as entry point`);
     t.notOk(instrs.some((i) => /npm ci|apt-get install/.test(i.getTextContent())), `${stage}: no build tools in the runtime image`);
-    t.ok(instrs.some((i) => i.getKeyword() === 'ENV' && i.getTextContent().includes(`GLIBC_TUNABLES=${LAUNCH_TUNABLES}`)), `${stage}: node gets bin/cutout's malloc tunables`);
   }
 });
