@@ -1,5 +1,6 @@
 // What bin/cutout adds to node's environment when it starts the CLI, for the programs that start
-// `cutout` without it (the benches' servers, bench:compare's checkouts): glibc's malloc backs its
+// `cutout` without it (the benches' servers, bench:compare's checkouts; deploy/Dockerfile sets the
+// same for its entry point, checked by test/unit/deploy-files.test.ts): glibc's malloc backs its
 // mmapped blocks with transparent huge pages (docs/memory.md, "Huge pages"). Read by glibc only when
 // a process starts, so it cannot be set from inside. A value the caller set is kept.
 

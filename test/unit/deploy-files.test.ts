@@ -14,6 +14,7 @@ import { Secret } from 'kubernetes-models/v1/Secret';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { FLAG_NAMES } from '../../src/config.js';
+import { HUGE_PAGE_TUNABLES } from '../../src/process/launch-env.js';
 
 const DEPLOY = fileURLToPath(new URL('../../../deploy/', import.meta.url));
 const K8S = `${DEPLOY}kubernetes/`;
@@ -122,5 +123,7 @@ t.test('Dockerfile: parses; a CPU and a CUDA runtime stage, fed by named build s
     t.ok(instrs.some((i) => i.getKeyword() === 'USER'), `${stage}: runs as a non-root user`);
     t.ok(instrs.some((i) => i.getKeyword() === 'ENTRYPOINT' && /dist\/src\/cli\/main\.js/.test(i.getTextContent())), `${stage}: the cutout CLI as entry point`);
     t.notOk(instrs.some((i) => /npm ci|apt-get install/.test(i.getTextContent())), `${stage}: no build tools in the runtime image`);
+    // The entry point is node itself, not bin/cutout: the image sets what bin/cutout would.
+    t.ok(instrs.some((i) => i.getKeyword() === 'ENV' && i.getTextContent().split(/\s+/).includes(`GLIBC_TUNABLES=${HUGE_PAGE_TUNABLES}`)), `${stage}: node gets bin/cutout's malloc tunable`);
   }
 });
