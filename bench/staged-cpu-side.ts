@@ -5,8 +5,8 @@
 //   node dist/bench/staged-cpu-side.js [--root CHECKOUT] [--photo FILE] [--concurrency 1,4] [--requests 24] [--photo-nice N] [--gap-ms MS]
 // --root runs another checkout's build (an older worktree: before/after in one run, taking turns).
 // The mask is the default CPU model's for the photo, made once here. Prints img/s and p50/p90 per
-// concurrency, the process's peak RSS during the level and its RSS a second after, as one JSON line
-// per level, with the median of each Server-Timing stage.
+// concurrency, the process's peak RSS during the level and its RSS a second after, its minor page
+// faults per request (every thread), as one JSON line per level, with the median of each Server-Timing stage.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -90,6 +90,7 @@ try {
     // The process's RSS (workers are its threads) every 20 ms: the level's peak.
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    const f0 = process.resourceUsage().minorPageFault;
     const t0 = performance.now();
     await Promise.all(Array.from({ length: c }, async () => {
       while (next++ < requests) {
@@ -98,13 +99,14 @@ try {
       }
     }));
     const wall = performance.now() - t0;
+    const faultsPerRequest = Math.round((process.resourceUsage().minorPageFault - f0) / requests);
     clearInterval(sampler);
     const r1 = (v: number) => Math.round(v * 10) / 10;
     // Idle again: what the pool still holds a second later (kept scratch and put-off garbage gone).
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const idleRssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
     const stages = Object.fromEntries([...new Set(timings.flatMap((s) => Object.keys(s)))].map((k) => [k, r1(quantile(timings.map((s) => s[k] ?? 0), 0.5))]));
-    console.log(JSON.stringify({ root, photo: path.basename(photoFile), photoNice, gapMs, concurrency: c, requests, imgPerS: r1((requests * 1000) / wall), p50: r1(quantile(ms, 0.5)), p90: r1(quantile(ms, 0.9)), peakRssMb: Math.round(peak / 2 ** 20), idleRssMb, stages }));
+    console.log(JSON.stringify({ root, photo: path.basename(photoFile), photoNice, gapMs, concurrency: c, requests, imgPerS: r1((requests * 1000) / wall), p50: r1(quantile(ms, 0.5)), p90: r1(quantile(ms, 0.9)), peakRssMb: Math.round(peak / 2 ** 20), idleRssMb, faultsPerRequest, stages }));
   }
 } finally {
   await pool.close();

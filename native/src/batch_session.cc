@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
@@ -250,8 +251,11 @@ void BatchSession::RunBound(int count) {
   binding.SynchronizeOutputs();
 }
 
-// run(images: Uint8Array[]) → Float32Array[]: images are height×width×3 RGB bytes, at most maxBatch;
-// each mask a 0..1 float matte (a float model's activation and range applied, per photo).
+// run(images: Uint8Array[], outputs?: Float32Array[]) → Float32Array[]: images are height×width×3 RGB
+// bytes, at most maxBatch; each mask a 0..1 float matte (a float model's activation and range
+// applied, per photo). outputs[i], where given, is the mask for images[i] (written and returned):
+// the masks of earlier batches handed back, so their pages are resident instead of a fresh 4 MiB
+// mapping faulted in for every photo (docs/gpu.md, "Page faults on the staged path").
 Napi::Value BatchSession::JsRun(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   RequireOpen(env);
@@ -269,6 +273,21 @@ Napi::Value BatchSession::JsRun(const Napi::CallbackInfo& info) {
     CUTOUT_THROW_TYPE_IF(s.length != plane * 3, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", plane * 3, " bytes (", width_, "x",
                          height_, "x3) for images[", i, "] but received ", s.length);
     spans.push_back(s);
+  }
+  std::vector<Napi::Float32Array> given;
+  if (!info[1].IsUndefined() && !info[1].IsNull()) {
+    CUTOUT_THROW_TYPE_IF(!info[1].IsArray(), env, "ERR_CUTOUT_ARG", "Expected an array of Float32Array for outputs");
+    Napi::Array outputs = info[1].As<Napi::Array>();
+    const uint32_t n = std::min(outputs.Length(), count);
+    for (uint32_t i = 0; i < n; i++) {
+      Napi::Value v = outputs.Get(i);
+      const bool ok = v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_float32_array;
+      CUTOUT_THROW_TYPE_IF(!ok, env, "ERR_CUTOUT_ARG", "Expected a Float32Array for outputs[", i, "]");
+      Napi::Float32Array out = v.As<Napi::Float32Array>();
+      CUTOUT_THROW_TYPE_IF(out.ElementLength() != plane, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", plane, " floats (", width_, "x",
+                           height_, ") for outputs[", i, "] but received ", out.ElementLength());
+      given.push_back(out);
+    }
   }
   for (uint32_t i = 0; i < count; i++) {
     uint8_t* slot = static_cast<uint8_t*>(input_.data) + plane * 3 * ElementBytes(in_type_) * i;
@@ -292,7 +311,7 @@ Napi::Value BatchSession::JsRun(const Napi::CallbackInfo& info) {
   }
   Napi::Array out = Napi::Array::New(env, count);
   for (uint32_t i = 0; i < count; i++) {
-    Napi::Float32Array mask = Napi::Float32Array::New(env, plane);
+    Napi::Float32Array mask = i < given.size() ? given[i] : Napi::Float32Array::New(env, plane);
     if (half_output_) {
       HalfToFloat(static_cast<uint16_t*>(output_.data) + plane * i, mask.Data(), plane);
     } else {

@@ -97,8 +97,11 @@ export interface BatchSessionOptions extends SessionOptions {
 
 /** A batch-capable model (uint8 [N, H, W, 3] in, float [N, 1, H, W] out; or a model file's float input with a symbolic batch, normalised per photo) run on several photos at once. */
 export interface NativeBatchSession {
-  /** Model-sized RGB photos (height × width × 3 bytes each, 1..maxBatch) → one mask each, each with its own ArrayBuffer. */
-  run(images: Uint8Array[]): Float32Array[];
+  /**
+   * Model-sized RGB photos (height × width × 3 bytes each, 1..maxBatch) → one mask each, each with its own ArrayBuffer:
+   * `outputs[i]` where given (width × height floats: an earlier batch's mask handed back, its pages resident), else a new one.
+   */
+  run(images: Uint8Array[], outputs?: Float32Array[]): Float32Array[];
   /** Runs every bucket once (cuDNN tunes per shape); returns ms per bucket. */
   warmUp(): number[];
   /** Batch sizes a run is padded to: powers of two up to maxBatch, and maxBatch. */

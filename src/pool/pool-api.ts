@@ -21,6 +21,8 @@ export interface BatchReport {
   bucket?: number;
   /** Wall time of the model run in the inference worker, ms; absent when the run failed. */
   ms?: number;
+  /** Masks written into buffers that finished photos handed back (resident pages), not new ones; absent when the run failed. */
+  reused?: number;
 }
 
 export interface PoolOptions {

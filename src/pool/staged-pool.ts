@@ -19,7 +19,8 @@ import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
 import { IdleRelease } from './idle-release.js';
 import type { BatchReport, PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
-import type { FinishTask, PrepareResult, RemoveResult, RemoveTask } from './task.js';
+import { SpareMasks } from './spare-masks.js';
+import type { FinishReply, FinishTask, PrepareResult, RemoveResult, RemoveTask } from './task.js';
 import type { WorkerConfig } from '../worker/worker.js';
 import type { InferBatchResult, InferWorkerConfig } from '../worker/infer-worker.js';
 
@@ -42,9 +43,9 @@ export interface StagedPoolConfig {
 }
 
 interface CpuJob {
-  /** A worker function of src/worker/worker.ts; `release` takes no task. */
+  /** A worker function of src/worker/worker.ts; `release` reads no task (its `drop`: spare masks, transferred for its GC to free). */
   name: 'prepare' | 'finish' | 'release';
-  task: RemoveTask | FinishTask | Record<string, never>;
+  task: RemoveTask | FinishTask | { drop?: ArrayBuffer[] };
   transfer: ArrayBuffer[];
 }
 
@@ -87,16 +88,20 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   );
   /** Requests in their first stage (queued for it or running it): the batches' possible company. */
   let preparing = 0;
+  const spareMasks = new SpareMasks(cfg.inferWorkers * cfg.maxBatch);
   const gpu = new FifoQueue<Uint8Array, Mask>(
     async (images) => {
       let out: InferBatchResult;
+      const outputs = spareMasks.take(images.length);
       try {
-        out = (await inferPiscina.run({ images }, { transferList: images.map((i) => i.buffer as ArrayBuffer) })) as InferBatchResult;
+        const transferList = [...images.map((i) => i.buffer as ArrayBuffer), ...outputs.map((o) => o.buffer as ArrayBuffer)];
+        out = (await inferPiscina.run(outputs.length ? { images, outputs } : { images }, { transferList })) as InferBatchResult;
       } catch (err) {
         cfg.onBatch?.({ size: images.length });
         throw codedError('worker_failed', `Inference failed: ${(err as Error).message}`);
       }
-      cfg.onBatch?.({ size: images.length, bucket: out.batch, ms: out.ms });
+      cfg.onBatch?.({ size: images.length, bucket: out.batch, ms: out.ms, reused: out.reused });
+      if (out.masks[0]) spareMasks.sizeFrom(out.masks[0]);
       return out.masks.map((mask) => ({ status: 'fulfilled', value: { mask, ms: out.ms, batch: out.batch } }));
     },
     // Company for a batch can only come from a photo being prepared now: with none, a lone photo
@@ -110,7 +115,11 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   // the inference workers' tensors, process-wide) with it: one `release` per worker, through the FIFO at
   // low priority (new requests go first and Piscina still never queues).
   const idleRelease = new IdleRelease(() => {
-    for (let i = 0; i < cfg.cpuWorkers; i++) void cpu.run({ name: 'release', task: {}, transfer: [] }, undefined, undefined, 'low').catch(() => undefined);
+    const drop = spareMasks.drain();
+    for (let i = 0; i < cfg.cpuWorkers; i++) {
+      const task = i === 0 && drop.length ? { drop } : {};
+      void cpu.run({ name: 'release', task, transfer: i === 0 ? drop : [] }, undefined, undefined, 'low').catch(() => undefined);
+    }
   });
 
   const capacity = cfg.cpuWorkers + cfg.inferWorkers * cfg.maxBatch;
@@ -149,7 +158,8 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     timings.total = round((timings.total ?? 0) + inferred.ms);
     const finishTask: FinishTask = { input: prepared.input, options: task.options, plan: prepared.plan, mask: inferred.mask, timings, ...(prepared.photo ? { photo: prepared.photo } : {}) };
     const transfer = [...transferListOf(prepared.input), inferred.mask.buffer as ArrayBuffer, ...(prepared.photo ? transferListOf(prepared.photo) : [])];
-    const result = (await cpu.run({ name: 'finish', task: finishTask, transfer }, signal, { onStart: (w) => (waited += w) }, 'urgent')) as RemoveResult;
+    const { result, spareMask } = (await cpu.run({ name: 'finish', task: finishTask, transfer }, signal, { onStart: (w) => (waited += w) }, 'urgent')) as FinishReply;
+    if (spareMask) spareMasks.put(spareMask);
     if (result.ok) result.timings.queue = round(waited);
     return result;
   }

@@ -109,3 +109,10 @@ export interface FinishTask {
   /** As RemoveTask's: set by the pool as the stage starts. */
   threads?: number;
 }
+
+/** What a photo worker's `finish` hands back: the removal, and the mask's buffer for the next batch to fill. */
+export interface FinishReply {
+  result: RemoveResult;
+  /** The task's mask buffer once the composite is done with it (transferred back). */
+  spareMask?: ArrayBuffer;
+}

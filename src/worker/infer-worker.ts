@@ -1,7 +1,8 @@
 // Piscina worker entry for batched inference (the staged path): one BatchSession over the shared
 // model, run on whole batches of model-sized photos. Module evaluation loads the model and runs
 // every batch size once (cuDNN tunes its kernels per shape), so the pool is ready only when a
-// batch of any size runs at full speed. Masks travel back by transfer, one ArrayBuffer each.
+// batch of any size runs at full speed. Masks travel back by transfer, one ArrayBuffer each; the
+// pool hands finished photos' masks back with the next batch, to be filled again (no fresh pages).
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { loadBinding, type BatchSessionOptions } from '../native/binding.js';
 
@@ -13,6 +14,8 @@ export interface InferWorkerConfig extends BatchSessionOptions {
 
 export interface InferBatch {
   images: Uint8Array[];
+  /** Masks of earlier batches handed back (transferred here), filled instead of new ones where given. */
+  outputs?: Float32Array[];
 }
 
 export interface InferBatchResult {
@@ -21,6 +24,8 @@ export interface InferBatchResult {
   ms: number;
   /** The bucket the batch was padded to. */
   batch: number;
+  /** Masks written into the `outputs` handed in. */
+  reused: number;
 }
 
 const config = workerData as InferWorkerConfig;
@@ -30,11 +35,12 @@ const warmUpMs = config.warmUp === false ? [] : session.warmUp();
 
 export default function inferBatch(task: InferBatch): unknown {
   const t0 = performance.now();
-  const masks = session.run(task.images);
+  const masks = session.run(task.images, task.outputs);
   const result: InferBatchResult = {
     masks,
     ms: Math.round((performance.now() - t0) * 10) / 10,
     batch: session.buckets.find((b) => b >= task.images.length) ?? task.images.length,
+    reused: Math.min(task.outputs?.length ?? 0, task.images.length),
   };
   return move({ [transferableSymbol]: masks.map((m) => m.buffer), [valueSymbol]: result } as never);
 }

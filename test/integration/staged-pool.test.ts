@@ -11,6 +11,7 @@ import { loadBinding } from '../../src/native/binding.js';
 import { pollUntilAsync } from '../helpers/poll.js';
 import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/domain/removal.js';
 import type { RemoveResult } from '../../src/pool/task.js';
+import type { BatchReport } from '../../src/pool/pool-api.js';
 import { writeTinyBatchModel } from '../helpers/tiny-batch-model.js';
 
 const model = writeTinyBatchModel();
@@ -119,6 +120,26 @@ t.test('composite scratch is kept while requests come and none once the pipeline
   t.equal(binding.scratchCache().cached, 0, 'empty for longer than the idle time: every block handed back');
   await p.close();
   t.equal(binding.scratchCache().cached, 0, 'closed: nothing kept');
+});
+
+t.test('masks go back for the next batch to fill while requests come; dropped once idle', async (t) => {
+  const binding = loadBinding();
+  const reports: BatchReport[] = [];
+  const p = await createRemovalPool({ model: 'isnet-fp16-batch', modelPath: model, device: 'cpu', warmUp: false, workers: 2, maxBatch: 2, batchWaitMs: 0, onBatch: (b) => reports.push(b) });
+  t.teardown(() => p.close());
+  binding.releaseScratch();
+  const refined: RemoveOptions = { ...DEFAULT_OPTIONS };
+  const spots = [[10, 10], [100, 20], [200, 150], [270, 190]] as const;
+  for (const [x, y] of spots) {
+    const r = ok(await p.run({ input: await photo(x, y), options: refined }));
+    // A buffer filled again must hold this photo's mask, nothing of the last one's.
+    t.ok(Math.abs(r.foreground.left - x) <= 2 && Math.abs(r.foreground.top - y) <= 2 && Math.abs(r.foreground.width - 40) <= 4, `(${x}, ${y}): its own square (${JSON.stringify(r.foreground)})`);
+  }
+  t.same(reports.map((b) => [b.size, b.reused]), [[1, 0], [1, 1], [1, 1], [1, 1]], 'one photo after another: the first batch makes its mask, each later one fills the last photo\'s');
+  // The idle release drops them (and hands the scratch back: the sign that it ran).
+  await pollUntilAsync(async () => binding.scratchCache().cached === 0, 'the idle release', IDLE_RELEASE_MS * 3);
+  ok(await p.run({ input: await photo(60, 60), options: refined }));
+  t.equal(reports.at(-1)!.reused, 0, 'after the idle release, a new mask again');
 });
 
 t.test('closing with scratch kept hands it back at once', async (t) => {

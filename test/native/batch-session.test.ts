@@ -34,6 +34,31 @@ function image(v: number, x0: number, y0: number): Uint8Array {
   return px;
 }
 
+t.test('outputs: masks written into the buffers handed in (an earlier batch\'s), the rest new; bad ones refused', async (t) => {
+  const s = new binding.BatchSession(tiny, options());
+  t.teardown(() => s.close());
+  const imgs = [image(0, 0, 0), image(51, 20, 10), image(102, 50, 30)];
+  const fresh = s.run(imgs);
+  const handed = [new Float32Array(W * H).fill(7), new Float32Array(W * H).fill(-3)];
+  const masks = s.run(imgs, handed);
+  t.equal(masks.length, 3);
+  t.equal(masks[0], handed[0], 'the first mask is the first buffer handed in');
+  t.equal(masks[1], handed[1], 'the second, the second');
+  t.not(masks[2]!.buffer, handed[0]!.buffer, 'the third, with none handed in for it, a new one');
+  t.not(masks[2]!.buffer, handed[1]!.buffer);
+  masks.forEach((m, i) => t.same(m, fresh[i], `mask ${i}: the same values as into a new buffer (nothing left of the old contents)`));
+  t.same(s.run([imgs[2]!], [handed[0]!, handed[1]!])[0], fresh[2], 'more outputs than images: the extra ones untouched');
+  t.same(handed[1], fresh[1], 'the extra one kept what it had');
+  t.same(s.run(imgs, [])[1], fresh[1], 'none handed in: all new');
+  t.throws(() => s.run(imgs, [new Float32Array(W * H - 1)]), { code: 'ERR_CUTOUT_BAD_LENGTH' }, 'a buffer of the wrong length');
+  t.throws(() => s.run(imgs, [new Uint8Array(W * H * 4) as unknown as Float32Array]), { code: 'ERR_CUTOUT_ARG' }, 'not a Float32Array');
+  t.throws(() => s.run(imgs, 'x' as unknown as Float32Array[]), { code: 'ERR_CUTOUT_ARG' }, 'not an array');
+  const detached = new Float32Array(W * H);
+  structuredClone(detached.buffer, { transfer: [detached.buffer] });
+  t.throws(() => s.run(imgs, [detached]), { code: 'ERR_CUTOUT_BAD_LENGTH' }, 'a detached one (length 0)');
+  t.same(s.run(imgs)[0], fresh[0], 'the session still runs after the refusals');
+});
+
 t.test('each photo of a batch gets its own mask, in order, in its own buffer', async (t) => {
   const s = new binding.BatchSession(tiny, options());
   t.teardown(() => s.close());
