@@ -1,6 +1,6 @@
 // Benches that time this process's own allocations (photo-stages, photo-stages-of) run in the
-// environment a checkout's bin/cutout gives node (src/process/launch-env.ts: huge pages, one malloc
-// arena), as the service runs. glibc reads GLIBC_TUNABLES only when a process starts, so where the
+// environment a checkout's bin/cutout gives node (src/process/launch-env.ts: malloc's big blocks on
+// huge pages), as the service runs. glibc reads GLIBC_TUNABLES only when a process starts, so where the
 // caller has not set it the bench starts itself again with it and exits with that run's status. A
 // GLIBC_TUNABLES the caller set (even empty) is kept: that is how to measure without.
 import { spawnSync } from 'node:child_process';

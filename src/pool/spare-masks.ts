@@ -30,8 +30,4 @@ export class SpareMasks {
   drain(): ArrayBuffer[] {
     return this.spare.splice(0);
   }
-
-  get size(): number {
-    return this.spare.length;
-  }
 }
