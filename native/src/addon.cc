@@ -5,6 +5,7 @@
 
 #include "batch_session.h"
 #include "composite_args.h"
+#include "decode_args.h"
 #include "memory.h"
 #include "ort_env.h"
 #include "pixels_args.h"
@@ -26,6 +27,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("flattenOnColor", Napi::Function::New<JsFlattenOnColor>(env, "flattenOnColor"));
   exports.Set("blendOver", Napi::Function::New<JsBlendOver>(env, "blendOver"));
   exports.Set("extractAlpha", Napi::Function::New<JsExtractAlpha>(env, "extractAlpha"));
+  exports.Set("decodeJpegRgba", Napi::Function::New<JsDecodeJpegRgba>(env, "decodeJpegRgba"));
+  exports.Set("libvipsDecodeAvailable", Napi::Function::New<JsLibvipsDecodeAvailable>(env, "libvipsDecodeAvailable"));
   exports.Set("encodePng", Napi::Function::New<JsEncodePng>(env, "encodePng"));
   exports.Set("compositeMask", Napi::Function::New<JsCompositeMask>(env, "compositeMask"));
   exports.Set("loadedModels", Napi::Function::New<JsLoadedModels>(env, "loadedModels"));

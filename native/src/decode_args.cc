@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#include "decode_args.h"
+
+#include <string>
+
+#include "libvips_decode.h"
+#include "napi_util.h"
+
+namespace cutout {
+
+Napi::Value JsDecodeJpegRgba(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const ByteSpan input = BytesOf(info[0], "input");
+  const int w = IntArg(info[1], "width", 1, 1 << 16);
+  const int h = IntArg(info[2], "height", 1, 1 << 16);
+  const ByteSpan dst = BytesOf(info[3], "dst");
+  const size_t want = static_cast<size_t>(w) * h * 4;
+  CUTOUT_THROW_TYPE_IF(dst.length != want, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", want, " bytes for dst but received ",
+                       dst.length);
+  CUTOUT_THROW_TYPE_IF(input.data < dst.data + dst.length && dst.data < input.data + input.length, env, "ERR_CUTOUT_ARG",
+                       "input and dst must not share memory");
+  std::string error;
+  switch (DecodePlainJpegRgba(input.data, input.length, w, h, dst.data, dst.length, &error)) {
+    case VipsDecodeStatus::kOk:
+      return Napi::Boolean::New(env, true);
+    case VipsDecodeStatus::kFailed:
+      throw CodedError(env, "ERR_CUTOUT_DECODE", error.empty() ? std::string("libvips could not decode the image") : error);
+    default:
+      return Napi::Boolean::New(env, false);
+  }
+}
+
+Napi::Value JsLibvipsDecodeAvailable(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), LibvipsAvailable()); }
+
+}  // namespace cutout

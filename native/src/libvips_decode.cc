@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+#include "libvips_decode.h"
+
+#include <mutex>
+
+#if defined(__linux__)
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstring>
+#endif
+
+namespace cutout {
+namespace {
+
+// libvips' C API, as much as this file uses (vips/image.h, vips/foreign.h, vips/conversion.h of
+// libvips 8.x; stable across 8.x). VipsImage is opaque here.
+struct VipsImage;
+enum : int { kVipsFormatUchar = 0, kVipsAccessSequential = 1, kVipsFailOnTruncated = 1 };
+
+struct VipsApi {
+  int (*jpegload_buffer)(void* buf, size_t len, VipsImage** out, ...) = nullptr;
+  int (*bandjoin_const1)(VipsImage* in, VipsImage** out, double c, ...) = nullptr;
+  VipsImage* (*new_from_memory)(const void* data, size_t size, int width, int height, int bands, int format) = nullptr;
+  int (*image_write)(VipsImage* image, VipsImage* out) = nullptr;
+  int (*get_width)(const VipsImage* image) = nullptr;
+  int (*get_height)(const VipsImage* image) = nullptr;
+  int (*get_bands)(const VipsImage* image) = nullptr;
+  int (*get_format)(const VipsImage* image) = nullptr;
+  unsigned long (*get_typeof)(const VipsImage* image, const char* name) = nullptr;
+  int (*get_int)(const VipsImage* image, const char* name, int* out) = nullptr;
+  const char* (*error_buffer)() = nullptr;
+  void (*error_clear)() = nullptr;
+  void (*object_unref)(void* object) = nullptr;
+  bool ok = false;
+};
+
+#if defined(__linux__)
+// The path of the loaded object whose name holds "libvips" (sharp's libvips-cpp.so.*), if any.
+int FindLibvips(struct dl_phdr_info* info, size_t, void* data) {
+  if (info->dlpi_name && std::strstr(info->dlpi_name, "/libvips")) {
+    *static_cast<std::string*>(data) = info->dlpi_name;
+    return 1;
+  }
+  return 0;
+}
+
+template <typename F>
+bool Resolve(void* lib, const char* name, F* fn) {
+  *fn = reinterpret_cast<F>(dlsym(lib, name));
+  return *fn != nullptr;
+}
+
+VipsApi LoadApi() {
+  VipsApi api;
+  std::string path;
+  dl_iterate_phdr(FindLibvips, &path);
+  if (path.empty()) return api;
+  // RTLD_NOLOAD: only a library sharp already loaded (and initialised with vips_init).
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) return api;
+  api.ok = Resolve(lib, "vips_jpegload_buffer", &api.jpegload_buffer) &&
+           Resolve(lib, "vips_bandjoin_const1", &api.bandjoin_const1) &&
+           Resolve(lib, "vips_image_new_from_memory", &api.new_from_memory) &&
+           Resolve(lib, "vips_image_write", &api.image_write) && Resolve(lib, "vips_image_get_width", &api.get_width) &&
+           Resolve(lib, "vips_image_get_height", &api.get_height) && Resolve(lib, "vips_image_get_bands", &api.get_bands) &&
+           Resolve(lib, "vips_image_get_format", &api.get_format) &&
+           Resolve(lib, "vips_image_get_typeof", &api.get_typeof) && Resolve(lib, "vips_image_get_int", &api.get_int) &&
+           Resolve(lib, "vips_error_buffer", &api.error_buffer) && Resolve(lib, "vips_error_clear", &api.error_clear) &&
+           Resolve(lib, "g_object_unref", &api.object_unref);
+  // The handle stays open: sharp's addon keeps the library loaded for the life of the process anyway.
+  return api;
+}
+#else
+VipsApi LoadApi() { return VipsApi{}; }
+#endif
+
+// Resolved once libvips is there; a miss (sharp not loaded yet) is tried again on the next call.
+const VipsApi& Api() {
+  static std::mutex mu;
+  static VipsApi api;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!api.ok) api = LoadApi();
+  return api;
+}
+
+// Drops a reference on scope exit.
+struct Unref {
+  const VipsApi& api;
+  VipsImage* image = nullptr;
+  ~Unref() {
+    if (image) api.object_unref(image);
+  }
+};
+
+}  // namespace
+
+bool LibvipsAvailable() { return Api().ok; }
+
+VipsDecodeStatus DecodePlainJpegRgba(const uint8_t* input, size_t input_len, int width, int height, uint8_t* dst,
+                                     size_t dst_len, std::string* error) {
+  const VipsApi& api = Api();
+  if (!api.ok) return VipsDecodeStatus::kUnavailable;
+  if (!dst || width <= 0 || height <= 0 || dst_len != static_cast<size_t>(width) * height * 4)
+    return VipsDecodeStatus::kNotPlain;
+  if (!input || input_len == 0) {
+    if (error) *error = "no bytes to decode";
+    return VipsDecodeStatus::kFailed;
+  }
+  auto failed = [&]() {
+    if (error) *error = api.error_buffer();
+    api.error_clear();
+    return VipsDecodeStatus::kFailed;
+  };
+  // jpegload only reads the buffer (its signature predates const).
+  Unref loaded{api};
+  if (api.jpegload_buffer(const_cast<uint8_t*>(input), input_len, &loaded.image, "access", kVipsAccessSequential,
+                          "fail_on", kVipsFailOnTruncated, nullptr) != 0)
+    return failed();
+  VipsImage* in = loaded.image;
+  int orientation = 1;
+  if (api.get_typeof(in, "orientation") != 0 && api.get_int(in, "orientation", &orientation) != 0) orientation = 1;
+  if (api.get_width(in) != width || api.get_height(in) != height || api.get_bands(in) != 3 ||
+      api.get_format(in) != kVipsFormatUchar || api.get_typeof(in, "icc-profile-data") != 0 || orientation != 1)
+    return VipsDecodeStatus::kNotPlain;
+  Unref rgba{api};
+  if (api.bandjoin_const1(in, &rgba.image, 255.0, nullptr) != 0) return failed();
+  Unref out{api, api.new_from_memory(dst, dst_len, width, height, 4, kVipsFormatUchar)};
+  if (!out.image) return failed();
+  // The whole decode runs here, writing the caller's rows (vips_image_write_to_memory does the same
+  // into a buffer of its own).
+  if (api.image_write(rgba.image, out.image) != 0) return failed();
+  return VipsDecodeStatus::kOk;
+}
+
+}  // namespace cutout

@@ -1,0 +1,154 @@
+// A plain JPEG decoded by libvips straight into our own memory (native/src/libvips_decode.h,
+// codec.decodeRgbaOwned) gives the very bytes sharp's decode gives (codec.decodeRgba at full size),
+// for every kind of plain JPEG: subsampled or not, progressive, odd sizes, real photos. A JPEG that
+// needs converting (an ICC profile, an orientation, grey, CMYK) is not plain: the probe says so and
+// the addon declines it, so sharp decodes it. Bytes that do not decode (truncated, garbage) throw
+// libvips' reason; broken arguments are refused with coded errors.
+import t from 'tap';
+import sharp, { type JpegOptions } from 'sharp';
+import { loadBinding } from '../../src/native/binding.js';
+import * as codec from '../../src/worker/codec.js';
+import { evalImage, readManifest } from '../helpers/core-fixtures.js';
+import { seededBytes } from '../helpers/images.js';
+
+const binding = loadBinding();
+
+/** A photo-like RGB image: gradients, a disc and seeded noise, so every DCT block has detail. */
+function photoLike(w: number, h: number, seed = 7): Uint8Array {
+  const noise = seededBytes(w * h, seed);
+  const out = new Uint8Array(w * h * 3);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      const disc = Math.hypot(x - w / 2, y - h / 2) < Math.min(w, h) / 3;
+      out[3 * i] = Math.round((255 * x) / Math.max(1, w - 1));
+      out[3 * i + 1] = (Math.round((255 * y) / Math.max(1, h - 1)) + (noise[i]! >> 3)) & 255;
+      out[3 * i + 2] = disc ? 220 - (noise[i]! >> 4) : 30 + (noise[i]! >> 4);
+    }
+  }
+  return out;
+}
+
+function jpegOf(w: number, h: number, opts: JpegOptions): Promise<Buffer> {
+  return sharp(photoLike(w, h), { raw: { width: w, height: h, channels: 3 } }).jpeg(opts).toBuffer();
+}
+
+/** Both decodes of a plain JPEG: sharp's and ours, into a buffer of its own. */
+async function bothDecodes(input: Uint8Array): Promise<{ probe: codec.Probe; bySharp: Buffer; owned: codec.Raw | undefined }> {
+  const probe = await codec.probe(input);
+  const bySharp = (await codec.decodeRgba(input, 50e6, probe.width, probe.height, true)).data;
+  return { probe, bySharp, owned: codec.decodeRgbaOwned(input, probe.width, probe.height) };
+}
+
+t.test('libvips is reachable once sharp is loaded', async (t) => {
+  t.equal(binding.libvipsDecodeAvailable(), true);
+});
+
+t.test('every kind of plain JPEG: the bytes sharp gives', async (t) => {
+  const cases: Array<[string, number, number, JpegOptions]> = [
+    ['4:2:0, quality 90', 640, 480, { quality: 90, chromaSubsampling: '4:2:0' }],
+    ['4:4:4, quality 100', 640, 480, { quality: 100, chromaSubsampling: '4:4:4' }],
+    ['progressive, quality 50', 641, 479, { quality: 50, progressive: true }],
+    ['odd size, 4:2:0 (half a chroma block at the edges)', 17, 13, { quality: 80, chromaSubsampling: '4:2:0' }],
+    ['one pixel', 1, 1, { quality: 80 }],
+    ['a 1 MP photo shape', 1333, 750, { quality: 85, mozjpeg: true }],
+  ];
+  for (const [name, w, h, opts] of cases) {
+    const input = new Uint8Array(await jpegOf(w, h, opts));
+    const { probe, bySharp, owned } = await bothDecodes(input);
+    t.equal(probe.plainJpeg, true, `${name}: plain`);
+    t.ok(owned, `${name}: decoded into our own memory`);
+    t.same([owned!.width, owned!.height, owned!.channels], [w, h, 4], `${name}: RGBA at its own size`);
+    t.ok(owned!.data.equals(bySharp), `${name}: the same bytes as sharp's decode`);
+  }
+});
+
+t.test('the real JPEGs of the dev set: the bytes sharp gives', async (t) => {
+  const jpegs = readManifest()
+    .filter((row) => row.image_path.endsWith('.jpg'))
+    .slice(0, 8);
+  t.ok(jpegs.length >= 4, 'some dev JPEGs');
+  for (const row of jpegs) {
+    const input = new Uint8Array(evalImage(row.id));
+    const { probe, bySharp, owned } = await bothDecodes(input);
+    if (!probe.plainJpeg) {
+      t.equal(owned, undefined, `${row.id}: not plain, left to sharp`);
+      continue;
+    }
+    t.ok(owned?.data.equals(bySharp), `${row.id}: the same bytes`);
+  }
+});
+
+t.test('the memory: a buffer of its own to transfer, or the one given', async (t) => {
+  const input = new Uint8Array(await jpegOf(64, 48, { quality: 90 }));
+  const own = codec.decodeRgbaOwned(input, 64, 48)!;
+  t.equal(own.transferable, true, 'bytes of their own can be transferred');
+  t.equal(own.data.buffer.byteLength, 64 * 48 * 4, 'the ArrayBuffer holds exactly the photo');
+  const kept = new ArrayBuffer(64 * 48 * 4 + 100);
+  const into = new Uint8Array(kept, 0, 64 * 48 * 4);
+  const given = codec.decodeRgbaOwned(input, 64, 48, into)!;
+  t.equal(given.data.buffer, kept, 'decoded into the memory given');
+  t.equal(given.transferable, false, 'kept memory is not handed away');
+  t.ok(given.data.equals(own.data), 'the same bytes');
+  t.equal(new Uint8Array(kept)[64 * 48 * 4], 0, 'nothing written past the photo');
+});
+
+t.test('a JPEG that needs converting is not plain: the probe says so, the addon declines it', async (t) => {
+  const base = await jpegOf(96, 64, { quality: 90 });
+  const variants: Array<[string, Buffer]> = [
+    ['an ICC profile', await sharp(base).withIccProfile('p3').jpeg().toBuffer()],
+    ['an orientation to apply', await sharp(base).withMetadata({ orientation: 6 }).jpeg().toBuffer()],
+    ['grey (one channel)', await sharp(base).toColourspace('b-w').jpeg().toBuffer()],
+    ['CMYK', await sharp(base).toColourspace('cmyk').jpeg().toBuffer()],
+  ];
+  for (const [name, bytes] of variants) {
+    const input = new Uint8Array(bytes);
+    const probe = await codec.probe(input);
+    t.equal(probe.plainJpeg, false, `${name}: not plain`);
+    const meta = await sharp(input).metadata();
+    const dst = new Uint8Array(meta.width! * meta.height! * 4);
+    t.equal(binding.decodeJpegRgba(input, meta.width!, meta.height!, dst), false, `${name}: the addon declines it (checks the image itself)`);
+  }
+  for (const [name, bytes] of [
+    ['a PNG', await sharp(base).png().toBuffer()],
+    ['a WebP', await sharp(base).webp().toBuffer()],
+  ] as const) {
+    t.equal((await codec.probe(new Uint8Array(bytes))).plainJpeg, false, `${name}: not a plain JPEG`);
+  }
+  const input = new Uint8Array(base);
+  t.equal(binding.decodeJpegRgba(input, 97, 64, new Uint8Array(97 * 64 * 4)), false, 'a size other than the image\'s: declined');
+});
+
+t.test('bytes that do not decode: libvips\' reason, coded', async (t) => {
+  const whole = await jpegOf(320, 240, { quality: 90 });
+  const truncated = new Uint8Array(whole.subarray(0, Math.floor(whole.length * 0.6)));
+  const dst = new Uint8Array(320 * 240 * 4);
+  t.throws(() => binding.decodeJpegRgba(truncated, 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'a truncated JPEG fails, as failOn truncated makes sharp fail');
+  await t.rejects(codec.decodeRgba(truncated, 50e6, 320, 240, true), 'sharp refuses it too');
+  try {
+    binding.decodeJpegRgba(truncated, 320, 240, dst);
+  } catch (err) {
+    t.match((err as Error).message, /jpeg|JPEG|end|truncated/, 'the message is libvips\' own');
+  }
+  const garbage = new Uint8Array(whole);
+  garbage.fill(0x5a, 200);
+  t.throws(() => binding.decodeJpegRgba(garbage, 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'scrambled entropy data');
+  t.throws(() => binding.decodeJpegRgba(new Uint8Array(0), 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'no bytes');
+  t.throws(() => binding.decodeJpegRgba(new Uint8Array([0xff, 0xd8, 0xff]), 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'a bare SOI');
+  // After a failure the next decode is unaffected (libvips' error buffer cleared).
+  t.equal(binding.decodeJpegRgba(new Uint8Array(whole), 320, 240, dst), true, 'the next photo decodes');
+});
+
+t.test('broken arguments: coded errors', async (t) => {
+  const input = new Uint8Array(await jpegOf(32, 32, { quality: 90 }));
+  t.throws(() => binding.decodeJpegRgba(input, 32, 32, new Uint8Array(32 * 32 * 4 - 1)), { code: 'ERR_CUTOUT_BAD_LENGTH' });
+  t.throws(() => binding.decodeJpegRgba(input, 32, 32, new Float32Array(32 * 32) as never), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => binding.decodeJpegRgba('x' as never, 32, 32, new Uint8Array(32 * 32 * 4)), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => binding.decodeJpegRgba(input, 0, 32, new Uint8Array(0)), { code: 'ERR_CUTOUT_ARG' });
+  const shared = new Uint8Array(input.length + 32 * 32 * 4);
+  shared.set(input);
+  t.throws(() => binding.decodeJpegRgba(shared.subarray(0, input.length), 32, 32, shared.subarray(input.length - 8, input.length - 8 + 32 * 32 * 4)), { code: 'ERR_CUTOUT_ARG' }, 'overlapping input and dst');
+  const detached = new Uint8Array(32 * 32 * 4);
+  structuredClone(detached.buffer, { transfer: [detached.buffer] });
+  t.throws(() => binding.decodeJpegRgba(input, 32, 32, detached), { code: 'ERR_CUTOUT_DETACHED' });
+});
