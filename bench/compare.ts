@@ -13,6 +13,7 @@
 // Each answer also carries the minor page faults the child took for it (all threads) and its RSS.
 //
 //   npm run bench:compare -- --base ../wt-base [--model isnet-int8] [--rounds 9] [--size full] [--photos name,name]
+//   (names: bench/photos.ts's, or 'nuthatch-<N>mp', the nuthatch at N megapixels)
 //
 // --model names the model both checkouts run (each checkout's own default otherwise: older ones
 // defaulted to isnet-fp32).
@@ -23,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { launchEnv } from '../src/process/launch-env.js';
 import { launchEnvOf } from './launch-env-rerun.js';
-import { benchPhotos } from './photos.js';
+import { namedBenchPhotos } from './photos.js';
 import { cpuInfo } from './soak-driver.js';
 import { markdownTable, median } from './stats.js';
 
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
   const size = flag('size') ?? 'full';
   const model = flag('model');
   const wanted = flag('photos')?.split(',');
-  const photos = (await benchPhotos()).filter((p) => !wanted || wanted.includes(p.name));
+  const photos = await namedBenchPhotos(wanted);
   const trees = { base: path.resolve(base), head: PACKAGE_ROOT };
   const children = { base: await start(trees.base, model, await launchEnvOf(trees.base)), head: await start(trees.head, model, launchEnv()) };
   type Runs = { ms: number[]; faults: number[]; rssMB: number[]; stages: Record<string, number[]>; failures: string[] };

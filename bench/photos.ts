@@ -110,3 +110,16 @@ export async function sizedBenchPhotos(sizes: string[]): Promise<SizedPhoto[]> {
   }
   return out;
 }
+
+/**
+ * benchPhotos by name (all of them without `names`), where a name may also be one of
+ * sizedBenchPhotos' variants, 'nuthatch-<N>mp' (e.g. 'nuthatch-1mp': a phone-sized JPEG).
+ */
+export async function namedBenchPhotos(names?: string[]): Promise<Photo[]> {
+  const photos = (await benchPhotos()).filter((p) => !names || names.includes(p.name));
+  for (const name of names ?? []) {
+    const sized = /^nuthatch-(\d+(?:\.\d+)?)mp$/.exec(name);
+    if (sized && !photos.some((p) => p.name === name)) photos.push(...(await sizedBenchPhotos([sized[1]!])));
+  }
+  return photos;
+}

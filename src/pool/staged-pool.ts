@@ -20,6 +20,7 @@ import { startPiscina } from './start-piscina.js';
 import { IdleRelease } from './idle-release.js';
 import type { BatchReport, PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
 import { SpareMasks } from './spare-masks.js';
+import { SparePhotos } from './spare-photos.js';
 import type { FinishReply, FinishTask, PrepareResult, RemoveResult, RemoveTask } from './task.js';
 import type { WorkerConfig } from '../worker/worker.js';
 import type { InferBatchResult, InferWorkerConfig } from '../worker/infer-worker.js';
@@ -43,7 +44,7 @@ export interface StagedPoolConfig {
 }
 
 interface CpuJob {
-  /** A worker function of src/worker/worker.ts; `release` reads no task (its `drop`: spare masks, transferred for its GC to free). */
+  /** A worker function of src/worker/worker.ts; `release` reads no task (its `drop`: spare masks and photo memory, transferred for its GC to free). */
   name: 'prepare' | 'finish' | 'release';
   task: RemoveTask | FinishTask | { drop?: ArrayBuffer[] };
   transfer: ArrayBuffer[];
@@ -89,6 +90,8 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   /** Requests in their first stage (queued for it or running it): the batches' possible company. */
   let preparing = 0;
   const spareMasks = new SpareMasks(cfg.inferWorkers * cfg.maxBatch);
+  // One photo's memory per photo worker: what stays between a finish and the next prepare.
+  const sparePhotos = new SparePhotos(cfg.cpuWorkers);
   const gpu = new FifoQueue<Uint8Array, Mask>(
     async (images) => {
       let out: InferBatchResult;
@@ -115,7 +118,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   // the inference workers' tensors, process-wide) with it: one `release` per worker, through the FIFO at
   // low priority (new requests go first and Piscina still never queues).
   const idleRelease = new IdleRelease(() => {
-    const drop = spareMasks.drain();
+    const drop = [...spareMasks.drain(), ...sparePhotos.drain()];
     for (let i = 0; i < cfg.cpuWorkers; i++) {
       const task = i === 0 && drop.length ? { drop } : {};
       void cpu.run({ name: 'release', task, transfer: i === 0 ? drop : [] }, undefined, undefined, 'low').catch(() => undefined);
@@ -135,8 +138,11 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     // Only the entry is ordered by priority: once prepared, a request's later stages go in turn.
     preparing++;
     let prepared: PrepareResult;
+    const photoMemory = sparePhotos.take();
     try {
-      prepared = (await cpu.run({ name: 'prepare', task, transfer: transferListOf(task.input) }, signal, {
+      const prepareTask: RemoveTask = photoMemory ? { ...task, photoMemory } : task;
+      const transfer = [...transferListOf(task.input), ...(photoMemory ? [photoMemory] : [])];
+      prepared = (await cpu.run({ name: 'prepare', task: prepareTask, transfer }, signal, {
         onStart(waitMs) {
           state.started = true;
           waited += waitMs;
@@ -147,6 +153,7 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       preparing--;
     }
     if (!prepared.ok) return prepared;
+    if (prepared.unusedMemory) sparePhotos.put(prepared.unusedMemory);
     // The worker moved these back: this thread alone holds them, so they go on to the last stage by transfer too.
     claimExclusive(prepared.input.buffer);
     if (prepared.photo) claimExclusive(prepared.photo.buffer);
@@ -158,8 +165,9 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
     timings.total = round((timings.total ?? 0) + inferred.ms);
     const finishTask: FinishTask = { input: prepared.input, options: task.options, plan: prepared.plan, mask: inferred.mask, timings, ...(prepared.photo ? { photo: prepared.photo } : {}) };
     const transfer = [...transferListOf(prepared.input), inferred.mask.buffer as ArrayBuffer, ...(prepared.photo ? transferListOf(prepared.photo) : [])];
-    const { result, spareMask } = (await cpu.run({ name: 'finish', task: finishTask, transfer }, signal, { onStart: (w) => (waited += w) }, 'urgent')) as FinishReply;
+    const { result, spareMask, sparePhoto } = (await cpu.run({ name: 'finish', task: finishTask, transfer }, signal, { onStart: (w) => (waited += w) }, 'urgent')) as FinishReply;
     if (spareMask) spareMasks.put(spareMask);
+    if (sparePhoto) sparePhotos.put(sparePhoto);
     if (result.ok) result.timings.queue = round(waited);
     return result;
   }

@@ -44,6 +44,11 @@ export interface RemoveTask {
   decodeSlot?: number;
   /** Threads this task's photo passes may use, set by the pool as it starts (src/pool/photo-threads.ts); absent = the worker's own. */
   threads?: number;
+  /**
+   * Staged path, `prepare`: memory a finished photo handed back (src/pool/spare-photos.ts), for a
+   * plain JPEG decoded once to decode into when it is big enough. Transferred.
+   */
+  photoMemory?: ArrayBuffer;
 }
 
 /**
@@ -54,6 +59,8 @@ export interface RemovalPlan {
   inputWidth: number;
   inputHeight: number;
   hasAlpha: boolean;
+  /** codec.Probe's plainJpeg: a decode at its own size goes straight into memory of our own (codec.decodeRgbaOwned). */
+  plainJpeg?: true;
   width: number;
   height: number;
   /** [x1, y1, x2, y2) in output pixels. */
@@ -88,8 +95,10 @@ export interface PreparedRemoval {
   modelInput: Uint8Array;
   /** The task's input bytes, handed back (by transfer) for stage 2's full-size decode. */
   input: Uint8Array;
-  /** With plan.singleDecode: the photo decoded, RGBA at output size, for stage 2. Transferable. */
+  /** With plan.singleDecode: the photo decoded, RGBA at output size, for stage 2. Transferable (its whole ArrayBuffer). */
   photo?: Uint8Array;
+  /** The task's photoMemory where the photo did not go into it (too small, not a plain JPEG): handed back. */
+  unusedMemory?: ArrayBuffer;
   timings: Record<string, number>;
 }
 
@@ -115,4 +124,6 @@ export interface FinishReply {
   result: RemoveResult;
   /** The task's mask buffer once the composite is done with it (transferred back). */
   spareMask?: ArrayBuffer;
+  /** The task's photo's buffer (stage 1's decode) once the photo is finished (transferred back). */
+  sparePhoto?: ArrayBuffer;
 }

@@ -11,6 +11,7 @@ import { decoderMessage } from '../image/decoder-message.js';
 import * as codec from './codec.js';
 import { addBytes, decodeCost, describeDecode, toMB, type DecodeCost } from './decode-budget.js';
 import { atInputResolution, cropRect, outputSize, placeSubject, roiToOutput } from './geometry.js';
+import type { PhotoBuffer } from './photo-buffer.js';
 import { fuseMirrored, mirrorRgb, qualityPlan } from './quality-level.js';
 
 export interface ModelShape {
@@ -40,6 +41,8 @@ export interface PipelineContext {
   lean?: boolean;
   /** This task's: set when a decode held a source whole and made room first (holdDecodeMemory); the worker then trims after it. */
   bigDecode?: { made: boolean };
+  /** The CPU worker's kept photo memory (photo-buffer.ts): a plain JPEG decoded once decodes into it. */
+  photoBuffer?: PhotoBuffer;
 }
 
 /**
@@ -213,6 +216,7 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     inputWidth: probe.width,
     inputHeight: probe.height,
     hasAlpha: probe.hasAlpha,
+    ...(probe.plainJpeg ? { plainJpeg: true as const } : {}),
     width: out.width,
     height: out.height,
     decodeBytes: { model: forModel.total, output: forOutput.total, background },
@@ -290,12 +294,32 @@ async function decodeModelInput(ctx: PipelineContext, input: Uint8Array, plan: R
   }
 }
 
+/**
+ * The photo at its own size as RGBA, awaited at once: a plain JPEG decoded by libvips into the memory
+ * `into` gives for its bytes (the CPU worker's kept photo memory, the staged task's photo memory), or
+ * into bytes of its own where it gives none (codec.decodeRgbaOwned: no copy to transfer it, no fresh
+ * buffer where memory is kept); any other photo through sharp.
+ */
+async function decodeFullSize(input: Uint8Array, plan: RemovalPlan, into?: (bytes: number) => Uint8Array | undefined): Promise<codec.Raw> {
+  if (plan.plainJpeg) {
+    const own = codec.decodeRgbaOwned(input, plan.inputWidth, plan.inputHeight, into?.(plan.inputWidth * plan.inputHeight * 4));
+    if (own) return own;
+  }
+  return codec.decodeRgba(input, MAX_INPUT_PIXELS, plan.inputWidth, plan.inputHeight, true);
+}
+
+/** `bytes` at the start of `memory`, where it has that many. */
+function viewOf(memory: ArrayBuffer | undefined, bytes: number): Uint8Array | undefined {
+  return memory && memory.byteLength >= bytes ? new Uint8Array(memory, 0, bytes) : undefined;
+}
+
 /** One decode to the plan's working size; the model input and (a promise of) the output resized from it. */
 async function decodeOnce(ctx: PipelineContext, input: Uint8Array, plan: RemovalPlan, working: ModelShape): Promise<{ modelInput: codec.Raw; rgba: Promise<codec.Raw> } | RemoveFailure> {
   let work: codec.Raw;
   try {
     const full = working.width === plan.inputWidth && working.height === plan.inputHeight;
-    work = await codec.decodeRgba(input, MAX_INPUT_PIXELS, working.width, working.height, full);
+    const kept = ctx.photoBuffer;
+    work = full ? await decodeFullSize(input, plan, kept && ((bytes) => kept.take(bytes))) : await codec.decodeRgba(input, MAX_INPUT_PIXELS, working.width, working.height, false);
   } catch (err) {
     return unreadable(err);
   }
@@ -385,13 +409,15 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
     // waits for its batch decoded: up to (photo workers + batch) × 64 MB in the pipeline.
     let rgba: codec.Raw;
     try {
-      rgba = await codec.decodeRgba(task.input, MAX_INPUT_PIXELS, plan.width, plan.height, true);
+      rgba = await decodeFullSize(task.input, plan, (bytes) => viewOf(task.photoMemory, bytes));
     } catch (err) {
       return unreadable(err);
     }
     modelInput = await codec.resizeForModel(rgba, ctx.model.width, ctx.model.height, true, ctx.threads);
-    // sharp's Buffers cannot be transferred: one copy into bytes of their own.
-    photo = new Uint8Array(rgba.data);
+    // A plain JPEG's bytes are already ours (the task's photo memory, or their own); sharp's Buffers
+    // cannot be transferred: one copy.
+    const ours = rgba.transferable || (task.photoMemory !== undefined && rgba.data.buffer === task.photoMemory);
+    photo = ours ? new Uint8Array(rgba.data.buffer, rgba.data.byteOffset, rgba.data.byteLength) : new Uint8Array(rgba.data);
   } else {
     modelInput = await decodeModelInput(ctx, task.input, plan);
     if ('ok' in modelInput) return modelInput;
@@ -401,7 +427,8 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
   // sharp's raw output is a pooled-or-not Buffer: copy it once into bytes of its own to transfer
   // (the addon's resize already gives bytes of their own).
   const bytes = modelInput.transferable ? modelInput.data : new Uint8Array(modelInput.data);
-  return { ok: true, plan, modelInput: bytes, input: task.input, ...(photo ? { photo } : {}), timings: watch.timings };
+  const unusedMemory = task.photoMemory && photo?.buffer !== task.photoMemory ? task.photoMemory : undefined;
+  return { ok: true, plan, modelInput: bytes, input: task.input, ...(photo ? { photo } : {}), ...(unusedMemory ? { unusedMemory } : {}), timings: watch.timings };
 }
 
 /** Staged path, stage 2: the photo at output size, the batch's mask for it, layout and encoding. */

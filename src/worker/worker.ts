@@ -8,7 +8,8 @@ import { threadId } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { FinishReply, FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
-import { finishStaged, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
+import { CPU_SINGLE_DECODE_MAX_BYTES, DECODE_ONCE_MAX_BYTES, finishStaged, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
+import { PhotoBuffer } from './photo-buffer.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 import { finishGarbageBytes, ReleasePolicy } from './release-policy.js';
 import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
@@ -43,6 +44,11 @@ const ctx: PipelineContext = {
   quality: config.quality ?? DEFAULT_QUALITY,
   ...(config.decodeMemory ? { decodeMemory: new DecodeMemory(config.decodeMemory) } : {}),
   ...(config.memoryRelease === 'every-task' ? { lean: true } : {}),
+  // The CPU path's photos decoded once (up to the larger of the two single-decode bounds) decode into
+  // kept memory; not where memory is handed back after every task.
+  ...(config.mode === 'whole' && config.memoryRelease !== 'every-task'
+    ? { photoBuffer: new PhotoBuffer(Math.max(CPU_SINGLE_DECODE_MAX_BYTES, DECODE_ONCE_MAX_BYTES)) }
+    : {}),
 };
 
 /** The worker's context for one task: its photo passes on the threads the pool gave it, and its own big-decode mark. */
@@ -63,11 +69,12 @@ async function collectTaskGarbage(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
 }
 
-// Everything back to the system: the garbage, the session's input and output tensors, the addon's block cache (ONNX Runtime's tensors and the
-// composite's scratch: process-wide, so any worker's call hands back every worker's free blocks) and
-// malloc's free pages. Once the pool has been idle a while (src/pool/idle-release.ts), or after every
+// Everything back to the system: the kept photo memory, the garbage, the session's input and output
+// tensors, the addon's block cache (ONNX Runtime's tensors and the composite's scratch: process-wide,
+// so any worker's call hands back every worker's free blocks) and malloc's free pages. Once the pool has been idle a while (src/pool/idle-release.ts), or after every
 // task with memoryRelease 'every-task'. 5 to 40 ms.
 async function releaseMemory(): Promise<void> {
+  ctx.photoBuffer?.drop();
   await collectTaskGarbage();
   ctx.session?.releaseTensors();
   binding.releaseScratch();
@@ -128,7 +135,7 @@ export default async function remove(task: RemoveTask): Promise<unknown> {
   return moveResult(result);
 }
 
-/** Stage 1 of the staged path: the plan and the model-sized input; the input bytes go back too. */
+/** Stage 1 of the staged path: the plan and the model-sized input; the input bytes go back too, and the task's photo memory where the photo did not go into it. */
 export async function prepare(task: RemoveTask): Promise<unknown> {
   const c = contextFor(task);
   let result: PrepareResult;
@@ -141,14 +148,15 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
   // decode memory is, so the next photo's share is really free.
   await releaseDecodeMemory(c, task.decodeSlot);
   if (!result.ok) return result;
-  const buffers = [result.modelInput.buffer, result.input.buffer, ...(result.photo ? [result.photo.buffer] : [])];
+  const buffers = [result.modelInput.buffer, result.input.buffer, ...(result.photo ? [result.photo.buffer] : []), ...(result.unusedMemory ? [result.unusedMemory] : [])];
   return move({ [transferableSymbol]: buffers, [valueSymbol]: result } as never);
 }
 
 /**
  * Stage 2 of the staged path. The mask's buffer goes back with the answer (FinishReply), for the pool
  * to hand to the next batch: the inference worker then fills pages that are resident instead of
- * faulting in a fresh 4 MiB per photo (docs/gpu.md, "Page faults on the staged path").
+ * faulting in a fresh 4 MiB per photo (docs/gpu.md, "Page faults on the staged path"). The photo's
+ * buffer too, for the next `prepare` to decode a plain JPEG into.
  */
 export async function finish(task: FinishTask): Promise<unknown> {
   const c = contextFor(task);
@@ -160,11 +168,14 @@ export async function finish(task: FinishTask): Promise<unknown> {
   }
   // Only after a removal that went through: a failure may have left a pass over the mask unfinished.
   const spareMask = result.ok && task.mask.buffer.byteLength > 0 ? (task.mask.buffer as ArrayBuffer) : undefined;
+  // Stage 1's photo likewise, for the next `prepare` to decode into (src/pool/spare-photos.ts).
+  const photoBuffer = task.photo?.buffer;
+  const sparePhoto = result.ok && photoBuffer instanceof ArrayBuffer && photoBuffer.byteLength > 0 && photoBuffer !== result.data.buffer ? photoBuffer : undefined;
   // The garbage waits for a few photos' worth (release-policy.ts); the memory for the pool's idle `release`.
   await afterFinish(finishGarbageBytes(task.plan, spareMask ? 0 : task.mask.byteLength));
   await releaseDecodeMemory(c, task.decodeSlot);
-  const reply: FinishReply = { result, ...(spareMask ? { spareMask } : {}) };
-  const buffers = [...(result.ok ? [result.data.buffer] : []), ...(spareMask ? [spareMask] : [])];
+  const reply: FinishReply = { result, ...(spareMask ? { spareMask } : {}), ...(sparePhoto ? { sparePhoto } : {}) };
+  const buffers = [...(result.ok ? [result.data.buffer] : []), ...(spareMask ? [spareMask] : []), ...(sparePhoto ? [sparePhoto] : [])];
   return move({ [transferableSymbol]: buffers, [valueSymbol]: reply } as never);
 }
 

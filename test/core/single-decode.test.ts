@@ -14,6 +14,7 @@ import * as codec from '../../src/worker/codec.js';
 import { finishStaged, LEAN_OVERLAP_DECODE_MAX_BYTES, OVERLAP_DECODE_MAX_BYTES, prepareRemoval, runPipeline, type PipelineContext } from '../../src/worker/pipeline.js';
 import { modelEntry, sessionOptionsFor } from '../../src/model/manifest.js';
 import { evalImage } from '../helpers/core-fixtures.js';
+import { PhotoBuffer } from '../../src/worker/photo-buffer.js';
 
 const ctx: PipelineContext = { binding: loadBinding(), model: { width: 1024, height: 1024 }, threads: 2, quality: DEFAULT_QUALITY };
 const full: RemoveOptions = { ...DEFAULT_OPTIONS, size: 'full', format: 'png' };
@@ -131,4 +132,79 @@ t.test('a photo of the wrong size is refused', async (t) => {
   const p = await prepared(new Uint8Array(evalImage('davis_car-shadow_00005')), full);
   const bad = { ...p, photo: p.photo!.subarray(4) };
   await t.rejects(finished(bad, full, true), /Expected a 854x480 RGBA photo/);
+});
+
+t.test('a plain JPEG decodes straight into memory of our own: staged, handed on as it is; CPU path, into the worker\'s kept photo memory', async (t) => {
+  const input = new Uint8Array(evalImage('davis_car-shadow_00005')); // 854×480, a plain JPEG
+  const probe = await codec.probe(input);
+  t.equal(probe.plainJpeg, true);
+  const p = await prepared(input, full);
+  t.equal(p.plan.plainJpeg, true, 'the plan carries it');
+  const bySharp = await codec.decodeRgba(input, 50e6, 854, 480, true);
+  t.ok(Buffer.from(p.photo!).equals(bySharp.data), 'the photo stage 1 hands on: the bytes of sharp\'s decode');
+  t.equal(p.photo!.buffer.byteLength, 854 * 480 * 4, 'in an ArrayBuffer of its own, transferred as it is');
+
+  const entry = modelEntry('isnet-int8', 'cpu');
+  const session = new ctx.binding.Session(entry.path, sessionOptionsFor(entry.entry, 2));
+  t.teardown(() => session.close());
+  const photoBuffer = new PhotoBuffer(16 * 1024 * 1024);
+  const plainCtx = { ...ctx, session };
+  const keptCtx = { ...ctx, session, photoBuffer };
+  const expected = await runPipeline(plainCtx, { input, options: full });
+  const first = await runPipeline(keptCtx, { input, options: full });
+  t.equal(photoBuffer.bytes, 854 * 480 * 4, 'the photo was decoded into the kept memory');
+  const smaller = new Uint8Array(await sharp(input).resize(640, 360).jpeg({ quality: 90 }).toBuffer());
+  const small = await runPipeline(keptCtx, { input: smaller, options: full });
+  t.equal(photoBuffer.bytes, 854 * 480 * 4, 'a smaller photo reuses it');
+  const again = await runPipeline(keptCtx, { input, options: full });
+  for (const r of [expected, first, small, again]) if (!r.ok) throw new Error(r.message);
+  t.ok(first.ok && expected.ok && Buffer.from(first.data).equals(Buffer.from(expected.data)), 'the same PNG as through sharp\'s decode');
+  t.ok(again.ok && expected.ok && Buffer.from(again.data).equals(Buffer.from(expected.data)), 'and again after a smaller photo overwrote the memory');
+  const smallAlone = await runPipeline(plainCtx, { input: smaller, options: full });
+  t.ok(small.ok && smallAlone.ok && Buffer.from(small.data).equals(Buffer.from(smallAlone.data)), 'the smaller photo: its own PNG, nothing of the larger one');
+
+  const icc = new Uint8Array(await sharp(input).withIccProfile('p3').jpeg({ quality: 90 }).toBuffer());
+  const kept = new PhotoBuffer(16 * 1024 * 1024);
+  const viaSharp = await runPipeline({ ...ctx, session, photoBuffer: kept }, { input: icc, options: full });
+  t.ok(viaSharp.ok, 'a JPEG with an ICC profile still goes through');
+  t.equal(kept.bytes, 0, 'through sharp, which converts it: the kept memory unused');
+
+  const cut = new Uint8Array(input.subarray(0, Math.floor(input.length * 0.6)));
+  const failed = await runPipeline(keptCtx, { input: cut, options: full });
+  t.equal(!failed.ok && failed.code, 'failed_to_read_image', 'truncated: the typed failure');
+  t.match(!failed.ok && failed.message, /^Failed to read image: .+/, 'with libvips\' reason');
+  const after = await runPipeline(keptCtx, { input, options: full });
+  t.ok(after.ok && expected.ok && Buffer.from(after.data).equals(Buffer.from(expected.data)), 'the next photo is unaffected');
+});
+
+t.test('staged stage 1 with photo memory handed in: a plain JPEG decodes into it; otherwise it comes back unused', async (t) => {
+  const input = new Uint8Array(evalImage('davis_car-shadow_00005')); // 854×480, a plain JPEG
+  const bytes = 854 * 480 * 4;
+  const bySharp = await codec.decodeRgba(input, 50e6, 854, 480, true);
+  const roomy = new ArrayBuffer(bytes + 4096);
+  new Uint8Array(roomy).fill(0xab);
+  const into = await prepareRemoval(ctx, { input, options: full, photoMemory: roomy });
+  if (!into.ok) throw new Error(into.message);
+  t.equal(into.photo!.buffer, roomy, 'the photo is in the memory handed in');
+  t.equal(into.photo!.length, bytes, 'a view of exactly the photo');
+  t.equal(into.unusedMemory, undefined, 'nothing handed back unused');
+  t.ok(Buffer.from(into.photo!).equals(bySharp.data), 'the bytes of sharp\'s decode');
+  const finishedInto = await finished(into, full, true);
+  const fresh = await finished(await prepared(input, full), full, true);
+  t.ok(Buffer.from(finishedInto.data).equals(Buffer.from(fresh.data)), 'stage 2 makes the same PNG of it');
+
+  const small = new ArrayBuffer(bytes - 1);
+  const tooSmall = await prepareRemoval(ctx, { input, options: full, photoMemory: small });
+  t.ok(tooSmall.ok && tooSmall.photo!.buffer !== small && tooSmall.photo!.buffer.byteLength === bytes, 'too small: the photo gets bytes of its own');
+  t.equal(tooSmall.ok && tooSmall.unusedMemory, small, 'and the memory comes back unused');
+
+  const icc = new Uint8Array(await sharp(input).withIccProfile('p3').jpeg({ quality: 90 }).toBuffer());
+  const memory = new ArrayBuffer(bytes);
+  const notPlain = await prepareRemoval(ctx, { input: icc, options: full, photoMemory: memory });
+  t.ok(notPlain.ok && notPlain.photo && notPlain.photo.buffer !== memory, 'not a plain JPEG: sharp decodes it, copied once');
+  t.equal(notPlain.ok && notPlain.unusedMemory, memory, 'the memory comes back unused');
+
+  const preview = await prepareRemoval(ctx, { input, options: { ...full, size: 'preview' }, photoMemory: memory });
+  t.ok(preview.ok && preview.photo === undefined, 'no single decode at preview');
+  t.equal(preview.ok && preview.unusedMemory, memory, 'the memory comes back unused');
 });

@@ -142,6 +142,30 @@ t.test('masks go back for the next batch to fill while requests come; dropped on
   t.equal(reports.at(-1)!.reused, 0, 'after the idle release, a new mask again');
 });
 
+/** photo(x, y) as a plain JPEG of `w`×`h` (the square scaled with it), decoded once by stage 1 and handed on. */
+async function jpegPhoto(x: number, y: number, w = 320, h = 240): Promise<Buffer> {
+  return sharp(await photo(x, y)).resize(w, h, { fit: 'fill' }).jpeg({ quality: 95 }).toBuffer();
+}
+
+t.test('photo memory goes round: plain JPEGs one after another, each its own cut-out, the bytes of a fresh pool', async (t) => {
+  const reused = await pool({ maxBatch: 1, batchWaitMs: 0 });
+  t.teardown(() => reused.close());
+  const a = await jpegPhoto(30, 40);
+  const b = await jpegPhoto(200, 150, 160, 120);
+  const first = ok(await reused.run({ input: a, options: { ...options } }));
+  const second = ok(await reused.run({ input: b, options: { ...options } })); // a smaller photo in a's memory
+  const third = ok(await reused.run({ input: await jpegPhoto(250, 20), options: { ...options } }));
+  const again = ok(await reused.run({ input: a, options: { ...options } })); // a again, in memory b and the third wrote
+  t.same([second.width, second.height], [160, 120], 'the smaller photo at its own size');
+  t.ok(Math.abs(second.foreground.left - 100) <= 2 && Math.abs(second.foreground.top - 75) <= 2, `the smaller photo: its own square (${JSON.stringify(second.foreground)})`);
+  t.ok(Math.abs(third.foreground.left - 250) <= 2 && Math.abs(third.foreground.top - 20) <= 2, `the third: its own square (${JSON.stringify(third.foreground)})`);
+  t.ok(Buffer.from(again.data).equals(Buffer.from(first.data)), 'the first photo again: the same PNG');
+  const fresh = await pool({ maxBatch: 1, batchWaitMs: 0 });
+  t.teardown(() => fresh.close());
+  const alone = ok(await fresh.run({ input: b, options: { ...options } }));
+  t.ok(Buffer.from(second.data).equals(Buffer.from(alone.data)), 'the smaller photo: the PNG a fresh pool makes of it');
+});
+
 t.test('closing with scratch kept hands it back at once', async (t) => {
   const binding = loadBinding();
   const p = await pool({ workers: 2 });
