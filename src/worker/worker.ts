@@ -116,10 +116,14 @@ function asFailure(err: unknown): RemoveResult {
   return { ok: false, code: 'internal_error', message: `${e.code ? `${e.code}: ` : ''}${e.message}` };
 }
 
+/** `value` as Piscina's answer, with `buffers` transferred to the pool's thread rather than copied. */
+function withTransfer(value: unknown, buffers: ArrayBufferLike[]): unknown {
+  return move({ [transferableSymbol]: buffers, [valueSymbol]: value } as never);
+}
+
 /** Hand a result back with its bytes transferred, not copied. */
 function moveResult(result: RemoveResult): unknown {
-  if (!result.ok) return result;
-  return move({ [transferableSymbol]: result.data.buffer, [valueSymbol]: result } as never);
+  return result.ok ? withTransfer(result, [result.data.buffer]) : result;
 }
 
 export default async function remove(task: RemoveTask): Promise<unknown> {
@@ -149,7 +153,7 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
   await releaseDecodeMemory(c, task.decodeSlot);
   if (!result.ok) return result;
   const buffers = [result.modelInput.buffer, result.input.buffer, ...(result.photo ? [result.photo.buffer] : []), ...(result.unusedMemory ? [result.unusedMemory] : [])];
-  return move({ [transferableSymbol]: buffers, [valueSymbol]: result } as never);
+  return withTransfer(result, buffers);
 }
 
 /**
@@ -176,7 +180,7 @@ export async function finish(task: FinishTask): Promise<unknown> {
   await releaseDecodeMemory(c, task.decodeSlot);
   const reply: FinishReply = { result, ...(spareMask ? { spareMask } : {}), ...(sparePhoto ? { sparePhoto } : {}) };
   const buffers = [...(result.ok ? [result.data.buffer] : []), ...(spareMask ? [spareMask] : []), ...(sparePhoto ? [sparePhoto] : [])];
-  return move({ [transferableSymbol]: buffers, [valueSymbol]: reply } as never);
+  return withTransfer(reply, buffers);
 }
 
 /**
