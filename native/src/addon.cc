@@ -27,7 +27,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("flattenOnColor", Napi::Function::New<JsFlattenOnColor>(env, "flattenOnColor"));
   exports.Set("blendOver", Napi::Function::New<JsBlendOver>(env, "blendOver"));
   exports.Set("extractAlpha", Napi::Function::New<JsExtractAlpha>(env, "extractAlpha"));
-  exports.Set("decodeJpegRgba", Napi::Function::New<JsDecodeJpegRgba>(env, "decodeJpegRgba"));
+  exports.Set("decodePlainRgba", Napi::Function::New<JsDecodePlainRgba>(env, "decodePlainRgba"));
   exports.Set("libvipsDecodeAvailable", Napi::Function::New<JsLibvipsDecodeAvailable>(env, "libvipsDecodeAvailable"));
   exports.Set("encodePng", Napi::Function::New<JsEncodePng>(env, "encodePng"));
   exports.Set("compositeMask", Napi::Function::New<JsCompositeMask>(env, "compositeMask"));

@@ -8,7 +8,7 @@
 
 namespace cutout {
 
-Napi::Value JsDecodeJpegRgba(const Napi::CallbackInfo& info) {
+Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const ByteSpan input = BytesOf(info[0], "input");
   const int w = IntArg(info[1], "width", 1, 1 << 16);
@@ -20,7 +20,7 @@ Napi::Value JsDecodeJpegRgba(const Napi::CallbackInfo& info) {
   CUTOUT_THROW_TYPE_IF(input.data < dst.data + dst.length && dst.data < input.data + input.length, env, "ERR_CUTOUT_ARG",
                        "input and dst must not share memory");
   std::string error;
-  switch (DecodePlainJpegRgba(input.data, input.length, w, h, dst.data, dst.length, &error)) {
+  switch (DecodePlainRgba(input.data, input.length, w, h, dst.data, dst.length, &error)) {
     case VipsDecodeStatus::kOk:
       return Napi::Boolean::New(env, true);
     case VipsDecodeStatus::kFailed:

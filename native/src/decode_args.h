@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
-// The JS side of libvips_decode.h: a plain JPEG decoded into the caller's buffer.
+// The JS side of libvips_decode.h: a plain photo decoded into the caller's buffer.
 #pragma once
 
 #include <napi.h>
 
 namespace cutout {
 
-// decodeJpegRgba(input: Uint8Array, width, height, dst: Uint8Array) → boolean: true when dst holds the
-// photo as RGBA; false when libvips is not loaded or the JPEG is not plain (decode it through sharp).
+// decodePlainRgba(input: Uint8Array, width, height, dst: Uint8Array) → boolean: true when dst holds the
+// photo as RGBA; false when libvips is not loaded or the photo is not plain (decode it through sharp).
 // Throws ERR_CUTOUT_DECODE (libvips' message) when the bytes do not decode.
-Napi::Value JsDecodeJpegRgba(const Napi::CallbackInfo& info);
+Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info);
 
 // libvipsDecodeAvailable() → boolean: whether libvips' C API was found in this process.
 Napi::Value JsLibvipsDecodeAvailable(const Napi::CallbackInfo& info);

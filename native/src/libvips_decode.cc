@@ -3,11 +3,11 @@
 
 #include <mutex>
 
+#include <cstring>
+
 #if defined(__linux__)
 #include <dlfcn.h>
 #include <link.h>
-
-#include <cstring>
 #endif
 
 namespace cutout {
@@ -19,7 +19,8 @@ struct VipsImage;
 enum : int { kVipsFormatUchar = 0, kVipsAccessSequential = 1, kVipsFailOnTruncated = 1 };
 
 struct VipsApi {
-  int (*jpegload_buffer)(void* buf, size_t len, VipsImage** out, ...) = nullptr;
+  const char* (*find_load_buffer)(const void* data, size_t size) = nullptr;
+  VipsImage* (*new_from_buffer)(const void* buf, size_t len, const char* option_string, ...) = nullptr;
   int (*bandjoin_const1)(VipsImage* in, VipsImage** out, double c, ...) = nullptr;
   VipsImage* (*new_from_memory)(const void* data, size_t size, int width, int height, int bands, int format) = nullptr;
   int (*image_write)(VipsImage* image, VipsImage* out) = nullptr;
@@ -59,7 +60,8 @@ VipsApi LoadApi() {
   // RTLD_NOLOAD: only a library sharp already loaded (and initialised with vips_init).
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
   if (!lib) return api;
-  api.ok = Resolve(lib, "vips_jpegload_buffer", &api.jpegload_buffer) &&
+  api.ok = Resolve(lib, "vips_foreign_find_load_buffer", &api.find_load_buffer) &&
+           Resolve(lib, "vips_image_new_from_buffer", &api.new_from_buffer) &&
            Resolve(lib, "vips_bandjoin_const1", &api.bandjoin_const1) &&
            Resolve(lib, "vips_image_new_from_memory", &api.new_from_memory) &&
            Resolve(lib, "vips_image_write", &api.image_write) && Resolve(lib, "vips_image_get_width", &api.get_width) &&
@@ -97,7 +99,7 @@ struct Unref {
 
 bool LibvipsAvailable() { return Api().ok; }
 
-VipsDecodeStatus DecodePlainJpegRgba(const uint8_t* input, size_t input_len, int width, int height, uint8_t* dst,
+VipsDecodeStatus DecodePlainRgba(const uint8_t* input, size_t input_len, int width, int height, uint8_t* dst,
                                      size_t dst_len, std::string* error) {
   const VipsApi& api = Api();
   if (!api.ok) return VipsDecodeStatus::kUnavailable;
@@ -112,11 +114,16 @@ VipsDecodeStatus DecodePlainJpegRgba(const uint8_t* input, size_t input_len, int
     api.error_clear();
     return VipsDecodeStatus::kFailed;
   };
-  // jpegload only reads the buffer (its signature predates const).
-  Unref loaded{api};
-  if (api.jpegload_buffer(const_cast<uint8_t*>(input), input_len, &loaded.image, "access", kVipsAccessSequential,
-                          "fail_on", kVipsFailOnTruncated, nullptr) != 0)
-    return failed();
+  // The loader libvips picks for the bytes (as sharp's does), with sharp's options; only the formats
+  // the service takes.
+  const char* loader = api.find_load_buffer(input, input_len);
+  if (!loader) return failed();
+  if (std::strcmp(loader, "VipsForeignLoadJpegBuffer") != 0 && std::strcmp(loader, "VipsForeignLoadPngBuffer") != 0 &&
+      std::strcmp(loader, "VipsForeignLoadWebpBuffer") != 0)
+    return VipsDecodeStatus::kNotPlain;
+  Unref loaded{api, api.new_from_buffer(input, input_len, "", "access", kVipsAccessSequential, "fail_on",
+                                        kVipsFailOnTruncated, nullptr)};
+  if (!loaded.image) return failed();
   VipsImage* in = loaded.image;
   int orientation = 1;
   if (api.get_typeof(in, "orientation") != 0 && api.get_int(in, "orientation", &orientation) != 0) orientation = 1;

@@ -128,13 +128,13 @@ export interface NativeBinding {
   blendOver(rgba: Uint8Array, background: Uint8Array): void;
   extractAlpha(rgba: Uint8Array, dst: Uint8Array): void;
   /**
-   * A plain JPEG (codec.Probe's plainJpeg) decoded by the libvips sharp loaded into this process,
-   * straight into `dst` (width × height × 4 bytes, RGBA): the bytes of codec.decodeRgba at full size.
-   * False where it cannot (libvips not loaded, the JPEG not plain after all): decode through sharp.
+   * A plain JPEG, PNG or WebP (codec.Probe's plainRgb) decoded by the libvips sharp loaded into this
+   * process, straight into `dst` (width × height × 4 bytes, RGBA): the bytes of codec.decodeRgba at full size.
+   * False where it cannot (libvips not loaded, the photo not plain after all): decode through sharp.
    * Throws ERR_CUTOUT_DECODE with libvips' message for bytes that do not decode (truncated included).
    */
-  decodeJpegRgba(input: Uint8Array, width: number, height: number, dst: Uint8Array): boolean;
-  /** Whether decodeJpegRgba found libvips' C API in this process. */
+  decodePlainRgba(input: Uint8Array, width: number, height: number, dst: Uint8Array): boolean;
+  /** Whether decodePlainRgba found libvips' C API in this process. */
   libvipsDecodeAvailable(): boolean;
   /** 8-bit grey, grey+alpha, RGB or RGBA rows → PNG bytes (strips filtered and deflated on `threads` threads). The result alone owns its ArrayBuffer, so it can be transferred. */
   encodePng(pixels: Uint8Array, width: number, height: number, channels: 1 | 2 | 3 | 4, options: PngEncodeOptions): Uint8Array;

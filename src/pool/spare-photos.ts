@@ -1,5 +1,5 @@
 // The staged path's photo memory, handed back by the photo workers once a photo is finished
-// (FinishReply.sparePhoto) and handed to the next `prepare` (RemoveTask.photoMemory): a plain JPEG
+// (FinishReply.sparePhoto) and handed to the next `prepare` (RemoveTask.photoMemory): a plain photo
 // decoded once then decodes into pages already resident instead of a fresh buffer per photo (a 1 MP
 // photo's 4 MB: ~500–950 faults at ~14 µs each on these hosts; over 2 MiB huge pages make fresh
 // memory cheap). Which photo comes next is not known before its `prepare`, so the one handed back

@@ -46,7 +46,7 @@ export interface RemoveTask {
   threads?: number;
   /**
    * Staged path, `prepare`: memory a finished photo handed back (src/pool/spare-photos.ts), for a
-   * plain JPEG decoded once to decode into when it is big enough. Transferred.
+   * plain photo decoded once to decode into when it is big enough. Transferred.
    */
   photoMemory?: ArrayBuffer;
 }
@@ -59,8 +59,8 @@ export interface RemovalPlan {
   inputWidth: number;
   inputHeight: number;
   hasAlpha: boolean;
-  /** codec.Probe's plainJpeg: a decode at its own size goes straight into memory of our own (codec.decodeRgbaOwned). */
-  plainJpeg?: true;
+  /** codec.Probe's plainRgb: a decode at its own size goes straight into memory of our own (codec.decodeRgbaOwned). */
+  plainRgb?: true;
   width: number;
   height: number;
   /** [x1, y1, x2, y2) in output pixels. */
@@ -97,7 +97,7 @@ export interface PreparedRemoval {
   input: Uint8Array;
   /** With plan.singleDecode: the photo decoded, RGBA at output size, for stage 2. Transferable (its whole ArrayBuffer). */
   photo?: Uint8Array;
-  /** The task's photoMemory where the photo did not go into it (too small, not a plain JPEG): handed back. */
+  /** The task's photoMemory where the photo did not go into it (too small, not a plain photo): handed back. */
   unusedMemory?: ArrayBuffer;
   timings: Record<string, number>;
 }

@@ -18,10 +18,10 @@ export interface Probe {
   /** What decoding it takes (stored orientation), for the decode budget. */
   header: DecodeHeader;
   /**
-   * A JPEG that decodes to sRGB with nothing to convert: 3 channels of 8 bits, no ICC profile, no
+   * A JPEG, PNG or WebP that decodes to sRGB with nothing to convert: 3 channels of 8 bits, no ICC profile, no
    * orientation to apply. decodeRgbaOwned decodes it into memory of our own.
    */
-  plainJpeg: boolean;
+  plainRgb: boolean;
 }
 
 /**
@@ -47,8 +47,9 @@ export async function probe(input: Uint8Array): Promise<Probe> {
     width: swap ? meta.height : meta.width,
     height: swap ? meta.width : meta.height,
     hasAlpha: meta.hasAlpha === true,
-    plainJpeg:
-      meta.format === 'jpeg' && meta.channels === 3 && meta.space === 'srgb' && !meta.hasProfile && orientation === 1 && (meta.depth ?? 'uchar') === 'uchar',
+    plainRgb:
+      (meta.format === 'jpeg' || meta.format === 'png' || meta.format === 'webp') &&
+      meta.channels === 3 && meta.space === 'srgb' && !meta.hasProfile && orientation === 1 && (meta.depth ?? 'uchar') === 'uchar',
     header: {
       format: meta.format,
       width: meta.width,
@@ -91,18 +92,18 @@ export function decodeRgba(input: Uint8Array, maxPixels: number, width: number, 
 }
 
 /**
- * A plain JPEG (Probe.plainJpeg) at its own size as RGBA, decoded by libvips straight into `into`
+ * A plain photo (Probe.plainRgb) at its own size as RGBA, decoded by libvips straight into `into`
  * (exactly width × height × 4 bytes) or into bytes of their own (transferable): the bytes decodeRgba
  * gives at full size, without sharp's buffer of libvips' own. That buffer is fresh memory for every
  * photo (a 1 MP photo: 13–18 ms through sharp, 5 ms into resident memory) and cannot be transferred, so
  * the staged path copied it once more (12 MP: ~16 ms). Synchronous: the calling thread decodes (a
  * decode that should overlap other work goes through decodeRgba). Undefined where this cannot decode
- * it (libvips not reachable, the JPEG not plain after all): decode it with decodeRgba. Throws the
+ * it (libvips not reachable, the photo not plain after all): decode it with decodeRgba. Throws the
  * decoder's error for bytes that do not decode.
  */
 export function decodeRgbaOwned(input: Uint8Array, width: number, height: number, into?: Uint8Array): Raw | undefined {
   const dst = into ?? Buffer.allocUnsafeSlow(width * height * 4);
-  if (!loadBinding().decodeJpegRgba(input, width, height, dst)) return undefined;
+  if (!loadBinding().decodePlainRgba(input, width, height, dst)) return undefined;
   const data = Buffer.from(dst.buffer, dst.byteOffset, dst.byteLength);
   return { data, width, height, channels: 4, transferable: !into };
 }

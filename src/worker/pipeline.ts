@@ -41,7 +41,7 @@ export interface PipelineContext {
   lean?: boolean;
   /** This task's: set when a decode held a source whole and made room first (holdDecodeMemory); the worker then trims after it. */
   bigDecode?: { made: boolean };
-  /** The CPU worker's kept photo memory (photo-buffer.ts): a plain JPEG decoded once decodes into it. */
+  /** The CPU worker's kept photo memory (photo-buffer.ts): a plain photo decoded once decodes into it. */
   photoBuffer?: PhotoBuffer;
 }
 
@@ -216,7 +216,7 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     inputWidth: probe.width,
     inputHeight: probe.height,
     hasAlpha: probe.hasAlpha,
-    ...(probe.plainJpeg ? { plainJpeg: true as const } : {}),
+    ...(probe.plainRgb ? { plainRgb: true as const } : {}),
     width: out.width,
     height: out.height,
     decodeBytes: { model: forModel.total, output: forOutput.total, background },
@@ -295,13 +295,13 @@ async function decodeModelInput(ctx: PipelineContext, input: Uint8Array, plan: R
 }
 
 /**
- * The photo at its own size as RGBA, awaited at once: a plain JPEG decoded by libvips into the memory
+ * The photo at its own size as RGBA, awaited at once: a plain photo decoded by libvips into the memory
  * `into` gives for its bytes (the CPU worker's kept photo memory, the staged task's photo memory), or
  * into bytes of its own where it gives none (codec.decodeRgbaOwned: no copy to transfer it, no fresh
  * buffer where memory is kept); any other photo through sharp.
  */
 async function decodeFullSize(input: Uint8Array, plan: RemovalPlan, into?: (bytes: number) => Uint8Array | undefined): Promise<codec.Raw> {
-  if (plan.plainJpeg) {
+  if (plan.plainRgb) {
     const own = codec.decodeRgbaOwned(input, plan.inputWidth, plan.inputHeight, into?.(plan.inputWidth * plan.inputHeight * 4));
     if (own) return own;
   }
@@ -414,7 +414,7 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
       return unreadable(err);
     }
     modelInput = await codec.resizeForModel(rgba, ctx.model.width, ctx.model.height, true, ctx.threads);
-    // A plain JPEG's bytes are already ours (the task's photo memory, or their own); sharp's Buffers
+    // A plain photo's bytes are already ours (the task's photo memory, or their own); sharp's Buffers
     // cannot be transferred: one copy.
     const ours = rgba.transferable || (task.photoMemory !== undefined && rgba.data.buffer === task.photoMemory);
     photo = ours ? new Uint8Array(rgba.data.buffer, rgba.data.byteOffset, rgba.data.byteLength) : new Uint8Array(rgba.data);

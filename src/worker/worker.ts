@@ -160,7 +160,7 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
  * Stage 2 of the staged path. The mask's buffer goes back with the answer (FinishReply), for the pool
  * to hand to the next batch: the inference worker then fills pages that are resident instead of
  * faulting in a fresh 4 MiB per photo (docs/gpu.md, "Page faults on the staged path"). The photo's
- * buffer too, for the next `prepare` to decode a plain JPEG into.
+ * buffer too, for the next `prepare` to decode a plain photo into.
  */
 export async function finish(task: FinishTask): Promise<unknown> {
   const c = contextFor(task);

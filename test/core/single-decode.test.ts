@@ -137,9 +137,9 @@ t.test('a photo of the wrong size is refused', async (t) => {
 t.test('a plain JPEG decodes straight into memory of our own: staged, handed on as it is; CPU path, into the worker\'s kept photo memory', async (t) => {
   const input = new Uint8Array(evalImage('davis_car-shadow_00005')); // 854×480, a plain JPEG
   const probe = await codec.probe(input);
-  t.equal(probe.plainJpeg, true);
+  t.equal(probe.plainRgb, true);
   const p = await prepared(input, full);
-  t.equal(p.plan.plainJpeg, true, 'the plan carries it');
+  t.equal(p.plan.plainRgb, true, 'the plan carries it');
   const bySharp = await codec.decodeRgba(input, 50e6, 854, 480, true);
   t.ok(Buffer.from(p.photo!).equals(bySharp.data), 'the photo stage 1 hands on: the bytes of sharp\'s decode');
   t.equal(p.photo!.buffer.byteLength, 854 * 480 * 4, 'in an ArrayBuffer of its own, transferred as it is');

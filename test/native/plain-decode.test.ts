@@ -1,9 +1,11 @@
-// A plain JPEG decoded by libvips straight into our own memory (native/src/libvips_decode.h,
-// codec.decodeRgbaOwned) gives the very bytes sharp's decode gives (codec.decodeRgba at full size),
-// for every kind of plain JPEG: subsampled or not, progressive, odd sizes, real photos. A JPEG that
-// needs converting (an ICC profile, an orientation, grey, CMYK) is not plain: the probe says so and
-// the addon declines it, so sharp decodes it. Bytes that do not decode (truncated, garbage) throw
-// libvips' reason; broken arguments are refused with coded errors.
+// A plain photo (a JPEG, PNG or WebP of 3 × 8-bit sRGB with nothing to convert) decoded by libvips
+// straight into our own memory (native/src/libvips_decode.h, codec.decodeRgbaOwned) gives the very
+// bytes sharp's decode gives (codec.decodeRgba at full size), for every kind: JPEGs subsampled or
+// not, progressive, odd sizes; PNGs plain and interlaced; WebP lossy and lossless; real photos. A
+// photo that needs converting (an ICC profile, an orientation, grey, CMYK, alpha, 16 bits) or in
+// another format is not plain: the probe says so and the addon declines it, so sharp decodes it.
+// Bytes that do not decode (truncated, garbage) throw libvips' reason; broken arguments are
+// refused with coded errors.
 import t from 'tap';
 import sharp, { type JpegOptions } from 'sharp';
 import { loadBinding } from '../../src/native/binding.js';
@@ -33,7 +35,7 @@ function jpegOf(w: number, h: number, opts: JpegOptions): Promise<Buffer> {
   return sharp(photoLike(w, h), { raw: { width: w, height: h, channels: 3 } }).jpeg(opts).toBuffer();
 }
 
-/** Both decodes of a plain JPEG: sharp's and ours, into a buffer of its own. */
+/** Both decodes of a plain photo: sharp's and ours, into a buffer of its own. */
 async function bothDecodes(input: Uint8Array): Promise<{ probe: codec.Probe; bySharp: Buffer; owned: codec.Raw | undefined }> {
   const probe = await codec.probe(input);
   const bySharp = (await codec.decodeRgba(input, 50e6, probe.width, probe.height, true)).data;
@@ -56,22 +58,39 @@ t.test('every kind of plain JPEG: the bytes sharp gives', async (t) => {
   for (const [name, w, h, opts] of cases) {
     const input = new Uint8Array(await jpegOf(w, h, opts));
     const { probe, bySharp, owned } = await bothDecodes(input);
-    t.equal(probe.plainJpeg, true, `${name}: plain`);
+    t.equal(probe.plainRgb, true, `${name}: plain`);
     t.ok(owned, `${name}: decoded into our own memory`);
     t.same([owned!.width, owned!.height, owned!.channels], [w, h, 4], `${name}: RGBA at its own size`);
     t.ok(owned!.data.equals(bySharp), `${name}: the same bytes as sharp's decode`);
   }
 });
 
-t.test('the real JPEGs of the dev set: the bytes sharp gives', async (t) => {
-  const jpegs = readManifest()
-    .filter((row) => row.image_path.endsWith('.jpg'))
-    .slice(0, 8);
-  t.ok(jpegs.length >= 4, 'some dev JPEGs');
-  for (const row of jpegs) {
+t.test('PNG and WebP: the bytes sharp gives', async (t) => {
+  const rgb = photoLike(203, 151);
+  const raw = { raw: { width: 203, height: 151, channels: 3 as const } };
+  const cases: Array<[string, Buffer]> = [
+    ['PNG', await sharp(rgb, raw).png().toBuffer()],
+    ['interlaced PNG', await sharp(rgb, raw).png({ progressive: true }).toBuffer()],
+    ['palette PNG', await sharp(rgb, raw).png({ palette: true, colours: 64 }).toBuffer()],
+    ['lossy WebP', await sharp(rgb, raw).webp({ quality: 70 }).toBuffer()],
+    ['lossless WebP', await sharp(rgb, raw).webp({ lossless: true }).toBuffer()],
+  ];
+  for (const [name, bytes] of cases) {
+    const input = new Uint8Array(bytes);
+    const { probe, bySharp, owned } = await bothDecodes(input);
+    t.equal(probe.plainRgb, true, `${name}: plain`);
+    t.ok(owned?.data.equals(bySharp), `${name}: the same bytes as sharp's decode`);
+  }
+});
+
+t.test('the real photos of the dev set (JPEG and PNG): the bytes sharp gives', async (t) => {
+  const rows = readManifest();
+  const photos = [...rows.filter((row) => row.image_path.endsWith('.jpg')).slice(0, 6), ...rows.filter((row) => row.image_path.endsWith('.png')).slice(0, 3)];
+  t.ok(photos.length >= 6, 'some dev JPEGs and PNGs');
+  for (const row of photos) {
     const input = new Uint8Array(evalImage(row.id));
     const { probe, bySharp, owned } = await bothDecodes(input);
-    if (!probe.plainJpeg) {
+    if (!probe.plainRgb) {
       t.equal(owned, undefined, `${row.id}: not plain, left to sharp`);
       continue;
     }
@@ -93,62 +112,68 @@ t.test('the memory: a buffer of its own to transfer, or the one given', async (t
   t.equal(new Uint8Array(kept)[64 * 48 * 4], 0, 'nothing written past the photo');
 });
 
-t.test('a JPEG that needs converting is not plain: the probe says so, the addon declines it', async (t) => {
+t.test('a photo that needs converting is not plain: the probe says so, the addon declines it', async (t) => {
   const base = await jpegOf(96, 64, { quality: 90 });
   const variants: Array<[string, Buffer]> = [
     ['an ICC profile', await sharp(base).withIccProfile('p3').jpeg().toBuffer()],
     ['an orientation to apply', await sharp(base).withMetadata({ orientation: 6 }).jpeg().toBuffer()],
     ['grey (one channel)', await sharp(base).toColourspace('b-w').jpeg().toBuffer()],
     ['CMYK', await sharp(base).toColourspace('cmyk').jpeg().toBuffer()],
+    ['a PNG with alpha', await sharp(base).ensureAlpha(0.5).png().toBuffer()],
+    ['a 16-bit PNG', await sharp(base).toColourspace('rgb16').png().toBuffer()],
+    ['a grey PNG', await sharp(base).toColourspace('b-w').png().toBuffer()],
+    ['a WebP with alpha', await sharp(base).ensureAlpha(0.5).webp().toBuffer()],
   ];
   for (const [name, bytes] of variants) {
     const input = new Uint8Array(bytes);
     const probe = await codec.probe(input);
-    t.equal(probe.plainJpeg, false, `${name}: not plain`);
+    t.equal(probe.plainRgb, false, `${name}: not plain`);
     const meta = await sharp(input).metadata();
     const dst = new Uint8Array(meta.width! * meta.height! * 4);
-    t.equal(binding.decodeJpegRgba(input, meta.width!, meta.height!, dst), false, `${name}: the addon declines it (checks the image itself)`);
+    t.equal(binding.decodePlainRgba(input, meta.width!, meta.height!, dst), false, `${name}: the addon declines it (checks the image itself)`);
   }
   for (const [name, bytes] of [
-    ['a PNG', await sharp(base).png().toBuffer()],
-    ['a WebP', await sharp(base).webp().toBuffer()],
+    ['a GIF', await sharp(base).gif().toBuffer()],
+    ['a TIFF', await sharp(base).tiff().toBuffer()],
   ] as const) {
-    t.equal((await codec.probe(new Uint8Array(bytes))).plainJpeg, false, `${name}: not a plain JPEG`);
+    const input = new Uint8Array(bytes);
+    await t.rejects(codec.probe(input), codec.UnsupportedFormatError, `${name}: not a format the service takes`);
+    t.equal(binding.decodePlainRgba(input, 96, 64, new Uint8Array(96 * 64 * 4)), false, `${name}: the addon declines it too`);
   }
   const input = new Uint8Array(base);
-  t.equal(binding.decodeJpegRgba(input, 97, 64, new Uint8Array(97 * 64 * 4)), false, 'a size other than the image\'s: declined');
+  t.equal(binding.decodePlainRgba(input, 97, 64, new Uint8Array(97 * 64 * 4)), false, 'a size other than the image\'s: declined');
 });
 
 t.test('bytes that do not decode: libvips\' reason, coded', async (t) => {
   const whole = await jpegOf(320, 240, { quality: 90 });
   const truncated = new Uint8Array(whole.subarray(0, Math.floor(whole.length * 0.6)));
   const dst = new Uint8Array(320 * 240 * 4);
-  t.throws(() => binding.decodeJpegRgba(truncated, 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'a truncated JPEG fails, as failOn truncated makes sharp fail');
+  t.throws(() => binding.decodePlainRgba(truncated, 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'a truncated JPEG fails, as failOn truncated makes sharp fail');
   await t.rejects(codec.decodeRgba(truncated, 50e6, 320, 240, true), 'sharp refuses it too');
   try {
-    binding.decodeJpegRgba(truncated, 320, 240, dst);
+    binding.decodePlainRgba(truncated, 320, 240, dst);
   } catch (err) {
     t.match((err as Error).message, /jpeg|JPEG|end|truncated/, 'the message is libvips\' own');
   }
   const garbage = new Uint8Array(whole);
   garbage.fill(0x5a, 200);
-  t.throws(() => binding.decodeJpegRgba(garbage, 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'scrambled entropy data');
-  t.throws(() => binding.decodeJpegRgba(new Uint8Array(0), 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'no bytes');
-  t.throws(() => binding.decodeJpegRgba(new Uint8Array([0xff, 0xd8, 0xff]), 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'a bare SOI');
+  t.throws(() => binding.decodePlainRgba(garbage, 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'scrambled entropy data');
+  t.throws(() => binding.decodePlainRgba(new Uint8Array(0), 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'no bytes');
+  t.throws(() => binding.decodePlainRgba(new Uint8Array([0xff, 0xd8, 0xff]), 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'a bare SOI');
   // After a failure the next decode is unaffected (libvips' error buffer cleared).
-  t.equal(binding.decodeJpegRgba(new Uint8Array(whole), 320, 240, dst), true, 'the next photo decodes');
+  t.equal(binding.decodePlainRgba(new Uint8Array(whole), 320, 240, dst), true, 'the next photo decodes');
 });
 
 t.test('broken arguments: coded errors', async (t) => {
   const input = new Uint8Array(await jpegOf(32, 32, { quality: 90 }));
-  t.throws(() => binding.decodeJpegRgba(input, 32, 32, new Uint8Array(32 * 32 * 4 - 1)), { code: 'ERR_CUTOUT_BAD_LENGTH' });
-  t.throws(() => binding.decodeJpegRgba(input, 32, 32, new Float32Array(32 * 32) as never), { code: 'ERR_CUTOUT_ARG' });
-  t.throws(() => binding.decodeJpegRgba('x' as never, 32, 32, new Uint8Array(32 * 32 * 4)), { code: 'ERR_CUTOUT_ARG' });
-  t.throws(() => binding.decodeJpegRgba(input, 0, 32, new Uint8Array(0)), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => binding.decodePlainRgba(input, 32, 32, new Uint8Array(32 * 32 * 4 - 1)), { code: 'ERR_CUTOUT_BAD_LENGTH' });
+  t.throws(() => binding.decodePlainRgba(input, 32, 32, new Float32Array(32 * 32) as never), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => binding.decodePlainRgba('x' as never, 32, 32, new Uint8Array(32 * 32 * 4)), { code: 'ERR_CUTOUT_ARG' });
+  t.throws(() => binding.decodePlainRgba(input, 0, 32, new Uint8Array(0)), { code: 'ERR_CUTOUT_ARG' });
   const shared = new Uint8Array(input.length + 32 * 32 * 4);
   shared.set(input);
-  t.throws(() => binding.decodeJpegRgba(shared.subarray(0, input.length), 32, 32, shared.subarray(input.length - 8, input.length - 8 + 32 * 32 * 4)), { code: 'ERR_CUTOUT_ARG' }, 'overlapping input and dst');
+  t.throws(() => binding.decodePlainRgba(shared.subarray(0, input.length), 32, 32, shared.subarray(input.length - 8, input.length - 8 + 32 * 32 * 4)), { code: 'ERR_CUTOUT_ARG' }, 'overlapping input and dst');
   const detached = new Uint8Array(32 * 32 * 4);
   structuredClone(detached.buffer, { transfer: [detached.buffer] });
-  t.throws(() => binding.decodeJpegRgba(input, 32, 32, detached), { code: 'ERR_CUTOUT_DETACHED' });
+  t.throws(() => binding.decodePlainRgba(input, 32, 32, detached), { code: 'ERR_CUTOUT_DETACHED' });
 });
