@@ -177,3 +177,42 @@ t.test('broken arguments: coded errors', async (t) => {
   structuredClone(detached.buffer, { transfer: [detached.buffer] });
   t.throws(() => binding.decodePlainRgba(input, 32, 32, detached), { code: 'ERR_CUTOUT_DETACHED' });
 });
+
+t.test('hostile bytes: mutated and cut photos that still probe as plain get sharp\'s outcome, the same bytes or a failure, never a crash', async (t) => {
+  const rgb = photoLike(120, 90, 11);
+  const raw = { raw: { width: 120, height: 90, channels: 3 as const } };
+  const bases: Array<[string, Buffer]> = [
+    ['JPEG', await sharp(rgb, raw).jpeg({ quality: 85 }).toBuffer()],
+    ['progressive JPEG', await sharp(rgb, raw).jpeg({ progressive: true }).toBuffer()],
+    ['PNG', await sharp(rgb, raw).png().toBuffer()],
+    ['WebP', await sharp(rgb, raw).webp().toBuffer()],
+  ];
+  let seed = 20261129;
+  const rnd = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  for (const [name, base] of bases) {
+    const tally = { plain: 0, decoded: 0, failed: 0, differ: 0 };
+    for (let i = 0; i < 100; i++) {
+      const bytes = new Uint8Array(base);
+      for (let k = 1 + Math.floor(rnd() * 8); k > 0; k--) bytes[Math.floor(rnd() * bytes.length)] = Math.floor(rnd() * 256);
+      const input = new Uint8Array(rnd() < 0.2 ? bytes.subarray(0, Math.floor(rnd() * bytes.length)) : bytes);
+      const probe = await codec.probe(input).catch(() => undefined);
+      if (!probe?.plainRgb) continue;
+      tally.plain++;
+      const ours = (() => {
+        try {
+          return codec.decodeRgbaOwned(input, probe.width, probe.height) ?? 'declined';
+        } catch (err) {
+          return err as Error & { code?: string };
+        }
+      })();
+      const theirs = await codec.decodeRgba(input, 50e6, probe.width, probe.height, true).catch((err: Error) => err);
+      if (theirs instanceof Error) {
+        if (ours instanceof Error && ours.code === 'ERR_CUTOUT_DECODE') tally.failed++;
+        else tally.differ++;
+      } else if (ours !== 'declined' && !(ours instanceof Error) && ours.data.equals(theirs.data)) tally.decoded++;
+      else tally.differ++;
+    }
+    t.ok(tally.plain >= 50, `${name}: ${tally.plain} of 100 mutations still probe as plain`);
+    t.equal(tally.differ, 0, `${name}: ${tally.decoded} decoded to sharp's bytes, ${tally.failed} failed as sharp's did, none otherwise`);
+  }
+});
