@@ -89,9 +89,11 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
   );
   /** Requests in their first stage (queued for it or running it): the batches' possible company. */
   let preparing = 0;
-  const spareMasks = new SpareMasks(cfg.inferWorkers * cfg.maxBatch);
+  // Kept between requests while busy; none where memory goes back after every task.
+  const keeps = cfg.worker.memoryRelease !== 'every-task';
+  const spareMasks = new SpareMasks(keeps ? cfg.inferWorkers * cfg.maxBatch : 0);
   // One photo's memory per photo worker: what stays between a finish and the next prepare.
-  const sparePhotos = new SparePhotos(cfg.cpuWorkers);
+  const sparePhotos = new SparePhotos(keeps ? cfg.cpuWorkers : 0);
   const gpu = new FifoQueue<Uint8Array, Mask>(
     async (images) => {
       let out: InferBatchResult;

@@ -142,6 +142,17 @@ t.test('masks go back for the next batch to fill while requests come; dropped on
   t.equal(reports.at(-1)!.reused, 0, 'after the idle release, a new mask again');
 });
 
+t.test('memoryRelease every-task: no mask is kept between requests', async (t) => {
+  const reports: BatchReport[] = [];
+  const p = await createRemovalPool({ model: 'isnet-fp16-batch', modelPath: model, device: 'cpu', warmUp: false, workers: 2, maxBatch: 2, batchWaitMs: 0, memoryRelease: 'every-task', onBatch: (b) => reports.push(b) });
+  t.teardown(() => p.close());
+  for (const [x, y] of [[10, 10], [100, 20], [200, 150]] as const) {
+    const r = ok(await p.run({ input: await jpegPhoto(x, y), options: { ...options } }));
+    t.ok(Math.abs(r.foreground.left - x) <= 2 && Math.abs(r.foreground.top - y) <= 2, `(${x}, ${y}): its own square`);
+  }
+  t.same(reports.map((b) => b.reused), [0, 0, 0], 'every batch makes its masks afresh');
+});
+
 /** photo(x, y) as a plain JPEG of `w`×`h` (the square scaled with it), decoded once by stage 1 and handed on. */
 async function jpegPhoto(x: number, y: number, w = 320, h = 240): Promise<Buffer> {
   return sharp(await photo(x, y)).resize(w, h, { fit: 'fill' }).jpeg({ quality: 95 }).toBuffer();
