@@ -175,6 +175,12 @@ t.test('a plain JPEG decodes straight into memory of our own: staged, handed on 
   t.match(!failed.ok && failed.message, /^Failed to read image: .+/, 'with libvips\' reason');
   const after = await runPipeline(keptCtx, { input, options: full });
   t.ok(after.ok && expected.ok && Buffer.from(after.data).equals(Buffer.from(expected.data)), 'the next photo is unaffected');
+
+  const big = new Uint8Array(await sharp(input).resize(2400, 1800).jpeg({ quality: 85 }).toBuffer());
+  t.ok(2400 * 1800 * 4 > photoBuffer.maxBytes);
+  const bigResult = await runPipeline(keptCtx, { input: big, options: full });
+  t.ok(bigResult.ok, 'a photo over the bound goes through');
+  t.equal(photoBuffer.bytes, 0, 'and the kept memory went, so it is not resident beside it');
 });
 
 t.test('staged stage 1 with photo memory handed in: a plain JPEG decodes into it; otherwise it comes back unused', async (t) => {
