@@ -147,20 +147,20 @@ export async function decodeForModel(input: Uint8Array, maxPixels: number, width
 }
 
 /** The addon's resize (native/src/resize.h) into a Buffer that owns its ArrayBuffer (transferable as is). */
-function resizeInMemory(raw: Raw, width: number, height: number, threads: number): Raw {
-  const data = Buffer.allocUnsafeSlow(width * height * 3);
+function resizeInMemory(raw: Raw, width: number, height: number, threads: number, into?: Uint8Array): Raw {
+  const data = into ? Buffer.from(into.buffer, into.byteOffset, into.byteLength) : Buffer.allocUnsafeSlow(width * height * 3);
   loadBinding().resizeToRgb(raw.data, raw.width, raw.height, raw.channels as 3 | 4, data, width, height, threads);
-  return { data, width, height, channels: 3, transferable: true };
+  return { data, width, height, channels: 3, transferable: !into };
 }
 
 /**
  * A decoded image resized (fill) to the model's input, RGB. Opaque: by the addon, whatever the scale
  * (12 MP RGBA to 1024² on one AVX2 core: ~49 ms, libvips' resize of the same pixels ~105 ms; for a
- * photo the model enlarges, the bytes decodeForModel's in-memory path gives). With alpha, libvips
- * (it resizes premultiplied, as decodeForModel does).
+ * photo the model enlarges, the bytes decodeForModel's in-memory path gives), into `into` where given
+ * (width × height × 3 bytes). With alpha, libvips (it resizes premultiplied, as decodeForModel does).
  */
-export async function resizeForModel(raw: Raw, width: number, height: number, opaque: boolean, threads = 1): Promise<Raw> {
-  if (opaque && (raw.channels === 3 || raw.channels === 4)) return resizeInMemory(raw, width, height, threads);
+export async function resizeForModel(raw: Raw, width: number, height: number, opaque: boolean, threads = 1, into?: Uint8Array): Promise<Raw> {
+  if (opaque && (raw.channels === 3 || raw.channels === 4)) return resizeInMemory(raw, width, height, threads, into);
   return toRaw(rawImage(raw).resize(width, height, { fit: 'fill', kernel: 'cubic' }).removeAlpha());
 }
 

@@ -3,7 +3,8 @@
 // photo's 4 MB: ~500–950 faults at ~14 µs each on these hosts, docs/memory.md). One removal at a time
 // per worker (Piscina's concurrentTasksPerWorker: 1) and nothing of the photo outlives its removal
 // (the answer is the encoded bytes), so the next photo may overwrite it. Handed back with the rest of
-// the worker's memory when the pool goes idle (worker.ts, releaseMemory).
+// the worker's memory when the pool goes idle (worker.ts, releaseMemory). The worker keeps a second
+// one for the model input resized from such a photo (3 MB at 1024²).
 
 export class PhotoBuffer {
   private kept: ArrayBuffer | undefined;

@@ -44,6 +44,8 @@ export interface PipelineContext {
   bigDecode?: { made: boolean };
   /** The CPU worker's kept photo memory (photo-buffer.ts): a plain photo decoded once decodes into it. */
   photoBuffer?: PhotoBuffer;
+  /** The CPU worker's kept model-input memory: the model input resized from a photo decoded once goes into it. */
+  modelInputBuffer?: PhotoBuffer;
 }
 
 /**
@@ -324,7 +326,8 @@ async function decodeOnce(ctx: PipelineContext, input: Uint8Array, plan: Removal
   } catch (err) {
     return unreadable(err);
   }
-  const modelInput = await codec.resizeForModel(work, ctx.model.width, ctx.model.height, !plan.hasAlpha, ctx.threads);
+  const { width: mw, height: mh } = ctx.model;
+  const modelInput = await codec.resizeForModel(work, mw, mh, !plan.hasAlpha, ctx.threads, ctx.modelInputBuffer?.take(mw * mh * 3));
   const same = work.width === plan.width && work.height === plan.height;
   const rgba = same ? Promise.resolve(work) : codec.resizeRgba(work, plan.width, plan.height);
   rgba.catch(() => undefined); // awaited later; never an unhandled rejection

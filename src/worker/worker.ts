@@ -45,9 +45,13 @@ const ctx: PipelineContext = {
   ...(config.decodeMemory ? { decodeMemory: new DecodeMemory(config.decodeMemory) } : {}),
   ...(config.memoryRelease === 'every-task' ? { lean: true } : {}),
   // The CPU path's photos decoded once (up to the larger of the two single-decode bounds) decode into
-  // kept memory; not where memory is handed back after every task.
+  // kept memory, and their model input is resized into kept memory (3 MB at 1024²: from malloc's heap,
+  // faulted in again whenever the heap's top was trimmed); not where memory goes back after every task.
   ...(config.mode === 'whole' && config.memoryRelease !== 'every-task'
-    ? { photoBuffer: new PhotoBuffer(Math.max(CPU_SINGLE_DECODE_MAX_BYTES, DECODE_ONCE_MAX_BYTES)) }
+    ? {
+        photoBuffer: new PhotoBuffer(Math.max(CPU_SINGLE_DECODE_MAX_BYTES, DECODE_ONCE_MAX_BYTES)),
+        modelInputBuffer: new PhotoBuffer(config.width * config.height * 3),
+      }
     : {}),
 };
 
@@ -75,6 +79,7 @@ async function collectTaskGarbage(): Promise<void> {
 // task with memoryRelease 'every-task'. 5 to 40 ms.
 async function releaseMemory(): Promise<void> {
   ctx.photoBuffer?.drop();
+  ctx.modelInputBuffer?.drop();
   await collectTaskGarbage();
   ctx.session?.releaseTensors();
   binding.releaseScratch();

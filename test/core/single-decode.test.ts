@@ -148,11 +148,13 @@ t.test('a plain JPEG decodes straight into memory of our own: staged, handed on 
   const session = new ctx.binding.Session(entry.path, sessionOptionsFor(entry.entry, 2));
   t.teardown(() => session.close());
   const photoBuffer = new PhotoBuffer(16 * 1024 * 1024);
+  const modelInputBuffer = new PhotoBuffer(1024 * 1024 * 3);
   const plainCtx = { ...ctx, session };
-  const keptCtx = { ...ctx, session, photoBuffer };
+  const keptCtx = { ...ctx, session, photoBuffer, modelInputBuffer };
   const expected = await runPipeline(plainCtx, { input, options: full });
   const first = await runPipeline(keptCtx, { input, options: full });
   t.equal(photoBuffer.bytes, 854 * 480 * 4, 'the photo was decoded into the kept memory');
+  t.equal(modelInputBuffer.bytes, 1024 * 1024 * 3, 'its model input resized into the other kept memory');
   const smaller = new Uint8Array(await sharp(input).resize(640, 360).jpeg({ quality: 90 }).toBuffer());
   const small = await runPipeline(keptCtx, { input: smaller, options: full });
   t.equal(photoBuffer.bytes, 854 * 480 * 4, 'a smaller photo reuses it');
