@@ -3,8 +3,9 @@
 // lease"): every call goes to ROOT's dist, so an older worktree measures its own code.
 //   node dist/bench/photo-stages-of.js ROOT PHOTO THREADS RUNS   → one JSON line of medians (ms; faults: minor page faults per photo)
 // Run each checkout in turn, a few rounds, photo by photo. Where ROOT's addon has the scratch cache,
-// it is set as the staged pool sets it under load (64 MB for the one worker). Runs in ROOT's
-// bin/cutout malloc environment (bench/launch-env-rerun.ts) unless GLIBC_TUNABLES is set.
+// it is set as the staged pool sets it under load (64 MB for the one worker); the photo memory a
+// finished photo leaves goes to the next up to ROOT's SparePhotos bound, as its pool hands it on.
+// Runs in ROOT's bin/cutout malloc environment (bench/launch-env-rerun.ts) unless GLIBC_TUNABLES is set.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { rerunInLaunchEnv } from './launch-env-rerun.js';
@@ -20,6 +21,9 @@ const { modelEntry, sessionOptionsFor } = await load('model/manifest.js');
 const pipeline = await load('worker/pipeline.js');
 const codec = await load('worker/codec.js');
 const { DEFAULT_OPTIONS, DEFAULT_QUALITY } = await load('domain/removal.js');
+// The photo memory a finished photo leaves for the next, up to ROOT's bound, as ROOT's staged pool keeps it.
+const spareMax: number = (await load('pool/spare-photos.js').catch(() => ({}))).SPARE_PHOTO_MAX_BYTES ?? 0;
+let spare: ArrayBuffer | undefined;
 
 const binding = loadBinding();
 if (binding.scratchCache) binding.scratchCache(64 * 1024 * 1024);
@@ -33,13 +37,16 @@ const ctx = { binding, model: { width: 1024, height: 1024 }, threads, quality: D
 const samples: Record<string, number[]> = { wall: [], faults: [] };
 const STAGES = ['decode', 'decodeOutput', 'composite', 'encode'];
 for (let r = -2; r < runs; r++) {
-  const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full', format: 'png' } };
+  const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full', format: 'png' }, ...(spare ? { photoMemory: spare } : {}) };
+  spare = undefined;
   const f0 = process.resourceUsage().minorPageFault;
   const t0 = performance.now();
   const prepared = await pipeline.prepareRemoval(ctx, task);
   if (!prepared.ok) throw new Error(prepared.message);
   const done = await pipeline.finishStaged(ctx, { ...task, plan: prepared.plan, mask: mask.slice(), timings: prepared.timings, ...(prepared.photo ? { photo: prepared.photo } : {}) });
   if (!done.ok) throw new Error(done.message);
+  const left = prepared.photo?.buffer ?? prepared.unusedMemory;
+  if (left instanceof ArrayBuffer && left.byteLength <= spareMax) spare = left;
   if (r < 0) continue;
   samples.wall!.push(performance.now() - t0);
   samples.faults!.push(process.resourceUsage().minorPageFault - f0);

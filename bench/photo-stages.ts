@@ -11,7 +11,8 @@
 // Each row twice, interleaved run by run: with the block cache off (limit 0: every scratch block
 // unmapped when freed, as a worker that hands its memory back after every task has it) and kept
 // between photos (the pools' default, native/src/scratch.h, handed back only when the pool goes
-// idle). A "kept" run follows an unmeasured one in that mode: the "off" run before it gave every
+// idle), with the photo memory the last photo left (src/pool/spare-photos.ts) as the pool hands it
+// on. A "kept" run follows an unmeasured one in that mode: the "off" run before it gave every
 // block back, and in the pool the previous photo has just left its blocks. Stage 1's decoded photo
 // goes on to stage 2 where the plan decodes once, as the pool does.
 // Runs in bin/cutout's malloc environment (bench/launch-env-rerun.ts) unless GLIBC_TUNABLES is set.
@@ -21,6 +22,7 @@ import path from 'node:path';
 import { DEFAULT_OPTIONS, DEFAULT_QUALITY } from '../src/domain/removal.js';
 import { loadBinding } from '../src/native/binding.js';
 import { modelEntry, PACKAGE_ROOT, sessionOptionsFor } from '../src/model/manifest.js';
+import { SPARE_PHOTO_MAX_BYTES } from '../src/pool/spare-photos.js';
 import type { PrepareResult, RemoveResult } from '../src/pool/task.js';
 import * as codec from '../src/worker/codec.js';
 import { finishStaged, prepareRemoval, type PipelineContext } from '../src/worker/pipeline.js';
@@ -63,14 +65,24 @@ interface Row {
   modelInput: { libvipsMs: number; inMemoryMs: number | null };
 }
 
-/** One photo through the staged path's two halves, stage 1's photo handed on as the pool hands it. */
-async function bothHalves(ctx: PipelineContext, input: Uint8Array, mask: Float32Array, name: string): Promise<Extract<RemoveResult, { ok: true }>> {
-  const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full' as const, format: 'png' as const } };
+/** The photo memory a finished photo leaves for the next (the pool's SparePhotos, one photo worker's share). */
+let sparePhoto: ArrayBuffer | undefined;
+
+/**
+ * One photo through the staged path's two halves, stage 1's photo handed on as the pool hands it; with
+ * `keep`, into the photo memory the last photo left, and leaving its own for the next, as the pool does.
+ */
+async function bothHalves(ctx: PipelineContext, input: Uint8Array, mask: Float32Array, name: string, keep: boolean): Promise<Extract<RemoveResult, { ok: true }>> {
+  const photoMemory = keep ? sparePhoto : undefined;
+  sparePhoto = undefined;
+  const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full' as const, format: 'png' as const }, ...(photoMemory ? { photoMemory } : {}) };
   const prepared = (await prepareRemoval(ctx, task)) as PrepareResult;
   if (!prepared.ok) throw new Error(`${name}: ${prepared.message}`);
   const { plan, timings, photo } = prepared;
   const done = (await finishStaged(ctx, { ...task, plan, mask: mask.slice(), timings, ...(photo ? { photo } : {}) })) as RemoveResult;
   if (!done.ok) throw new Error(`${name}: ${done.message}`);
+  const left = photo?.buffer ?? prepared.unusedMemory;
+  if (keep && left instanceof ArrayBuffer && left.byteLength <= SPARE_PHOTO_MAX_BYTES) sparePhoto = left;
   return done;
 }
 
@@ -99,10 +111,10 @@ for (const photo of await sizedBenchPhotos(sizes)) {
     for (let r = -2; r < runs; r++) {
       for (const mode of modes) {
         binding.scratchCache(mode === 'kept' ? SCRATCH_LIMIT : 0);
-        if (mode === 'kept') await bothHalves(ctx, input, mask, photo.name);
+        if (mode === 'kept') await bothHalves(ctx, input, mask, photo.name, true);
         const f0 = process.resourceUsage().minorPageFault;
         const t0 = performance.now();
-        const done = await bothHalves(ctx, input, mask, photo.name);
+        const done = await bothHalves(ctx, input, mask, photo.name, mode === 'kept');
         const wall = performance.now() - t0;
         const took = process.resourceUsage().minorPageFault - f0;
         if (r < 0) continue;

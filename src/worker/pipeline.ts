@@ -5,7 +5,7 @@
 // Typed failures are returned, never thrown.
 import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '../native/binding.js';
 import type { DecodeMemory } from '../pool/decode-memory.js';
-import { MAX_DECODE_BYTES, MAX_INPUT_PIXELS, MAX_INPUT_SIDE, type QualityLevel, type RemoveOptions } from '../domain/removal.js';
+import { MAX_DECODE_BYTES, MAX_INPUT_PIXELS, MAX_INPUT_SIDE, OVERLAP_DECODE_MAX_BYTES, type QualityLevel, type RemoveOptions } from '../domain/removal.js';
 import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
 import { decoderMessage } from '../image/decoder-message.js';
 import { collectGarbage } from '../process/collect-garbage.js';
@@ -70,16 +70,6 @@ function unreadable(err: unknown): RemoveFailure {
 function unreadableBackground(err: unknown): RemoveFailure {
   return fail('failed_bg_image', `Failed to read background image: ${decoderMessage(err)}`);
 }
-
-/**
- * Largest output (RGBA bytes) decoded while the model runs, on a libvips thread beside ONNX
- * Runtime's: 64 MiB, up to 16 MP. It hides the decode behind inference (a 12 MP photo: ~190 ms less
- * on 2 AVX2 cores, with the same inference time). Bigger photos are decoded after it: at 20 MP that
- * keeps 80 MB off the peak of `cutout remove` (≤ 400 MB) for ~110 ms more per photo (docs/memory.md).
- * Also the largest opaque photo the staged path decodes once at its own size for both the model
- * input and the output (plan.singleDecode; the CPU path: CPU_SINGLE_DECODE_MAX_BYTES).
- */
-export const OVERLAP_DECODE_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * OVERLAP_DECODE_MAX_BYTES where memory comes first (PipelineContext.lean): 16 MiB, a photo up to 4 MP.

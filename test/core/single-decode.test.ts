@@ -11,7 +11,8 @@ import { DEFAULT_OPTIONS, DEFAULT_QUALITY, type RemoveOptions } from '../../src/
 import { loadBinding } from '../../src/native/binding.js';
 import type { PreparedRemoval, PrepareResult, RemoveResult } from '../../src/pool/task.js';
 import * as codec from '../../src/worker/codec.js';
-import { finishStaged, LEAN_OVERLAP_DECODE_MAX_BYTES, OVERLAP_DECODE_MAX_BYTES, prepareRemoval, runPipeline, type PipelineContext } from '../../src/worker/pipeline.js';
+import { OVERLAP_DECODE_MAX_BYTES } from '../../src/domain/removal.js';
+import { finishStaged, LEAN_OVERLAP_DECODE_MAX_BYTES, prepareRemoval, runPipeline, type PipelineContext } from '../../src/worker/pipeline.js';
 import { modelEntry, sessionOptionsFor } from '../../src/model/manifest.js';
 import { evalImage } from '../helpers/core-fixtures.js';
 import { PhotoBuffer } from '../../src/worker/photo-buffer.js';
