@@ -122,18 +122,6 @@ void ResizeNearest(const float* src, int sw, int sh, float* dst, int dw, int dh,
   });
 }
 
-// A value the compiler may not look through: a product passed here is rounded on its own, never
-// fused into a later add (an empty asm that claims to change the register).
-template <typename T>
-inline T Unfused(T v) {
-#if defined(__AVX__)
-  asm("" : "+x"(v));  // in its register (the x86-64-v3 build: a float or an F32x8 fits one)
-#else
-  asm("" : "+m"(v));  // through memory: any type on any target (an F32x8 is two SSE or NEON registers)
-#endif
-  return v;
-}
-
 // Per-pixel 2×2 solve of the sweeps: minimise |a F + (1-a) B - I|² + Σ_n w_n (|F - F_n|² + |B - B_n|²),
 // with acc_f = Σ w_n F_n, acc_b = Σ w_n B_n (lane 3 padding), W = Σ w_n; into out (F r,g,b, pad, B
 // r,g,b, pad). The channels are solved side by side in vector lanes, each lane rounding as the scalar

@@ -10,6 +10,11 @@
 #include "grid.h"
 #include "parallel.h"
 #include "scratch.h"
+#include "vec.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 namespace cutout {
 namespace {
@@ -59,12 +64,21 @@ void Sample(const float* L, int lw, int lh, float gx, float gy, float s, float* 
   for (int k = 0; k < kCh; ++k) out[k] = (a[k] * (1 - fx) + b[k] * fx) * (1 - fy) + (c[k] * (1 - fx) + d[k] * fx) * fy;
 }
 
-// Per band cell: the local colour model, ready for the per-pixel projection.
-struct CellModel {
-  float br, bg, bb;  // background colour, 0..1
-  float dr, dg, db;  // F - B
-  float inv;         // 1 / |F - B|²
-  float conf;        // weight of the colour estimate, 0 = keep the network's alpha
+// Per band cell of one grid row: the local colour model, ready for the per-pixel projection. One
+// plane per field (field k of cell i at f[k * stride + i]) and `use` as 32-bit lanes (-1 used, 0
+// not), so eight cells' values load as one vector; stride ≥ gw + 8, the cells past gw unused.
+enum ModelField {
+  kBr, kBg, kBb,  // background colour, 0..1
+  kDr, kDg, kDb,  // F - B
+  kInv,           // 1 / |F - B|²
+  kConf,          // weight of the colour estimate, 0 = keep the network's alpha
+  kModelFields
+};
+
+struct RowModels {
+  float* f;
+  int32_t* use;
+  size_t stride;
 };
 
 // Step 1 on grid rows [j0, j1) (cells: their averages, 4 floats per cell from row j0): marks the
@@ -102,24 +116,79 @@ struct Levels {
   int w2, h2;
 };
 
+// One pixel's alpha from its cell's model: the colour's projection onto the F - B line, weighted
+// against the network's alpha by the model's confidence, never crossing 0.5. Rounded as the build of
+// 2026-11-28 compiled it (x86-64-v3, the same bytes): the colour differences and the two last sums
+// fused, t1·dg and the alpha's two products on their own (Unfused).
+inline void ProjectPixel(uint8_t* px, const RowModels& m, int i) {
+  const float* f = m.f + i;
+  const size_t st = m.stride;
+  constexpr float kInv255 = 1.f / 255.f;
+  const float t0 = px[0] * kInv255 - f[kBr * st], t1 = px[1] * kInv255 - f[kBg * st], t2 = px[2] * kInv255 - f[kBb * st];
+  float ac = (t2 * f[kDb * st] + (t0 * f[kDr * st] + Unfused(t1 * f[kDg * st]))) * f[kInv * st];
+  ac = std::clamp(ac, 0.f, 1.f);
+  const float conf = f[kConf * st];
+  const float a0 = Unfused(px[3] * kInv255);
+  float v = RoundNonNegative((conf * ac + Unfused((1 - conf) * a0)) * 255.f);
+  // Never cross 0.5: thresholded masks (and the mask metrics) stay exactly as refined.
+  v = px[3] >= 128 ? std::max(v, 128.f) : std::min(v, 127.f);
+  px[3] = static_cast<uint8_t>(v);
+}
+
+#if defined(__AVX2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+// ProjectPixel on eight pixels at once (px: pixel x of a row, x + 8 ≤ w; cell_of: from x): eight
+// pixels lie in at most eight cells from cell_of[0] on, so each lane's model is one permute of eight
+// cells' values; alpha is written in the lanes whose cell is used. No branch per pixel (ProjectPixel's
+// clamps mispredict at the band's edges). Each lane rounds as ProjectPixel.
+inline void ProjectEight(uint8_t* px, const int* cell_of, const RowModels& m) {
+  const int c0 = cell_of[0];
+  const __m256i lane_cell = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(cell_of)), _mm256_set1_epi32(c0));
+  const __m256i use = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(m.use + c0)), lane_cell);
+  if (_mm256_testz_si256(use, use)) return;
+  F32x8 f[kModelFields];
+  for (int k = 0; k < kModelFields; ++k) f[k] = _mm256_permutevar8x32_ps(_mm256_loadu_ps(m.f + k * m.stride + c0), lane_cell);
+  const U32x8 words = LoadVec<U32x8>(px);
+  const F32x8 inv255 = F32x8{} + 1.f / 255.f;
+  const auto channel = [&](int c) { return __builtin_convertvector(reinterpret_cast<I32x8>((words >> (8 * c)) & 0xFFu), F32x8); };
+  const F32x8 p3 = channel(3);
+  const F32x8 t0 = channel(0) * inv255 - f[kBr], t1 = channel(1) * inv255 - f[kBg], t2 = channel(2) * inv255 - f[kBb];
+  const F32x8 sum = t2 * f[kDb] + (t0 * f[kDr] + Unfused(t1 * f[kDg]));
+  F32x8 ac = sum * f[kInv];
+  const F32x8 zero = {}, one = zero + 1.f;
+  ac = ac < zero ? zero : (one < ac ? one : ac);  // std::clamp
+  const F32x8 conf = f[kConf];
+  const F32x8 a0 = Unfused(p3 * inv255);
+  const F32x8 v = (conf * ac + Unfused((1 - conf) * a0)) * 255.f;
+  const F32x8 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  F32x8 r = t + (v - t >= 0.5f ? one : zero);  // RoundNonNegative
+  const F32x8 lo = zero + 127.f, hi = zero + 128.f;
+  r = p3 >= hi ? (r < hi ? hi : r) : (lo < r ? lo : r);  // never cross 0.5
+  const U32x8 alpha = reinterpret_cast<U32x8>(__builtin_convertvector(r, I32x8));
+  const U32x8 out = (words & 0x00FFFFFFu) | (alpha << 24);
+  StoreVec(px, reinterpret_cast<U32x8>(use) ? out : words);
+}
+#endif
+
 // Step 4 on grid rows [j0, j1): the colour model of each band cell, then the full-res pixels it
-// covers (alpha only, of those rows). models, use: gw entries of scratch.
-void ProjectRows(uint8_t* rgba, int w, int gw, const int* cx, const int* cy, const uint8_t* band, Levels lv,
-                 const MattingParams& p, int j0, int j1, CellModel* models, uint8_t* use) {
+// covers (alpha only, of those rows). cell_of: each pixel column's cell; m: one grid row's models.
+void ProjectRows(uint8_t* rgba, int w, int gw, const int* cx, const int* cy, const int* cell_of, const uint8_t* band,
+                 Levels lv, const MattingParams& p, int j0, int j1, const RowModels& m) {
   const size_t row_bytes = static_cast<size_t>(w) * 4;
   const float minw = p.min_support, cmin = p.confidence_min;
   const float crange = std::max(p.confidence_range, 1e-6f);
   for (int j = j0; j < j1; ++j) {
     const uint8_t* brow = &band[static_cast<size_t>(j) * gw];
-    bool any = false;
+    int first = gw, last = -1;  // the used cells' span
     for (int i = 0; i < gw; ++i) {
-      use[i] = 0;
+      m.use[i] = 0;
       if (!brow[i]) continue;
       float s0[kCh], s1[kCh], s2[kCh];
       Sample(lv.l0, lv.w0, lv.h0, i, j, 2.f, s0);
       Sample(lv.l1, lv.w1, lv.h1, i, j, 8.f, s1);
       Sample(lv.l2, lv.w2, lv.h2, i, j, 32.f, s2);
       float fb[kCh];
+      const float* picked[2];  // the level each part's colour comes from
+      float inv[2];
       bool ok = true;
       for (int part = 0; part < 2; ++part) {
         const int b = part * 4;
@@ -135,45 +204,36 @@ void ProjectRows(uint8_t* rgba, int w, int gw, const int* cx, const int* cy, con
           ok = false;
           break;
         }
-        const float inv = 1.f / pick[b + 3];
-        fb[b] = pick[b] * inv;
-        fb[b + 1] = pick[b + 1] * inv;
-        fb[b + 2] = pick[b + 2] * inv;
+        picked[part] = pick;
+        inv[part] = 1.f / pick[b + 3];
+        fb[b] = pick[b] * inv[part];
+        fb[b + 1] = pick[b + 1] * inv[part];
+        fb[b + 2] = pick[b + 2] * inv[part];
       }
       if (!ok) continue;
-      CellModel& m = models[i];
-      m.br = fb[4];
-      m.bg = fb[5];
-      m.bb = fb[6];
-      m.dr = fb[0] - fb[4];
-      m.dg = fb[1] - fb[5];
-      m.db = fb[2] - fb[6];
-      const float dd = m.dr * m.dr + m.dg * m.dg + m.db * m.db;
-      m.conf = std::clamp((std::sqrt(dd) - cmin) / crange, 0.f, 1.f);
-      if (m.conf <= 0.f) continue;
-      m.inv = 1.f / std::max(dd, 1e-6f);
-      use[i] = 1;
-      any = true;
+      // F - B as the build of 2026-11-28 rounded it (the same bytes): green and blue with B's product
+      // fused into the difference, red with it rounded first.
+      const float dr = fb[0] - Unfused(fb[4]);
+      const float dg = std::fma(-picked[1][5], inv[1], fb[1]), db = std::fma(-picked[1][6], inv[1], fb[2]);
+      const float dd = dr * dr + dg * dg + db * db;
+      const float conf = std::clamp((std::sqrt(dd) - cmin) / crange, 0.f, 1.f);
+      if (conf <= 0.f) continue;
+      const float model[kModelFields] = {fb[4], fb[5], fb[6], dr, dg, db, 1.f / std::max(dd, 1e-6f), conf};
+      for (int k = 0; k < kModelFields; ++k) m.f[k * m.stride + i] = model[k];
+      m.use[i] = -1;
+      first = std::min(first, i);
+      last = i;
     }
-    if (!any) continue;
+    if (last < 0) continue;
+    const int xa = cx[first], xb = cx[last + 1];
     for (int y = cy[j]; y < cy[j + 1]; ++y) {
       uint8_t* row = rgba + static_cast<size_t>(y) * row_bytes;
-      for (int i = 0; i < gw; ++i) {
-        if (!use[i]) continue;
-        const CellModel& m = models[i];
-        for (int x = cx[i]; x < cx[i + 1]; ++x) {
-          uint8_t* px = row + static_cast<size_t>(x) * 4;
-          const float a0 = px[3] * (1.f / 255.f);
-          float ac = ((px[0] * (1.f / 255.f) - m.br) * m.dr + (px[1] * (1.f / 255.f) - m.bg) * m.dg +
-                      (px[2] * (1.f / 255.f) - m.bb) * m.db) *
-                     m.inv;
-          ac = std::clamp(ac, 0.f, 1.f);
-          float v = RoundNonNegative((m.conf * ac + (1 - m.conf) * a0) * 255.f);
-          // Never cross 0.5: thresholded masks (and the mask metrics) stay exactly as refined.
-          v = px[3] >= 128 ? std::max(v, 128.f) : std::min(v, 127.f);
-          px[3] = static_cast<uint8_t>(v);
-        }
-      }
+      int x = xa;
+#if defined(__AVX2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      for (; x < xb && x + 8 <= w; x += 8) ProjectEight(row + static_cast<size_t>(x) * 4, cell_of + x, m);
+#endif
+      for (; x < xb; ++x)
+        if (m.use[cell_of[x]]) ProjectPixel(row + static_cast<size_t>(x) * 4, m, cell_of[x]);
     }
   }
 }
@@ -232,14 +292,18 @@ void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const Matti
   // 4. Row by row of grid cells: the colour model of each band cell, then the full-res pixels it
   // covers. A grid row reads only the levels and writes only its own pixels' alpha.
   const Levels levels{L0.get(), w0, h0, L1.data(), w1, h1, L2.data(), w2, h2};
-  std::vector<std::vector<CellModel>> models(threads);
-  std::vector<std::vector<uint8_t>> uses(threads);
+  std::vector<int> cell_of(w);
+  for (int i = 0; i < gw; ++i) std::fill(cell_of.begin() + cx[i], cell_of.begin() + cx[i + 1], i);
+  const size_t stride = static_cast<size_t>(gw) + 8;
+  std::vector<std::vector<float>> fields(threads);
+  std::vector<std::vector<int32_t>> uses(threads);
   const int grid_rows = std::max(1, static_cast<int>(static_cast<int64_t>(BandRows(w)) * gh / h));
   ParallelForEach((gh + grid_rows - 1) / grid_rows, threads, [&](int worker, int item) {
-    models[worker].resize(gw);
-    uses[worker].resize(gw);
-    ProjectRows(rgba, w, gw, cx.data(), cy.data(), band.data(), levels, p, item * grid_rows,
-                std::min(gh, item * grid_rows + grid_rows), models[worker].data(), uses[worker].data());
+    fields[worker].resize(stride * kModelFields);
+    uses[worker].assign(stride, 0);  // the cells past gw stay unused
+    const RowModels m{fields[worker].data(), uses[worker].data(), stride};
+    ProjectRows(rgba, w, gw, cx.data(), cy.data(), cell_of.data(), band.data(), levels, p, item * grid_rows,
+                std::min(gh, item * grid_rows + grid_rows), m);
   });
 }
 
@@ -254,11 +318,12 @@ size_t MattingScratchBytes(int w, int h, int lw, int lh, const MattingParams& p,
   shared += gn * 2;                                                                       // band mask + dilation temp
   shared += (w0 * h0 + w1 * h1 + ((w1 + 3) / 4) * ((h1 + 3) / 4)) * kCh * sizeof(float);  // L0, L1, L2
   shared += (gw + gh + 2) * sizeof(int) + (gh + kRowsPerPass - 1) / kRowsPerPass;         // edges, flags
+  shared += static_cast<size_t>(w) * sizeof(int);                                         // cell of each column
   size_t worker = 0;
   worker += w0 * kCh * sizeof(float) * (r + 2);                                  // blur row, or column sums + ring
   worker += AreaSumsScratchBytes(w, gw);                                          // area sums
   worker += gw * kRowsPerPass * 4 * sizeof(float);                                      // averaged cells
-  worker += gw * (sizeof(CellModel) + 1);                                                // row models
+  worker += (gw + 8) * (kModelFields * sizeof(float) + sizeof(int32_t));                // row models
   return shared + static_cast<size_t>(std::max(threads, 1)) * worker;
 }
 

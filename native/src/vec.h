@@ -38,4 +38,16 @@ inline void StoreVec(T* p, const V& v) {
   std::memcpy(p, &v, sizeof(v));
 }
 
+// A value the compiler may not look through: a product passed here is rounded on its own, never
+// fused into a later add (an empty asm that claims to change the register).
+template <typename T>
+inline T Unfused(T v) {
+#if defined(__AVX__)
+  asm("" : "+x"(v));  // in its register (the x86-64-v3 build: a float or an F32x8 fits one)
+#else
+  asm("" : "+m"(v));  // through memory: any type on any target (an F32x8 is two SSE or NEON registers)
+#endif
+  return v;
+}
+
 }  // namespace cutout
