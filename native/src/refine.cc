@@ -91,18 +91,12 @@ void BoxMean4(const float* src, int gw, int gh, int r, float* dst) {
   ClippedBoxSums<4>(gw, gh, r, add_row, emit, [](int) {});
 }
 
-// Grid rows [j0, j1) of the matte into lane 3 of G (4 floats per cell), lanes 0-2 zero.
-void CopyMatte(const float* low, int gw, int j0, int j1, float* G) {
+// Grid rows [j0, j1): bit 1 where the matte (`matte`: its grid value of cell q, 0..1) is above lo,
+// bit 2 where it is below hi.
+template <typename Matte>
+void ClassifyBand(Matte matte, int gw, int j0, int j1, float lo, float hi, uint8_t* band) {
   for (size_t q = static_cast<size_t>(j0) * gw; q < static_cast<size_t>(j1) * gw; ++q) {
-    G[4 * q] = G[4 * q + 1] = G[4 * q + 2] = 0.f;
-    G[4 * q + 3] = Clamp01(low[q]);
-  }
-}
-
-// Grid rows [j0, j1): bit 1 where the matte is above lo, bit 2 where it is below hi.
-void ClassifyBand(const float* G, int gw, int j0, int j1, float lo, float hi, uint8_t* band) {
-  for (size_t q = static_cast<size_t>(j0) * gw; q < static_cast<size_t>(j1) * gw; ++q) {
-    const float v = G[4 * q + 3];
+    const float v = matte(q);
     band[q] = static_cast<uint8_t>((v > lo ? 1 : 0) | (v < hi ? 2 : 0));
   }
 }
@@ -232,23 +226,25 @@ void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, in
   // Grid rows per work item in steps 1-2: about 64K cells.
   const int grid_band = BandRows(gw, 1 << 16);
 
-  // 1. Matte p on the grid (in G's 4th lane); the guide r,g,b comes later, only where needed.
+  // 1. Matte p on the grid: the matte itself where it is the grid (its guide r,g,b and p go into G
+  // later, only on the tiles that need them), else averaged onto the grid with the colours.
   // 2. Uncertain band on the grid: some sample within k is above band_lo and some is below band_hi.
   // That covers soft values and hard 0→1 steps alike; flat regions stay untouched.
-  // G and C are written (C zeroed) by the workers, row band by row band: a fresh 16 MB buffer costs
-  // ~3 ms of page faults, which then split too.
+  // Only cells within reach of the band are ever read from G and C (step 3 writes them), so neither is
+  // filled or zeroed whole: at 1024² that was 32 MB of stores per photo. Where G is averaged whole,
+  // the workers write it row band by row band (a fresh 16 MB buffer's page faults split too).
   ScratchArray<float> G(gn * 4), C(gn * 4);
   std::vector<uint8_t> band(gn);
   ParallelForEach((gh + grid_band - 1) / grid_band, threads, [&](int, int item) {
     const int j0 = item * grid_band, j1 = std::min(gh, j0 + grid_band);
-    std::fill(C.get() + static_cast<size_t>(j0) * gw * 4, C.get() + static_cast<size_t>(j1) * gw * 4, 0.f);
     if (matte_is_grid) {
-      CopyMatte(low, gw, j0, j1, G.get());
+      ClassifyBand([low](size_t q) { return Clamp01(low[q]); }, gw, j0, j1, p.band_lo, p.band_hi, band.data());
     } else {
       // Alpha holds the matte resampled to the photo: average it onto the grid with the colours.
       AreaAverage(rgba, w, cx, cy, 0, gw, j0, j1, &G[static_cast<size_t>(j0) * gw * 4], gw);
+      const float* g = G.get();
+      ClassifyBand([g](size_t q) { return g[4 * q + 3]; }, gw, j0, j1, p.band_lo, p.band_hi, band.data());
     }
-    ClassifyBand(G.get(), gw, j0, j1, p.band_lo, p.band_hi, band.data());
   });
   const int k = 1 + std::min(std::max(p.band_dilate, 0), 64);
   DilateOr(band, gw, gh, k, threads);
