@@ -2,12 +2,16 @@
 #include "foreground.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "alpha_scan.h"
 #include "grid.h"
@@ -271,12 +275,24 @@ struct WriteBack {
   float reg, gwt;
 };
 
-// Solve's F for eight pixels at once: a0, W, the photo's colour I[c] and the neighbours' F,B blended
-// from the working solution, lerp[q] (q = 0-2 F, 4-6 B), per lane. Each lane rounds exactly as the
+constexpr int kLanes = 8;
+
+// One worker's scratch: a row of the working solution blended for the image row (g.ww · 8 floats),
+// and a row's semi-transparent pixels as parallel lists: x, the pixel as a u32 (r in the low byte,
+// alpha in the top one) and its alpha's summed differences to its four neighbours. kLanes more
+// entries than box columns: a group's compaction stores eight, and the last solve's idle lanes.
+struct WriteBackScratch {
+  std::vector<float> frow;
+  std::vector<int> x, dsum;
+  std::vector<uint32_t> px;
+};
+
+// Solve's F for eight pixels at once: a0, W, the photo's colour I[c] and the neighbours' F and B
+// blended from the working solution, lf[c] and lb[c], per lane. Each lane rounds exactly as the
 // scalar code of 2026-11-28 did (the same bytes): there GCC fused W into channel 0's sums but
 // rounded W·lerp on its own for channels 1 and 2, computed a1² once unfused, and rounded a01·b1 on
 // its own; Unfused pins each of those choices here.
-inline void SolveForeground8(F32x8 a0, F32x8 W, const F32x8* I, const F32x8* lerp, F32x8* f) {
+inline void SolveForeground8(F32x8 a0, F32x8 W, const F32x8* I, const F32x8* lf, const F32x8* lb, F32x8* f) {
   const F32x8 a1 = 1.f - a0;
   const F32x8 a1sq = Unfused(a1 * a1);
   const F32x8 a11 = a1sq + W, a01 = Unfused(a1 * a0);  // (a00 only enters B, which is not written back)
@@ -285,46 +301,119 @@ inline void SolveForeground8(F32x8 a0, F32x8 W, const F32x8* I, const F32x8* ler
   for (int c = 0; c < 3; ++c) {
     F32x8 b0, b1;
     if (c == 0) {
-      b0 = W * lerp[0] + Unfused(a0 * I[0]);
-      b1 = lerp[4] * W + Unfused(a1 * I[0]);
+      b0 = W * lf[0] + Unfused(a0 * I[0]);
+      b1 = lb[0] * W + Unfused(a1 * I[0]);
     } else {
-      b0 = a0 * I[c] + Unfused(W * lerp[c]);
-      b1 = a1 * I[c] + Unfused(W * lerp[4 + c]);
+      b0 = a0 * I[c] + Unfused(W * lf[c]);
+      b1 = a1 * I[c] + Unfused(W * lb[c]);
     }
     const F32x8 v = Unfused(b0 * a11 - Unfused(b1 * a01)) * inv_det;
     f[c] = v > zero ? (v < one ? v : one) : zero;  // NaN → 0, as Solve
   }
 }
 
-// Rows [ya, yb); frow: g.ww * 8 floats of scratch, xs: bx1 - bx0 ints. wb by value: its fields stay
-// in registers. Colour under alpha 0 is zeroed here except in rows ya and yb - 1 (see
-// EstimateForeground).
-void WriteBackRows(const WriteBack wb, int ya, int yb, float* frow, int* xs) {
+// The F (lanes 0-2) and B (lanes 4-6) of eight pixels' vectors v[i] as per-channel vectors over the
+// pixels: lf[c] lane i = v[i][c], lb[c] lane i = v[i][4 + c]. An 8×8 transpose in shuffles (unpacks,
+// then in-lane shuffles, then 128-bit halves), leaving out the padding lanes 3 and 7; the values pass
+// through unchanged.
+inline void Transpose8(const F32x8* v, F32x8* lf, F32x8* lb) {
+  F32x8 t[8], s[6];
+  for (int k = 0; k < 4; ++k) {
+    t[2 * k] = __builtin_shufflevector(v[2 * k], v[2 * k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[2 * k + 1] = __builtin_shufflevector(v[2 * k], v[2 * k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int k = 0; k < 2; ++k) {  // s[3k + c]: channels c and 4 + c of pixels 4k..4k+3
+    s[3 * k] = __builtin_shufflevector(t[4 * k], t[4 * k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+    s[3 * k + 1] = __builtin_shufflevector(t[4 * k], t[4 * k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    s[3 * k + 2] = __builtin_shufflevector(t[4 * k + 1], t[4 * k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+  }
+  for (int c = 0; c < 3; ++c) {
+    lf[c] = __builtin_shufflevector(s[c], s[3 + c], 0, 1, 2, 3, 8, 9, 10, 11);
+    lb[c] = __builtin_shufflevector(s[c], s[3 + c], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+}
+
+#if defined(__AVX2__)
+// Lane-index lists for compacting eight lanes by a mask: entry m holds, four bits each from the low
+// end, the set lanes of m in increasing order.
+constexpr std::array<uint32_t, 256> MakeCompactTable() {
+  std::array<uint32_t, 256> t{};
+  for (int m = 0; m < 256; ++m) {
+    int k = 0;
+    for (int i = 0; i < kLanes; ++i)
+      if (m >> i & 1) t[m] |= static_cast<uint32_t>(i) << (4 * k++);
+  }
+  return t;
+}
+constexpr std::array<uint32_t, 256> kCompact = MakeCompactTable();
+
+// |a - the alpha of the pixels nb| per lane.
+inline I32x8 AbsDiff(I32x8 a, U32x8 nb) {
+  const I32x8 d = a - (I32x8)(nb >> 24);
+  return d < 0 ? -d : d;
+}
+#endif
+
+// Rows [ya, yb). wb by value: its fields stay in registers. Colour under alpha 0 is zeroed here
+// except in rows ya and yb - 1 (see EstimateForeground).
+void WriteBackRows(const WriteBack wb, int ya, int yb, WriteBackScratch& scratch) {
   const int w = wb.w, h = wb.h;
   const Region& g = wb.g;
   const size_t row_bytes = static_cast<size_t>(w) * 4;
   constexpr float kInv255 = 1.f / 255.f;
-  constexpr int kLanes = 8;
+  float* frow = scratch.frow.data();
+  int* xs = scratch.x.data();
+  int* ds = scratch.dsum.data();
+  uint32_t* pw = scratch.px.data();
   for (int y = ya; y < yb; ++y) {
     uint8_t* row = wb.rgba + static_cast<size_t>(y) * row_bytes;
     if (y >= wb.by0 && y < wb.by1) {
-      // 1. The row's semi-transparent pixels by index. Most of the box is sure foreground or
-      // background: a group of eight without one is stepped over with one vector test; inside a
-      // group every index is written and only the partial ones kept (no branch per pixel: 6-16% of
-      // pixels partial, scattered, mispredicted most of the time).
+      const uint8_t* up = row - (y > 0 ? row_bytes : 0);
+      const uint8_t* dn = row + (y < h - 1 ? row_bytes : 0);
+      // 1. The row's semi-transparent pixels listed (x, pixel, alpha differences), with no branch per
+      // pixel (6-16% of pixels partial, scattered, mispredicted most of the time): append writes a
+      // pixel's entry and keeps it only if it is partial.
       int n = 0, x = wb.bx0;
+      auto append = [&](int px_x) {
+        const uint8_t* px = row + static_cast<size_t>(px_x) * 4;
+        const int xl = px_x > 0 ? px_x - 1 : px_x, xr = px_x < w - 1 ? px_x + 1 : px_x;
+        xs[n] = px_x;
+        pw[n] = px[0] | px[1] << 8 | px[2] << 16 | static_cast<uint32_t>(px[3]) << 24;
+        ds[n] = std::abs(px[3] - row[4 * xl + 3]) + std::abs(px[3] - row[4 * xr + 3]) +
+                std::abs(px[3] - up[4 * px_x + 3]) + std::abs(px[3] - dn[4 * px_x + 3]);
+        n += Partial(px[3]);
+      };
+#if defined(__AVX2__)
+      // Eight pixels at a time, as u32 words: their partial lanes as a bit mask (a group without one
+      // is stepped over), the differences for all eight, and the partial lanes' entries packed to the
+      // front with one permute each. In a band's first and last rows the row above or below is a
+      // neighbouring band's, whose colour bytes that band writes meanwhile: there only its alpha
+      // bytes are read (append).
+      const bool own_rows = y != ya && y != yb - 1;
+      const U32x8 shift = {0, 4, 8, 12, 16, 20, 24, 28};
       for (; x + kLanes <= wb.bx1; x += kLanes) {
         const uint8_t* p = row + static_cast<size_t>(x) * 4;
-        if (!RowHasPartial(p, kLanes)) continue;
-        for (int i = 0; i < kLanes; ++i) {
-          xs[n] = x + i;
-          n += Partial(p[4 * i + 3]);
+        const U32x8 c = LoadVec<U32x8>(p);
+        const int mask = _mm256_movemask_ps((__m256)((c >> 24) - 1 < 254));  // Partial()
+        if (mask == 0) continue;
+        if (!own_rows) {
+          for (int i = 0; i < kLanes; ++i) append(x + i);
+          continue;
         }
+        // The neighbours' alpha, the row's ends repeating as in append.
+        const U32x8 l = x > 0 ? LoadVec<U32x8>(p - 4) : __builtin_shufflevector(c, c, 0, 0, 1, 2, 3, 4, 5, 6);
+        const U32x8 r = x + kLanes < w ? LoadVec<U32x8>(p + 4) : __builtin_shufflevector(c, c, 1, 2, 3, 4, 5, 6, 7, 7);
+        const I32x8 a = (I32x8)(c >> 24);
+        const I32x8 d = AbsDiff(a, l) + AbsDiff(a, r) + AbsDiff(a, LoadVec<U32x8>(up + 4 * static_cast<size_t>(x))) +
+                        AbsDiff(a, LoadVec<U32x8>(dn + 4 * static_cast<size_t>(x)));
+        const __m256i order = (__m256i)((U32x8{} + kCompact[mask]) >> shift & 15);
+        StoreVec(xs + n, (I32x8)order + x);
+        StoreVec(pw + n, (U32x8)_mm256_permutevar8x32_epi32((__m256i)c, order));
+        StoreVec(ds + n, (I32x8)_mm256_permutevar8x32_epi32((__m256i)d, order));
+        n += __builtin_popcount(mask);
       }
-      for (; x < wb.bx1; ++x) {
-        xs[n] = x;
-        n += Partial(row[4 * x + 3]);
-      }
+#endif
+      for (; x < wb.bx1; ++x) append(x);
       if (n > 0) {
         // 2. The working rows blended vertically for this image row, once per column it needs.
         const LinearTap ty = TapAt((y - g.y0 + 0.5f) / g.s - 0.5f, g.wh);
@@ -335,43 +424,40 @@ void WriteBackRows(const WriteBack wb, int ya, int yb, float* frow, int* xs) {
         const size_t q0 = static_cast<size_t>(wb.tx0[xs[0] - g.x0]) * 8;
         const size_t q1 = (static_cast<size_t>(wb.tx1[xs[n - 1] - g.x0]) + 1) * 8;
         for (size_t q = q0; q < q1; ++q) frow[q] = r0[q] + (r1[q] - r0[q]) * fy;
-        const uint8_t* up = row - (y > 0 ? row_bytes : 0);
-        const uint8_t* dn = row + (y < h - 1 ? row_bytes : 0);
-        // 3. Eight pixels at a time: each lane's inputs gathered, the 2×2 solve on all eight at once.
+        // Idle lanes of the last eight: copies of the last pixel, solved but never stored.
+        for (int i = n; i < n + kLanes; ++i) {
+          xs[i] = xs[n - 1];
+          pw[i] = pw[n - 1];
+          ds[i] = ds[n - 1];
+        }
+        // 3. Eight pixels at a time: alpha, W and colour from the lists in vector lanes, each
+        // pixel's blended F,B (one vector) transposed into lanes, the 2×2 solve on all eight at once,
+        // and each pixel's three colour bytes stored from one word (not its alpha: a neighbouring
+        // band may be reading it).
+        const float gk = wb.gwt * kInv255;
         for (int j = 0; j < n; j += kLanes) {
-          const int m = std::min(kLanes, n - j);
-          // Per lane, in lane order (structure of arrays): alpha, W, colour, and the blended F,B.
-          alignas(32) float a0s[kLanes], Ws[kLanes], Is[3][kLanes], lerps[8][kLanes];
+          const U32x8 px = LoadVec<U32x8>(pw + j);
+          // a0 rounded on its own, as the scalar code's was: 1 − a0 must not fuse with its product.
+          const F32x8 a0 = Unfused(__builtin_convertvector((I32x8)(px >> 24), F32x8) * kInv255);
+          const F32x8 W = 4.f * wb.reg + Unfused(gk * __builtin_convertvector(LoadVec<I32x8>(ds + j), F32x8));
+          F32x8 I[3], v[kLanes], lf[3], lb[3], f[3];
+          for (int c = 0; c < 3; ++c) I[c] = __builtin_convertvector((I32x8)(px >> (8 * c) & 255), F32x8) * kInv255;
           for (int i = 0; i < kLanes; ++i) {
-            if (i >= m) {  // idle lanes: a harmless solve, never stored
-              a0s[i] = 0.5f;
-              Ws[i] = 1.f;
-              for (int c = 0; c < 3; ++c) Is[c][i] = 0.f;
-              for (int q = 0; q < 8; ++q) lerps[q][i] = 0.f;
-              continue;
-            }
-            const int px_x = xs[j + i];
-            const uint8_t* px = row + static_cast<size_t>(px_x) * 4;
-            const int xl = px_x > 0 ? px_x - 1 : px_x, xr = px_x < w - 1 ? px_x + 1 : px_x;
-            const int dsum = std::abs(px[3] - row[4 * xl + 3]) + std::abs(px[3] - row[4 * xr + 3]) +
-                             std::abs(px[3] - up[4 * px_x + 3]) + std::abs(px[3] - dn[4 * px_x + 3]);
-            const float W = 4.f * wb.reg + Unfused(wb.gwt * kInv255 * static_cast<float>(dsum));
-            const int lx = px_x - g.x0;
+            const int lx = xs[j + i] - g.x0;
             const F32x8 l = LoadVec<F32x8>(&frow[static_cast<size_t>(wb.tx0[lx]) * 8]);
             const F32x8 r = LoadVec<F32x8>(&frow[static_cast<size_t>(wb.tx1[lx]) * 8]);
-            const F32x8 lerp = l + (r - l) * wb.tfx[lx];
-            for (int q = 0; q < 8; ++q) lerps[q][i] = lerp[q];
-            a0s[i] = px[3] * kInv255;
-            Ws[i] = W;
-            for (int c = 0; c < 3; ++c) Is[c][i] = px[c] * kInv255;
+            v[i] = l + (r - l) * wb.tfx[lx];
           }
-          F32x8 lerp[8], I[3], f[3];
-          for (int q = 0; q < 8; ++q) lerp[q] = LoadVec<F32x8>(lerps[q]);
-          for (int c = 0; c < 3; ++c) I[c] = LoadVec<F32x8>(Is[c]);
-          SolveForeground8(LoadVec<F32x8>(a0s), LoadVec<F32x8>(Ws), I, lerp, f);
-          for (int c = 0; c < 3; ++c) {
-            const I32x8 bytes = __builtin_convertvector(f[c] * 255.f + 0.5f, I32x8);
-            for (int i = 0; i < m; ++i) row[static_cast<size_t>(xs[j + i]) * 4 + c] = static_cast<uint8_t>(bytes[i]);
+          Transpose8(v, lf, lb);
+          SolveForeground8(a0, W, I, lf, lb, f);
+          U32x8 out = {};
+          for (int c = 0; c < 3; ++c) out |= (U32x8)__builtin_convertvector(f[c] * 255.f + 0.5f, I32x8) << (8 * c);
+          const int m = std::min(kLanes, n - j);
+          for (int i = 0; i < m; ++i) {
+            uint8_t* p = row + static_cast<size_t>(xs[j + i]) * 4;
+            p[0] = static_cast<uint8_t>(out[i]);
+            p[1] = static_cast<uint8_t>(out[i] >> 8);
+            p[2] = static_cast<uint8_t>(out[i] >> 16);
           }
         }
       }
@@ -417,14 +503,17 @@ void EstimateForeground(uint8_t* rgba, int w, int h, const ForegroundParams& p, 
   if (has_partial) tx = TapsOf(g.ww, g.x1 - g.x0, [&g](int x) { return (x + 0.5f) / g.s - 0.5f; });
   const WriteBack wb{rgba, w, h, g, fb.get(), bx0, bx1, by0, has_partial ? by1 : by0, tx.i0.data(), tx.i1.data(),
                      tx.f.data(), std::max(p.regularization, 1e-8f), std::max(p.gradient_weight, 0.f)};
-  std::vector<std::vector<float>> frows(threads);
-  std::vector<std::vector<int>> xss(threads);
+  std::vector<WriteBackScratch> scratch(threads);
   ParallelForEach(bands, threads, [&](int worker, int item) {
     if (has_partial) {
-      frows[worker].resize(static_cast<size_t>(g.ww) * 8);
-      xss[worker].resize(static_cast<size_t>(std::max(bx1 - bx0, 0)));
+      WriteBackScratch& s = scratch[worker];
+      const size_t entries = static_cast<size_t>(bx1 - bx0) + kLanes;
+      s.frow.resize(static_cast<size_t>(g.ww) * 8);
+      s.x.resize(entries);
+      s.dsum.resize(entries);
+      s.px.resize(entries);
     }
-    WriteBackRows(wb, item * rows, std::min(h, item * rows + rows), frows[worker].data(), xss[worker].data());
+    WriteBackRows(wb, item * rows, std::min(h, item * rows + rows), scratch[worker]);
   });
   // ZeroTransparentRow stores whole pixels, alpha unchanged; a band's first and last rows are the ones
   // whose alpha the neighbouring bands read, so they wait until every band is done.
@@ -444,8 +533,10 @@ size_t ForegroundScratchBytes(int w, int h, const ForegroundParams& p, int threa
   size_t shared = wn * (16 + 32) + wn / 2 * (32 + 16) + static_cast<size_t>(g.wh) * 64;
   shared += static_cast<size_t>(w) * (2 * sizeof(int) + sizeof(float)) + (static_cast<size_t>(g.ww) + 8) * sizeof(int);
   shared += static_cast<size_t>((h + BandRows(w) - 1) / BandRows(w)) * 4 * sizeof(int);  // boxes per band
-  // Per worker: the area average's sums, one blended row of the working solution.
-  const size_t worker = AreaSumsScratchBytes(w, g.ww) + static_cast<size_t>(g.ww) * 8 * sizeof(float);
+  // Per worker: the area average's sums, one blended row of the working solution, the write-back's
+  // lists of a row's semi-transparent pixels (WriteBackScratch).
+  const size_t worker = AreaSumsScratchBytes(w, g.ww) + static_cast<size_t>(g.ww) * 8 * sizeof(float) +
+                        (static_cast<size_t>(w) + kLanes) * (2 * sizeof(int) + sizeof(uint32_t));
   return shared + static_cast<size_t>(std::max(threads, 1)) * worker;
 }
 

@@ -28,15 +28,15 @@ struct ForegroundParams {
 // estimated foreground colour where 0<alpha<255, set to 0 where alpha==0, unchanged where alpha==255.
 // Cost: two streaming passes over the image (alpha scan, then write-back/zeroing), one read of the
 // semi-transparent pixels' bounding box, the multi-level solve (bounded by max_working_pixels, so
-// O(1) in the photo size beyond that) and a few ns per semi-transparent pixel (solved eight at a time). 12 MP photo, 6–14% of
-// pixels semi-transparent: ~43–61 ms on one core of the 2-core dev VM, ~24–34 ms on two; a 0.5 MP
-// photo: ~19 ms (docs/native.md). `threads` splits the streaming passes into bands of rows and runs
+// O(1) in the photo size beyond that) and a few ns per semi-transparent pixel (listed and solved eight
+// at a time). The 12 MP elephants: ~41 ms on one core of the 2-core dev VM (Zen 5), ~30 ms on two;
+// the 1 MP nuthatch ~10 ms (docs/native.md). `threads` splits the streaming passes into bands of rows and runs
 // the big levels' sweeps as a wavefront; the bytes are the same for any thread count.
 void EstimateForeground(uint8_t* rgba, int w, int h, const ForegroundParams& p, int threads = 1);
 
 // Upper bound on the heap scratch EstimateForeground allocates (worst case: the whole image is the
 // working box). ~72 bytes per working pixel (≤ 35 MB at the default max_working_pixels) plus
-// ~12 bytes per image column, and per thread 16 bytes per image column and 32 per working column.
+// ~12 bytes per image column, and per thread ~60 bytes per image column and 32 per working column.
 size_t ForegroundScratchBytes(int w, int h, const ForegroundParams& p = ForegroundParams(), int threads = 1);
 
 }  // namespace cutout
