@@ -110,13 +110,14 @@ function overlapMaxBytes(ctx: PipelineContext): number {
 
 /**
  * Largest opaque photo (RGBA bytes, the output size) the CPU path decodes once at its own size, the
- * model input resized from it, where the output decode would overlap the model: 16 MiB, up to 4 MP.
- * Measured side by side with the two decodes (bench:compare, int8, 2 AVX2 cores, docs/memory.md): at
- * 0.45 and 4 MP the same time with fewer faults (715 → 602, 2,313 → 528), the same RSS; at 12 MP
- * nothing certain on 2 cores, where the second decode overlaps the model anyway (one run 0.89× the
- * time, another 1.01× with 75 MB more RSS, the base alone moving 40 MB between runs).
+ * model input resized from it, where the output decode would overlap the model: 64 MiB, up to 16 MP,
+ * as the staged path (OVERLAP_DECODE_MAX_BYTES). At 16 MiB (2026-11-27 to -29) 12 MP was left out: the
+ * addon's resize then took 26 ms and nothing certain showed on 2 cores. Since the plain-photo decode
+ * into the worker's kept memory and the 2.3× faster resize (bench:compare, int8, 2 AVX-512 cores,
+ * against b750a92): 12 MP decode 110 → 85 ms, request 571 → 521 ms, faults 4,450 → 1,027, RSS after
+ * 475 → 456 MB; bench:memory's peak 462 against 479 MB, idle after the run equal (docs/memory.md).
  */
-export const CPU_SINGLE_DECODE_MAX_BYTES = 16 * 1024 * 1024;
+export const CPU_SINGLE_DECODE_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The smallest size with the photo's aspect that covers both `a` and `b` (never above the photo's own). */
 function coveringSize(photo: { width: number; height: number }, a: ModelShape, b: ModelShape): ModelShape {
