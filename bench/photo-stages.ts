@@ -1,6 +1,6 @@
 // The CPU side of one photo on the staged (GPU) path, without the model: what a GPU box's photo
 // workers spend per photo, so how many photos per second its cores can feed the GPU (issue #13).
-//   npm run bench:photo-stages [-- --photos 0.5,1,4,12 --threads 1,4 --runs 7 --out DIR]
+//   npm run bench:photo-stages [-- --photos 0.5,1,4,12 --threads 1,4 --runs 7 --scratch off,kept --out DIR]
 // In this process, no workers: prepareRemoval (probe, decode to the model input) and finishStaged
 // (decode at output size, composite, encode) of src/worker/pipeline.ts, size=full PNG, the default
 // quality, with the mask the int8 model gives for the photo (made once per photo, not timed).
@@ -41,6 +41,10 @@ const cpu = cpuFacts();
 const sizes = arg('photos', '0.5,1,4,12').split(',');
 const threadCounts = arg('threads', `1,${cpu.cores}`).split(',').map(Number);
 const runs = Number(arg('runs', '7'));
+// Which rows: both (the default), or one (`--scratch kept`: what a busy pool's photo workers see,
+// in half the time).
+const modes = arg('scratch', 'off,kept').split(',').filter((m): m is 'off' | 'kept' => m === 'off' || m === 'kept');
+if (modes.length === 0) throw new Error('--scratch takes off, kept or off,kept');
 const STAGES = ['probe', 'decode', 'decodeOutput', 'composite', 'layout', 'encode'] as const;
 
 const binding = loadBinding();
@@ -102,7 +106,6 @@ for (const photo of await sizedBenchPhotos(sizes)) {
       : codec.resizeForModel(await codec.decodeRgba(input, 50e6, probe.width, probe.height, true), mw, mh, true, threads);
   for (const threads of threadCounts) {
     const ctx: PipelineContext = { binding, model: { width: mw, height: mh }, threads, quality: DEFAULT_QUALITY };
-    const modes = ['off', 'kept'] as const;
     const stageTimes = new Map<string, number[]>();
     const walls = new Map<string, number[]>();
     const faults = new Map<string, number[]>();
