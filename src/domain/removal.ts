@@ -125,10 +125,9 @@ export const MAX_INPUT_SIDE = 65_536;
  * Runtime's: 64 MiB, up to 16 MP. It hides the decode behind inference (a 12 MP photo: ~190 ms less
  * on 2 AVX2 cores, with the same inference time). Bigger photos are decoded after it: at 20 MP that
  * keeps 80 MB off the peak of `cutout remove` (≤ 400 MB) for ~110 ms more per photo (docs/memory.md).
- * Also the largest opaque photo the staged path decodes once at its own size for both the model
- * input and the output (plan.singleDecode; the CPU path: CPU_SINGLE_DECODE_MAX_BYTES in
- * worker/pipeline.ts), and so the largest photo memory the staged pool keeps for the next photo
- * (pool/spare-photos.ts).
+ * Also the largest opaque photo either path decodes once at its own size for both the model input
+ * and the output (plan.singleDecode; docs/memory.md, "Decoding"), and so the largest photo memory the
+ * staged pool keeps for the next photo (pool/spare-photos.ts).
  */
 export const OVERLAP_DECODE_MAX_BYTES = 64 * 1024 * 1024;
 

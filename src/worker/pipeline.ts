@@ -108,17 +108,6 @@ function overlapMaxBytes(ctx: PipelineContext): number {
   return ctx.lean ? LEAN_OVERLAP_DECODE_MAX_BYTES : OVERLAP_DECODE_MAX_BYTES;
 }
 
-/**
- * Largest opaque photo (RGBA bytes, the output size) the CPU path decodes once at its own size, the
- * model input resized from it, where the output decode would overlap the model: 64 MiB, up to 16 MP,
- * as the staged path (OVERLAP_DECODE_MAX_BYTES). At 16 MiB (2026-11-27 to -29) 12 MP was left out: the
- * addon's resize then took 26 ms and nothing certain showed on 2 cores. Since the plain-photo decode
- * into the worker's kept memory and the 2.3× faster resize (bench:compare, int8, 2 AVX-512 cores,
- * against b750a92): 12 MP decode 110 → 85 ms, request 571 → 521 ms, faults 4,450 → 1,027, RSS after
- * 475 → 456 MB; bench:memory's peak 462 against 479 MB, idle after the run equal (docs/memory.md).
- */
-export const CPU_SINGLE_DECODE_MAX_BYTES = 64 * 1024 * 1024;
-
 /** The smallest size with the photo's aspect that covers both `a` and `b` (never above the photo's own). */
 function coveringSize(photo: { width: number; height: number }, a: ModelShape, b: ModelShape): ModelShape {
   const scale = Math.min(1, Math.max(a.width / photo.width, a.height / photo.height, b.width / photo.width, b.height / photo.height));
@@ -332,7 +321,8 @@ export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promi
   const watch = new Stopwatch();
   const { input, options } = task;
   const overlapMax = overlapMaxBytes(ctx);
-  const plan = await planRemoval(input, options, ctx.model, maxDecodeBytes(ctx), Math.min(overlapMax, CPU_SINGLE_DECODE_MAX_BYTES));
+  // Decoded once up to the staged path's bound: 16 MP (4 MP lean), docs/memory.md "Decoding".
+  const plan = await planRemoval(input, options, ctx.model, maxDecodeBytes(ctx), overlapMax);
   if ('ok' in plan) return plan;
   // A photo over the kept photo memory's bound: that memory goes now, collected at once, so that it
   // is not resident beside this photo's bigger buffers (bench:memory's peak: +14 MB with it kept).

@@ -8,12 +8,12 @@ import { threadId } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { FinishReply, FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
-import { CPU_SINGLE_DECODE_MAX_BYTES, DECODE_ONCE_MAX_BYTES, finishStaged, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
+import { DECODE_ONCE_MAX_BYTES, finishStaged, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
 import { PhotoBuffer } from './photo-buffer.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 import { finishGarbageBytes, ReleasePolicy } from './release-policy.js';
 import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
-import { DEFAULT_QUALITY, type QualityLevel } from '../domain/removal.js';
+import { DEFAULT_QUALITY, OVERLAP_DECODE_MAX_BYTES, type QualityLevel } from '../domain/removal.js';
 import type { MemoryRelease } from '../pool/memory-release.js';
 
 export interface WorkerConfig extends SessionOptions {
@@ -49,7 +49,7 @@ const ctx: PipelineContext = {
   // faulted in again whenever the heap's top was trimmed); not where memory goes back after every task.
   ...(config.mode === 'whole' && config.memoryRelease !== 'every-task'
     ? {
-        photoBuffer: new PhotoBuffer(Math.max(CPU_SINGLE_DECODE_MAX_BYTES, DECODE_ONCE_MAX_BYTES)),
+        photoBuffer: new PhotoBuffer(Math.max(OVERLAP_DECODE_MAX_BYTES, DECODE_ONCE_MAX_BYTES)),
         modelInputBuffer: new PhotoBuffer(config.width * config.height * 3),
       }
     : {}),

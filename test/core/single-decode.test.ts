@@ -12,7 +12,7 @@ import { loadBinding } from '../../src/native/binding.js';
 import type { PreparedRemoval, PrepareResult, RemoveResult } from '../../src/pool/task.js';
 import * as codec from '../../src/worker/codec.js';
 import { OVERLAP_DECODE_MAX_BYTES } from '../../src/domain/removal.js';
-import { CPU_SINGLE_DECODE_MAX_BYTES, finishStaged, LEAN_OVERLAP_DECODE_MAX_BYTES, prepareRemoval, runPipeline, type PipelineContext } from '../../src/worker/pipeline.js';
+import { finishStaged, LEAN_OVERLAP_DECODE_MAX_BYTES, prepareRemoval, runPipeline, type PipelineContext } from '../../src/worker/pipeline.js';
 import { modelEntry, sessionOptionsFor } from '../../src/model/manifest.js';
 import { evalImage } from '../helpers/core-fixtures.js';
 import { PhotoBuffer } from '../../src/worker/photo-buffer.js';
@@ -95,7 +95,7 @@ t.test('a photo the model shrinks in both axes, at full size: one decode, the mo
 
 t.test('the CPU path decodes such a photo once too, up to 16 MP: the staged path\'s model input, the same PNG', async (t) => {
   // Over 16 MiB of RGBA (the CPU path's bound before 2026-11-29): decoded twice there, its PNG differed.
-  t.ok(2400 * 1800 * 4 > 16 * 1024 * 1024 && 2400 * 1800 * 4 <= CPU_SINGLE_DECODE_MAX_BYTES);
+  t.ok(2400 * 1800 * 4 > 16 * 1024 * 1024 && 2400 * 1800 * 4 <= OVERLAP_DECODE_MAX_BYTES);
   const input = new Uint8Array(await sharp(evalImage('am_GT04')).resize(2400, 1800).jpeg({ quality: 90 }).toBuffer());
   const entry = modelEntry('isnet-int8', 'cpu');
   const session = new ctx.binding.Session(entry.path, sessionOptionsFor(entry.entry, 2));
