@@ -115,11 +115,17 @@ void ResizeRows(const float* src, int sw, int sh, float* dst, int dw, int dh, co
   }
 }
 
+// The source column of each of dw destination columns.
+std::vector<int> NearestColumns(int sw, int dw) {
+  std::vector<int> xs(dw);
+  for (int x = 0; x < dw; ++x) xs[x] = std::min(static_cast<int>(static_cast<int64_t>(x) * sw / dw), sw - 1);
+  return xs;
+}
+
 // The whole plane; rows are independent, so `threads` splits them.
 template <int CH>
 void ResizeNearest(const float* src, int sw, int sh, float* dst, int dw, int dh, int threads) {
-  std::vector<int> xs(dw);
-  for (int x = 0; x < dw; ++x) xs[x] = std::min(static_cast<int>(static_cast<int64_t>(x) * sw / dw), sw - 1);
+  const std::vector<int> xs = NearestColumns(sw, dw);
   const int rows = BandRows(dw, 1 << 16);
   ParallelForEach((dh + rows - 1) / rows, threads, [&](int, int item) {
     ResizeRows<CH>(src, sw, sh, dst, dw, dh, xs.data(), item * rows, std::min(dh, item * rows + rows));
@@ -127,24 +133,27 @@ void ResizeNearest(const float* src, int sw, int sh, float* dst, int dw, int dh,
 }
 
 // Per-pixel 2×2 solve of the sweeps: minimise |a F + (1-a) B - I|² + Σ_n w_n (|F - F_n|² + |B - B_n|²),
-// with acc_f = Σ w_n F_n, acc_b = Σ w_n B_n (lane 3 padding), W = Σ w_n; into out (F r,g,b, pad, B
-// r,g,b, pad). The channels are solved side by side in vector lanes, each lane rounding as the scalar
-// code of 2026-11-28 did (the same bytes): b0 and b1 fused, then the a01 product rounded on its own.
-inline void Solve(float a0, float W, F32x4 I, F32x4 acc_f, F32x4 acc_b, float* out) {
+// with acc = Σ w_n (F_n, B_n) (one vector: F r,g,b, pad, B r,g,b, pad), W = Σ w_n; into out (the same
+// layout). F and B are solved side by side in the two halves of one vector, each lane rounding as the
+// scalar code of 2026-11-28 did (the same bytes): b0 and b1 fused, then the a01 product rounded on its
+// own.
+inline void Solve(float a0, float W, F32x4 I, F32x8 acc, float* out) {
   const float a1 = 1.f - a0;
   const float a00 = a0 * a0 + W, a11 = a1 * a1 + W, a01 = a0 * a1;
   const float inv_det = 1.f / (W * (a0 * a0 + a1 * a1 + W));  // = a00·a11 − a01², without cancellation
-  const F32x4 b0 = a0 * I + acc_f, b1 = a1 * I + acc_b;
-  const F32x4 f = (a11 * b0 - Unfused(a01 * b1)) * inv_det, b = (a00 * b1 - Unfused(a01 * b0)) * inv_det;
-  const F32x4 zero = {}, one = zero + 1.f;
-  StoreVec(out, f > zero ? (f < one ? f : one) : zero);  // NaN → 0
-  StoreVec(out + 4, b > zero ? (b < one ? b : one) : zero);
+  const F32x8 a = {a0, a0, a0, a0, a1, a1, a1, a1};
+  const F32x8 b = a * __builtin_shufflevector(I, I, 0, 1, 2, 3, 0, 1, 2, 3) + acc;  // b0 | b1
+  const F32x8 other = __builtin_shufflevector(b, b, 4, 5, 6, 7, 0, 1, 2, 3);      // b1 | b0
+  const F32x8 own = {a11, a11, a11, a11, a00, a00, a00, a00};
+  const F32x8 fb = (own * b - Unfused(a01 * other)) * inv_det;  // F | B
+  const F32x8 zero = {}, one = zero + 1.f;
+  StoreVec(out, fb > zero ? (fb < one ? fb : one) : zero);  // NaN → 0
 }
 
 // Pixel (x, y) in one Gauss-Seidel sweep (in place, as pymatting) over a level: img 4 floats/px, fb
 // 8 floats/px (F r,g,b, pad, B r,g,b, pad). Left and upper neighbours are already this sweep's, right
-// and lower ones still the previous sweep's. Its F and B sums and solves are four-lane vectors: no
-// branch per channel (the scalar clamps were compare-and-jump).
+// and lower ones still the previous sweep's. A neighbour's F and B are one eight-lane vector, summed
+// and solved as one: no branch per channel, half the vector work of four-lane F and B.
 inline void SweepPixel(const float* img, float* fb, int w, int h, int y, int x, float reg, float gw) {
   const size_t row = static_cast<size_t>(y) * w;
   const size_t up = static_cast<size_t>(y > 0 ? y - 1 : y) * w;
@@ -153,15 +162,14 @@ inline void SweepPixel(const float* img, float* fb, int w, int h, int y, int x, 
   const size_t nb[4] = {row + xl, row + xr, up + x, dn + x};
   const float* c = img + 4 * (row + x);
   const float a0 = c[3];
-  F32x4 acc_f = {}, acc_b = {};
+  F32x8 acc = {};
   float W = 0.f;
   for (int k = 0; k < 4; ++k) {
     const float wk = reg + gw * std::fabs(a0 - img[4 * nb[k] + 3]);
     W += wk;
-    acc_f += wk * LoadVec<F32x4>(fb + 8 * nb[k]);
-    acc_b += wk * LoadVec<F32x4>(fb + 8 * nb[k] + 4);
+    acc += wk * LoadVec<F32x8>(fb + 8 * nb[k]);
   }
-  Solve(a0, W, LoadVec<F32x4>(c), acc_f, acc_b, fb + 8 * (row + x));
+  Solve(a0, W, LoadVec<F32x4>(c), acc, fb + 8 * (row + x));
 }
 
 // Rows [ya, yb) × columns [x0, x1) of one sweep, in bands of `band` rows taken along diagonals: row
@@ -170,9 +178,10 @@ inline void SweepPixel(const float* img, float* fb, int w, int h, int y, int x, 
 // bytes are the same. But the pixels solved one after the other are in different rows and do not
 // wait for each other, where along a row each waits for its left neighbour's solve (a chain of ~45
 // cycles: load, four multiply-adds, the solve, the store). One thread, bands of four: 1 MP foreground
-// 12.5 → 9.2 ms (docs/native.md). The threaded wavefront's 64-column blocks keep bands of one row
-// (row by row): there four-row bands made the 1 MP foreground 6% slower (8.2 → 8.8 ms).
-constexpr int kDiagonalRows = 4;
+// 12.5 → 9.2 ms (docs/native.md); eight, with F and B as one vector and the sweeps in pairs
+// (SweepTwice), helped the threaded wavefront's blocks too (2026-11-29: 1 MP, two threads, 7.9 →
+// 6.5 ms; four-row bands had made it 6% slower when each sweep went over the whole level).
+constexpr int kDiagonalRows = 8;
 
 void SweepRows(const float* img, float* fb, int w, int h, int ya, int yb, int x0, int x1, float reg, float gw, int band) {
   const int cols = x1 - x0;
@@ -185,14 +194,29 @@ void SweepRows(const float* img, float* fb, int w, int h, int ya, int yb, int x0
   }
 }
 
-// The wavefront's steps: blocks of kSweepBlock columns of kSweepRows rows; and the smallest level
-// worth splitting.
-constexpr int kSweepBlock = 64;
+// The wavefront's steps: blocks of kSweepBlock columns of kSweepRows rows (128 columns: fewer
+// hand-overs and diagonal ramps than 64, 1 MP 6.9 → 6.5 ms); and the smallest level worth splitting.
+constexpr int kSweepBlock = 128;
 constexpr int kSweepRows = 16;
 constexpr int kSweepMinPixels = 1 << 15;
 
+// Whether a level's sweeps run as the wavefront below (else on one thread).
+bool SweepsInWavefront(int w, int h, int threads) {
+  return threads > 1 && h > kSweepRows && w >= 2 * kSweepBlock && static_cast<int64_t>(w) * h >= kSweepMinPixels;
+}
+
+// One cache line per group: neighbouring groups run on other cores.
+struct alignas(64) SweepProgress {
+  std::atomic<int> done{0};  // columns finished by every row of the group
+};
+
+// Waits until `done` reaches x (another worker's group above).
+inline void AwaitColumns(const SweepProgress& p, int x) {
+  while (p.done.load(std::memory_order_acquire) < x) std::this_thread::yield();
+}
+
 // One sweep. With threads, as a wavefront over groups of kSweepRows rows: workers claim the groups in
-// order, go through a group a block of columns at a time (each row of the group in turn), and start
+// order, go through a group a block of columns at a time (in diagonal bands of its rows, as SweepRows), and start
 // a block only once the group above has finished it. Every pixel then sees exactly the neighbour
 // values of the row-by-row sweep (left and upper: this sweep's; right and lower: not yet touched), so
 // the result is the same bytes for any thread count. A group only waits for one claimed before it,
@@ -200,22 +224,64 @@ constexpr int kSweepMinPixels = 1 << 15;
 // keep the rows that two cores both touch to one in kSweepRows.
 void Sweep(const float* img, float* fb, int w, int h, float reg, float gw, int threads) {
   const int groups = (h + kSweepRows - 1) / kSweepRows;
-  if (threads <= 1 || groups < 2 || w < 2 * kSweepBlock || static_cast<int64_t>(w) * h < kSweepMinPixels) {
+  if (!SweepsInWavefront(w, h, threads)) {
     for (int y = 0; y < h; y += kSweepRows) SweepRows(img, fb, w, h, y, std::min(h, y + kSweepRows), 0, w, reg, gw, kDiagonalRows);
     return;
   }
-  struct alignas(64) Progress {  // one cache line per group: neighbouring groups run on other cores
-    std::atomic<int> done{0};    // columns finished by every row of the group
-  };
-  std::unique_ptr<Progress[]> progress(new Progress[groups]);
+  std::unique_ptr<SweepProgress[]> progress(new SweepProgress[groups]);
   ParallelForEach(groups, threads, [&](int, int g) {
     const int y0 = g * kSweepRows, y1 = std::min(h, y0 + kSweepRows);
     for (int x0 = 0; x0 < w; x0 += kSweepBlock) {
       const int x1 = std::min(w, x0 + kSweepBlock);
-      if (g > 0)
-        while (progress[g - 1].done.load(std::memory_order_acquire) < x1) std::this_thread::yield();
-      SweepRows(img, fb, w, h, y0, y1, x0, x1, reg, gw, 1);
+      if (g > 0) AwaitColumns(progress[g - 1], x1);
+      SweepRows(img, fb, w, h, y0, y1, x0, x1, reg, gw, kDiagonalRows);
       progress[g].done.store(x1, std::memory_order_release);
+    }
+  });
+}
+
+// Two sweeps in one pass over the level, one thread: the second trails the first by a row, a group
+// of kSweepRows rows at a time (first sweep on rows [y, y + G), then the second on [y - 1, y + G - 1)).
+// The second sweep's pixel reads its lower neighbour after the first sweep has written it and its
+// upper one after itself has; the first sweep's pixel reads its upper neighbour before the second
+// has touched it: every pixel sees exactly the values of two whole sweeps one after the other (the
+// same bytes). The level is read from memory once for both: at 1 MP and up its F,B and image (48
+// bytes a pixel) are far larger than the caches.
+// ready(n) is called before rows below n are first read (n grows): the level's starting F,B can be
+// written row by row just ahead of the sweeps, while those rows are in cache.
+template <typename Ready>
+void SweepTwice(const float* img, float* fb, int w, int h, float reg, float gw, Ready&& ready) {
+  for (int y = 0; y < h; y += kSweepRows) {
+    const int y1 = std::min(h, y + kSweepRows);
+    ready(std::min(h, y1 + 1));
+    SweepRows(img, fb, w, h, y, y1, 0, w, reg, gw, kDiagonalRows);
+    SweepRows(img, fb, w, h, std::max(0, y - 1), y1 == h ? h : y1 - 1, 0, w, reg, gw, kDiagonalRows);
+  }
+}
+
+// SweepTwice with threads, as Sweep's wavefront: a group runs the first sweep on its rows [y0, y1),
+// every block, then the second on [y0 - 1, y1 - 1). Its first sweep waits for the group above's
+// first sweep (the upper neighbours) and never meets its second (which stops a row short of this
+// group); its second waits, block by block, for the group above's second sweep, which must have
+// read row y0 - 1's first-sweep values before they are replaced (and has written row y0 - 2). By then
+// the group above's first sweep is whole. The same bytes as two whole sweeps, for any thread count.
+void SweepTwiceWavefront(const float* img, float* fb, int w, int h, float reg, float gw, int threads) {
+  const int groups = (h + kSweepRows - 1) / kSweepRows;
+  std::unique_ptr<SweepProgress[]> first(new SweepProgress[groups]), second(new SweepProgress[groups]);
+  ParallelForEach(groups, threads, [&](int, int g) {
+    const int y0 = g * kSweepRows, y1 = std::min(h, y0 + kSweepRows);
+    for (int x0 = 0; x0 < w; x0 += kSweepBlock) {
+      const int x1 = std::min(w, x0 + kSweepBlock);
+      if (g > 0) AwaitColumns(first[g - 1], x1);
+      SweepRows(img, fb, w, h, y0, y1, x0, x1, reg, gw, kDiagonalRows);
+      first[g].done.store(x1, std::memory_order_release);
+    }
+    const int s0 = std::max(0, y0 - 1), s1 = y1 == h ? h : y1 - 1;
+    for (int x0 = 0; x0 < w; x0 += kSweepBlock) {
+      const int x1 = std::min(w, x0 + kSweepBlock);
+      if (g > 0) AwaitColumns(second[g - 1], x1);
+      SweepRows(img, fb, w, h, s0, s1, x0, x1, reg, gw, kDiagonalRows);
+      second[g].done.store(x1, std::memory_order_release);
     }
   });
 }
@@ -249,9 +315,25 @@ ScratchArray<float> SolveMultiLevel(const float* img, int ww, int wh, const Fore
       li = level_img.get();
     }
     float* fb = ((n_levels - lv) % 2 == 0 ? big : small).get();
-    ResizeNearest<8>(prev, pw, ph, fb, lw, lh, threads);
     const int iters = (lw <= p.small_size && lh <= p.small_size) ? p.small_iterations : p.big_iterations;
-    for (int it = 0; it < iters; ++it) Sweep(li, fb, lw, lh, reg, gw, threads);
+    // Sweeps two at a time, in one pass over the level.
+    int it = 0;
+    if (SweepsInWavefront(lw, lh, threads)) {
+      ResizeNearest<8>(prev, pw, ph, fb, lw, lh, threads);
+      for (; it + 1 < iters; it += 2) SweepTwiceWavefront(li, fb, lw, lh, reg, gw, threads);
+    } else {
+      // The previous level's F,B enlarged into this one's rows just ahead of the first two sweeps.
+      const std::vector<int> xs = NearestColumns(pw, lw);
+      int filled = 0;
+      auto fill = [&](int n) {
+        if (n <= filled) return;  // (later pairs: every row already has its start)
+        ResizeRows<8>(prev, pw, ph, fb, lw, lh, xs.data(), filled, n);
+        filled = n;
+      };
+      for (; it + 1 < iters; it += 2) SweepTwice(li, fb, lw, lh, reg, gw, fill);
+      fill(lh);
+    }
+    for (; it < iters; ++it) Sweep(li, fb, lw, lh, reg, gw, threads);
     prev = fb;
     pw = lw;
     ph = lh;
