@@ -39,11 +39,12 @@ const STAGES = ['decode', 'decodeOutput', 'composite', 'encode'];
 for (let r = -2; r < runs; r++) {
   const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full', format: 'png' }, ...(spare ? { photoMemory: spare } : {}) };
   spare = undefined;
+  const photoMask = mask.slice(); // before the clock: the pool's masks come in memory it reuses
   const f0 = process.resourceUsage().minorPageFault;
   const t0 = performance.now();
   const prepared = await pipeline.prepareRemoval(ctx, task);
   if (!prepared.ok) throw new Error(prepared.message);
-  const done = await pipeline.finishStaged(ctx, { ...task, plan: prepared.plan, mask: mask.slice(), timings: prepared.timings, ...(prepared.photo ? { photo: prepared.photo } : {}) });
+  const done = await pipeline.finishStaged(ctx, { ...task, plan: prepared.plan, mask: photoMask, timings: prepared.timings, ...(prepared.photo ? { photo: prepared.photo } : {}) });
   if (!done.ok) throw new Error(done.message);
   const left = prepared.photo?.buffer ?? prepared.unusedMemory;
   if (left instanceof ArrayBuffer && left.byteLength <= spareMax) spare = left;

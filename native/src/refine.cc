@@ -27,6 +27,27 @@ constexpr int kTile = 64;   // coefficient tiles, in grid cells
 constexpr int kStats = 13;  // mean r,g,b,p; r²,rg,rb,g²,gb,b²; rp,gp,bp
 constexpr int kLanes = 16;  // per-column stats padded to 16 so row updates are whole vectors
 
+// The 3×3 solve of one row of GuidedCoefficients: the window statistics S (kStats planes of n floats)
+// → (a_r, a_g, a_b, b) per cell into out. A function of its own, pointers restrict: the loop
+// vectorises (as a lambda over captured pointers it did not, one cell at a time).
+void SolveRow(const float* __restrict S, size_t n, int gw, float eps, float* __restrict out) {
+  for (int x = 0; x < gw; ++x) {
+    const float a = S[4 * n + x] + eps, b = S[5 * n + x], c = S[6 * n + x];
+    const float d = S[7 * n + x] + eps, e = S[8 * n + x], f = S[9 * n + x] + eps;
+    const float i00 = d * f - e * e, i01 = c * e - b * f, i02 = b * e - c * d;
+    const float i11 = a * f - c * c, i12 = b * c - a * e, i22 = a * d - b * b;
+    const float idet = 1.f / (a * i00 + b * i01 + c * i02);
+    const float vr = S[10 * n + x], vg = S[11 * n + x], vb = S[12 * n + x];
+    const float ar = (i00 * vr + i01 * vg + i02 * vb) * idet;
+    const float ag = (i01 * vr + i11 * vg + i12 * vb) * idet;
+    const float ab = (i02 * vr + i12 * vg + i22 * vb) * idet;
+    out[4 * x + 0] = ar;
+    out[4 * x + 1] = ag;
+    out[4 * x + 2] = ab;
+    out[4 * x + 3] = S[3 * n + x] - ar * S[0 * n + x] - ag * S[1 * n + x] - ab * S[2 * n + x];
+  }
+}
+
 // Guided-filter coefficients (a_r, a_g, a_b, b) for a gw×gh block of the grid guide G (r,g,b,p;
 // G points at the block's first cell, rows `stride` cells apart) into AB (gw×gh, packed). Windows are
 // clipped at the block edges (ClippedBoxSums); the 3×3 solve is a separate loop over each row so it
@@ -60,24 +81,7 @@ void GuidedCoefficients(const float* G, size_t stride, int gw, int gh, int r, fl
     S[11 * n + x] = static_cast<float>(s[11] * inv - mg * mp);
     S[12 * n + x] = static_cast<float>(s[12] * inv - mb * mp);
   };
-  auto solve_row = [S, n, gw, eps, AB](int y) {
-    float* __restrict out = AB + static_cast<size_t>(y) * gw * 4;
-    for (int x = 0; x < gw; ++x) {
-      const float a = S[4 * n + x] + eps, b = S[5 * n + x], c = S[6 * n + x];
-      const float d = S[7 * n + x] + eps, e = S[8 * n + x], f = S[9 * n + x] + eps;
-      const float i00 = d * f - e * e, i01 = c * e - b * f, i02 = b * e - c * d;
-      const float i11 = a * f - c * c, i12 = b * c - a * e, i22 = a * d - b * b;
-      const float idet = 1.f / (a * i00 + b * i01 + c * i02);
-      const float vr = S[10 * n + x], vg = S[11 * n + x], vb = S[12 * n + x];
-      const float ar = (i00 * vr + i01 * vg + i02 * vb) * idet;
-      const float ag = (i01 * vr + i11 * vg + i12 * vb) * idet;
-      const float ab = (i02 * vr + i12 * vg + i22 * vb) * idet;
-      out[4 * x + 0] = ar;
-      out[4 * x + 1] = ag;
-      out[4 * x + 2] = ab;
-      out[4 * x + 3] = S[3 * n + x] - ar * S[0 * n + x] - ag * S[1 * n + x] - ab * S[2 * n + x];
-    }
-  };
+  auto solve_row = [S, n, gw, eps, AB](int y) { SolveRow(S, n, gw, eps, AB + static_cast<size_t>(y) * gw * 4); };
   ClippedBoxSums<kLanes>(gw, gh, r, add_row, emit, solve_row);
 }
 
