@@ -27,6 +27,53 @@ constexpr int kTile = 64;   // coefficient tiles, in grid cells
 constexpr int kStats = 13;  // mean r,g,b,p; r²,rg,rb,g²,gb,b²; rp,gp,bp
 constexpr int kLanes = 16;  // per-column stats padded to 16 so row updates are whole vectors
 
+// The window statistics of one row of GuidedCoefficients: D holds the windows' sums (kStats planes of
+// n doubles: r, g, b, p, then the products as add_row lists them) and, as plane kStats, 1 / each
+// window's cell count; S gets the means and the central moments (kStats planes of n floats).
+void MomentsRow(const double* __restrict D, size_t n, int gw, float* __restrict S) {
+  const double* __restrict inv_of = D + kStats * n;
+  // Four cells at a time in vector lanes (GCC does not vectorise this loop itself), each lane as the
+  // scalar tail below: the same expressions, so the same roundings.
+  int x = 0;
+  for (; x + 4 <= gw; x += 4) {
+    const auto at = [&](int k) { return LoadVec<F64x4>(D + k * n + x); };
+    const auto put = [&](int k, F64x4 v) { StoreVec(S + k * n + x, __builtin_convertvector(v, F32x4)); };
+    const F64x4 inv = LoadVec<F64x4>(inv_of + x);
+    const F64x4 mr = at(0) * inv, mg = at(1) * inv, mb = at(2) * inv, mp = at(3) * inv;
+    put(0, mr);
+    put(1, mg);
+    put(2, mb);
+    put(3, mp);
+    put(4, at(4) * inv - mr * mr);
+    put(5, at(5) * inv - mr * mg);
+    put(6, at(6) * inv - mr * mb);
+    put(7, at(7) * inv - mg * mg);
+    put(8, at(8) * inv - mg * mb);
+    put(9, at(9) * inv - mb * mb);
+    put(10, at(10) * inv - mr * mp);
+    put(11, at(11) * inv - mg * mp);
+    put(12, at(12) * inv - mb * mp);
+  }
+  for (; x < gw; ++x) {
+    const double inv = inv_of[x];
+    const double mr = D[0 * n + x] * inv, mg = D[1 * n + x] * inv, mb = D[2 * n + x] * inv, mp = D[3 * n + x] * inv;
+    // Central moments in double: the subtraction cancels heavily in flat regions.
+    S[0 * n + x] = static_cast<float>(mr);
+    S[1 * n + x] = static_cast<float>(mg);
+    S[2 * n + x] = static_cast<float>(mb);
+    S[3 * n + x] = static_cast<float>(mp);
+    S[4 * n + x] = static_cast<float>(D[4 * n + x] * inv - mr * mr);
+    S[5 * n + x] = static_cast<float>(D[5 * n + x] * inv - mr * mg);
+    S[6 * n + x] = static_cast<float>(D[6 * n + x] * inv - mr * mb);
+    S[7 * n + x] = static_cast<float>(D[7 * n + x] * inv - mg * mg);
+    S[8 * n + x] = static_cast<float>(D[8 * n + x] * inv - mg * mb);
+    S[9 * n + x] = static_cast<float>(D[9 * n + x] * inv - mb * mb);
+    S[10 * n + x] = static_cast<float>(D[10 * n + x] * inv - mr * mp);
+    S[11 * n + x] = static_cast<float>(D[11 * n + x] * inv - mg * mp);
+    S[12 * n + x] = static_cast<float>(D[12 * n + x] * inv - mb * mp);
+  }
+}
+
 // The 3×3 solve of one row of GuidedCoefficients: the window statistics S (kStats planes of n floats)
 // → (a_r, a_g, a_b, b) per cell into out. A function of its own, pointers restrict: the loop
 // vectorises (as a lambda over captured pointers it did not, one cell at a time).
@@ -56,32 +103,37 @@ void GuidedCoefficients(const float* G, size_t stride, int gw, int gh, int r, fl
   const size_t n = static_cast<size_t>(gw);
   std::vector<float> st(kStats * n);
   float* __restrict S = st.data();
-  auto add_row = [gw, G, stride](double* __restrict c, int j, double sign) {
+  // A row's values and products, worked out when it enters the window and kept in a ring of 2r + 2
+  // rows until it leaves (the rows in the window and the one entering): subtracted as they were added.
+  const int ring_rows = 2 * r + 2;
+  std::vector<double> ringv(static_cast<size_t>(ring_rows) * kLanes * n);
+  double* __restrict ring = ringv.data();
+  auto add_row = [gw, G, stride, ring, ring_rows, n](double* __restrict c, int j, double sign) {
+    double* __restrict v = ring + static_cast<size_t>(j % ring_rows) * kLanes * n;
+    if (sign < 0) {
+      for (size_t k = 0; k < kLanes * n; ++k) c[k] -= v[k];
+      return;
+    }
     const float* __restrict g = G + static_cast<size_t>(j) * stride * 4;
     for (int x = 0; x < gw; ++x) {
       const double R = g[4 * x], Gc = g[4 * x + 1], B = g[4 * x + 2], P = g[4 * x + 3];
-      const double v[kLanes] = {R, Gc, B, P, R * R, R * Gc, R * B, Gc * Gc, Gc * B, B * B, R * P, Gc * P, B * P, 0, 0, 0};
-      for (int k = 0; k < kLanes; ++k) c[kLanes * x + k] += sign * v[k];
+      const double p[kLanes] = {R, Gc, B, P, R * R, R * Gc, R * B, Gc * Gc, Gc * B, B * B, R * P, Gc * P, B * P, 0, 0, 0};
+      for (int k = 0; k < kLanes; ++k) v[kLanes * x + k] = p[k];
     }
+    for (size_t k = 0; k < kLanes * n; ++k) c[k] += v[k];
   };
-  auto emit = [S, n](int, int x, const double* s, double inv) {
-    const double mr = s[0] * inv, mg = s[1] * inv, mb = s[2] * inv, mp = s[3] * inv;
-    // Central moments in double: the subtraction cancels heavily in flat regions.
-    S[0 * n + x] = static_cast<float>(mr);
-    S[1 * n + x] = static_cast<float>(mg);
-    S[2 * n + x] = static_cast<float>(mb);
-    S[3 * n + x] = static_cast<float>(mp);
-    S[4 * n + x] = static_cast<float>(s[4] * inv - mr * mr);
-    S[5 * n + x] = static_cast<float>(s[5] * inv - mr * mg);
-    S[6 * n + x] = static_cast<float>(s[6] * inv - mr * mb);
-    S[7 * n + x] = static_cast<float>(s[7] * inv - mg * mg);
-    S[8 * n + x] = static_cast<float>(s[8] * inv - mg * mb);
-    S[9 * n + x] = static_cast<float>(s[9] * inv - mb * mb);
-    S[10 * n + x] = static_cast<float>(s[10] * inv - mr * mp);
-    S[11 * n + x] = static_cast<float>(s[11] * inv - mg * mp);
-    S[12 * n + x] = static_cast<float>(s[12] * inv - mb * mp);
+  // A row's window sums (kStats planes of doubles) and 1 / cell count, then the row's moments and
+  // solve, each a loop over the row that vectorises.
+  std::vector<double> sums(kStats * n + n);
+  double* __restrict D = sums.data();
+  auto emit = [D, n](int, int x, const double* s, double inv) {
+    for (int k = 0; k < kStats; ++k) D[k * n + x] = s[k];
+    D[kStats * n + x] = inv;
   };
-  auto solve_row = [S, n, gw, eps, AB](int y) { SolveRow(S, n, gw, eps, AB + static_cast<size_t>(y) * gw * 4); };
+  auto solve_row = [D, S, n, gw, eps, AB](int y) {
+    MomentsRow(D, n, gw, S);
+    SolveRow(S, n, gw, eps, AB + static_cast<size_t>(y) * gw * 4);
+  };
   ClippedBoxSums<kLanes>(gw, gh, r, add_row, emit, solve_row);
 }
 
