@@ -425,6 +425,7 @@ size_t RefineScratchBytes(int w, int h, int lw, int lh, const RefineParams& p, i
   size_t worker = 0;
   worker += bw * bh * 4 * sizeof(float) * 2;                                      // a,b of a tile and their box mean
   worker += bw * (kLanes * sizeof(double) + kStats * sizeof(float)) + bw * 4 * sizeof(double);
+  worker += (2 * r + 2) * bw * kLanes * sizeof(double) + (kStats + 1) * bw * sizeof(double);  // row ring, row sums
   worker += AreaSumsScratchBytes(w, gw);                                          // area sums
   worker += gw * 4 * sizeof(float);                                               // blended coefficient row
   return shared + static_cast<size_t>(std::max(threads, 1)) * worker;

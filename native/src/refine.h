@@ -52,7 +52,7 @@ void RefineMatteGuided(uint8_t* rgba, int w, int h, const float* low, int lw, in
 
 // Heap scratch RefineMatteGuided allocates (it allocates internally; this is for admission control).
 // ~34 bytes per low-res (grid) pixel, i.e. ~36 MB for a 1024×1024 matte whatever the photo size,
-// plus ~12 bytes per output column/row, and per thread ~0.3 MB of tile buffers and ~16 bytes per
+// plus ~12 bytes per output column/row, and per thread ~0.4 MB of tile buffers and ~16 bytes per
 // output column.
 size_t RefineScratchBytes(int w, int h, int lw, int lh, const RefineParams& p = RefineParams(), int threads = 1);
 
