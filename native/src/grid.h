@@ -83,10 +83,10 @@ template <int N, typename AddRow, typename Emit, typename RowDone>
 void ClippedBoxSums(int gw, int gh, int r, AddRow&& add_row, Emit&& emit, RowDone&& row_done);
 
 // Box blur of radius r, in place, on a CH-float interleaved w×h plane, edge cells repeated (the
-// window is always full, normalised by 2r+1): three passes approximate a Gaussian. `threads` splits
-// rows, then blocks of columns; the result is the same for any count.
+// window is always full, normalised by 2r+1): three passes approximate a Gaussian. One thread, in one
+// sweep down the plane (blur::ThreeBoxPipelined): faster than passes split over threads.
 template <int CH>
-void GaussianBlurInPlace(float* a, int w, int h, float sigma, int threads);
+void GaussianBlurInPlace(float* a, int w, int h, float sigma);
 
 // The box radius GaussianBlurInPlace uses for σ: round((sqrt(4σ² + 1) − 1) / 2), at least 1.
 int GaussRadius(float sigma);

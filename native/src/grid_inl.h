@@ -135,62 +135,70 @@ void Rows(float* a, int w, int r, int y0, int y1, float* __restrict row) {
   }
 }
 
-// The vertical pass on floats [c0, c0 + m) of every row (a block of columns): it keeps the last r+1
-// original rows of the block in a ring so it can overwrite rows it has passed. buf: m*(r+2) floats.
-template <int CH>
-void Columns(float* a, int w, int h, int r, size_t c0, size_t m, float* buf) {
-  const size_t n = static_cast<size_t>(w) * CH;
+// One vertical pass of a box blur as a stage of the three passes' pipeline below: rows are handed to
+// it in order as the stage before finishes them. It keeps the last r+1 input rows in a ring so it can
+// overwrite rows it has passed.
+struct ColumnStage {
+  float* col;   // the window's running sums, n floats
+  float* ring;  // the last r+1 input rows (the pass overwrites its rows in place)
+};
+
+// Output row y of a ColumnStage over the rows of `a` (n floats each): its input rows up to
+// min(y + r, h - 1) are ready. Row 0 starts the sums first (the top row repeated r times).
+inline void ColumnRow(float* a, size_t n, int h, int r, int y, const ColumnStage& st) {
   const float inv = 1.f / (2 * r + 1);
-  float* __restrict col = buf;
-  float* ring = col + m;  // r+1 rows
-  std::fill(col, col + m, 0.f);
-  for (int y = -r; y < r; ++y) {
-    const float* __restrict s = a + static_cast<size_t>(std::clamp(y, 0, h - 1)) * n + c0;
-    for (size_t k = 0; k < m; ++k) col[k] += s[k];
-  }
-  for (int y = 0; y < h; ++y) {
-    float* __restrict d = a + static_cast<size_t>(y) * n + c0;
-    float* __restrict keep = ring + static_cast<size_t>(y % (r + 1)) * m;
-    std::memcpy(keep, d, m * sizeof(float));
-    // Row max(y-r, 0) was saved to the ring at most r rows ago.
-    // Row min(y+r, h-1) >= y: not yet overwritten (or row y itself, just saved).
-    const int ya = std::min(y + r, h - 1);
-    const float* __restrict ad = ya > y ? a + static_cast<size_t>(ya) * n + c0 : keep;
-    const float* __restrict rm = ring + static_cast<size_t>(std::max(y - r, 0) % (r + 1)) * m;
-    for (size_t k = 0; k < m; ++k) {
-      col[k] += ad[k];
-      d[k] = col[k] * inv;
-      col[k] -= rm[k];
+  float* __restrict col = st.col;
+  if (y == 0) {
+    std::fill(col, col + n, 0.f);
+    for (int yy = -r; yy < r; ++yy) {
+      const float* __restrict s = a + static_cast<size_t>(std::clamp(yy, 0, h - 1)) * n;
+      for (size_t k = 0; k < n; ++k) col[k] += s[k];
     }
+  }
+  float* __restrict d = a + static_cast<size_t>(y) * n;
+  float* __restrict keep = st.ring + static_cast<size_t>(y % (r + 1)) * n;
+  std::memcpy(keep, d, n * sizeof(float));
+  const int ya = std::min(y + r, h - 1);
+  const float* __restrict ad = ya > y ? a + static_cast<size_t>(ya) * n : keep;
+  const float* __restrict rm = st.ring + static_cast<size_t>(std::max(y - r, 0) % (r + 1)) * n;
+  for (size_t k = 0; k < n; ++k) {
+    col[k] += ad[k];
+    d[k] = col[k] * inv;
+    col[k] -= rm[k];
   }
 }
 
-// One box pass: rows, then blocks of columns, each independent.
+// The three box passes (rows, then columns; three times) in one sweep down the plane: each stage
+// runs r rows behind the one before it, so every stage meets its input rows just made, in cache.
+// Each value goes through the same operations in the same order as three whole-plane passes would
+// give it. On one thread: the 1 MP photo's matting blur ~2.4 → ~1.9 ms, and faster than the whole-plane
+// passes split over two threads (matting 6.8 → 5.5 ms with two threads; docs/native.md).
 template <int CH>
-void BoxInPlace(float* a, int w, int h, int r, int threads, std::vector<std::vector<float>>& scratch) {
+void ThreeBoxPipelined(float* a, int w, int h, int r) {
   const size_t n = static_cast<size_t>(w) * CH;
-  const int rows = BandRows(w, 1 << 15);
-  ParallelForEach((h + rows - 1) / rows, threads, [&](int worker, int item) {
-    std::vector<float>& buf = scratch[worker];
-    if (buf.size() < n) buf.resize(n);
-    Rows<CH>(a, w, r, item * rows, std::min(h, item * rows + rows), buf.data());
-  });
-  const int cols = std::max(16, (1 << 15) / h);  // columns per block
-  ParallelForEach((w + cols - 1) / cols, threads, [&](int worker, int item) {
-    const size_t c0 = static_cast<size_t>(item) * cols * CH;
-    const size_t m = static_cast<size_t>(std::min(w, (item + 1) * cols)) * CH - c0;
-    std::vector<float>& buf = scratch[worker];
-    if (buf.size() < m * (r + 2)) buf.resize(m * (r + 2));
-    Columns<CH>(a, w, h, r, c0, m, buf.data());
-  });
+  std::vector<float> buf(n + 3 * n * static_cast<size_t>(r + 2));
+  float* row = buf.data();
+  ColumnStage st[3];
+  for (int k = 0; k < 3; ++k) {
+    st[k].col = row + n + static_cast<size_t>(k) * n * (r + 2);
+    st[k].ring = st[k].col + n;
+  }
+  for (int t = 0; t < h + 3 * r; ++t) {
+    if (t < h) Rows<CH>(a, w, r, t, t + 1, row);
+    for (int k = 0; k < 3; ++k) {
+      const int y = t - (k + 1) * r;  // stage k's columns pass: r rows behind its rows pass
+      if (y < 0 || y >= h) continue;
+      ColumnRow(a, n, h, r, y, st[k]);
+      if (k < 2) Rows<CH>(a, w, r, y, y + 1, row);  // the next round's rows pass on that row
+    }
+  }
 }
 
 }  // namespace blur
 
 template <int CH>
-void GaussianBlurInPlace(float* a, int w, int h, float sigma, int threads) {
-  std::vector<std::vector<float>> scratch(ClampThreads(threads));
-  for (int k = 0; k < 3; ++k) blur::BoxInPlace<CH>(a, w, h, GaussRadius(sigma), threads, scratch);
+void GaussianBlurInPlace(float* a, int w, int h, float sigma) {
+  blur::ThreeBoxPipelined<CH>(a, w, h, GaussRadius(sigma));
 }
 
 }  // namespace cutout

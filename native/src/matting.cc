@@ -282,9 +282,9 @@ void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const Matti
   int w1, h1, w2, h2;
   std::vector<float> L1 = Downscale(L0.get(), w0, h0, 4, w1, h1);
   std::vector<float> L2 = Downscale(L1.data(), w1, h1, 4, w2, h2);
-  GaussianBlurInPlace<kCh>(L0.get(), w0, h0, p.sigma, threads);
-  GaussianBlurInPlace<kCh>(L1.data(), w1, h1, p.sigma, threads);
-  GaussianBlurInPlace<kCh>(L2.data(), w2, h2, p.sigma, threads);
+  GaussianBlurInPlace<kCh>(L0.get(), w0, h0, p.sigma);
+  GaussianBlurInPlace<kCh>(L1.data(), w1, h1, p.sigma);
+  GaussianBlurInPlace<kCh>(L2.data(), w2, h2, p.sigma);
 
   // 3. The band: uncertain cells grown by band_dilate.
   DilateOr(band, gw, gh, std::min(std::max(p.band_dilate, 0), std::max(gw, gh)), threads);
@@ -320,7 +320,7 @@ size_t MattingScratchBytes(int w, int h, int lw, int lh, const MattingParams& p,
   shared += (gw + gh + 2) * sizeof(int) + (gh + kRowsPerPass - 1) / kRowsPerPass;         // edges, flags
   shared += static_cast<size_t>(w) * sizeof(int);                                         // cell of each column
   size_t worker = 0;
-  worker += w0 * kCh * sizeof(float) * (r + 2);                                  // blur row, or column sums + ring
+  shared += w0 * kCh * sizeof(float) * (3 * (r + 2) + 1);                        // blur: a row, 3 × (column sums + ring)
   worker += AreaSumsScratchBytes(w, gw);                                          // area sums
   worker += gw * kRowsPerPass * 4 * sizeof(float);                                      // averaged cells
   worker += (gw + 8) * (kModelFields * sizeof(float) + sizeof(int32_t));                // row models
