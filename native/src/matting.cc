@@ -37,17 +37,18 @@ std::vector<float> Downscale(const float* a, int w, int h, int f, int& ow, int& 
   ow = (w + f - 1) / f;
   oh = (h + f - 1) / f;
   std::vector<float> o(static_cast<size_t>(ow) * oh * kCh, 0.f);
+  // A cell's kCh floats as one vector: each lane adds (and divides) as the scalar loop did.
+  static_assert(kCh == 8, "one F32x8 per cell");
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       float* d = &o[(static_cast<size_t>(y / f) * ow + x / f) * kCh];
-      const float* s = &a[(static_cast<size_t>(y) * w + x) * kCh];
-      for (int c = 0; c < kCh; ++c) d[c] += s[c];
+      StoreVec(d, LoadVec<F32x8>(d) + LoadVec<F32x8>(&a[(static_cast<size_t>(y) * w + x) * kCh]));
     }
   for (int y = 0; y < oh; ++y)
     for (int x = 0; x < ow; ++x) {
       const int cnt = (std::min(w, (x + 1) * f) - x * f) * (std::min(h, (y + 1) * f) - y * f);
       float* d = &o[(static_cast<size_t>(y) * ow + x) * kCh];
-      for (int c = 0; c < kCh; ++c) d[c] /= cnt;
+      StoreVec(d, LoadVec<F32x8>(d) / static_cast<float>(cnt));
     }
   return o;
 }
