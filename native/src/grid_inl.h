@@ -94,6 +94,9 @@ void ClippedBoxSums(int gw, int gh, int r, AddRow&& add_row, Emit&& emit, RowDon
       if (y - r - 1 >= 0) add_row(col, y - r - 1, -1.0);
     }
     const int ny = std::min(y + r, gh - 1) - std::max(y - r, 0) + 1;
+    // 1 / the window's cells: one division per row for the whole windows (the same value).
+    const int whole = 2 * r + 1;
+    const double inv_whole = 1.0 / (static_cast<double>(whole) * ny);
     F64x4 s[Q] = {};
     for (int x = 0; x <= std::min(r, gw - 1); ++x)
       for (int q = 0; q < Q; ++q) s[q] += LoadVec<F64x4>(&col[N * x + 4 * q]);
@@ -107,7 +110,7 @@ void ClippedBoxSums(int gw, int gh, int r, AddRow&& add_row, Emit&& emit, RowDon
       const int nx = std::min(x + r, gw - 1) - std::max(x - r, 0) + 1;
       double flat[N];
       std::memcpy(flat, s, sizeof(flat));
-      emit(y, x, static_cast<const double*>(flat), 1.0 / (static_cast<double>(nx) * ny));
+      emit(y, x, static_cast<const double*>(flat), nx == whole ? inv_whole : 1.0 / (static_cast<double>(nx) * ny));
     }
     row_done(y);
   }
