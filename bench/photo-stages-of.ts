@@ -2,8 +2,9 @@
 // checkout, for before/after comparisons of the CPU side (docs/gpu.md, "The CPU side after that
 // lease"): every call goes to ROOT's dist, so an older worktree measures its own code.
 //   node dist/bench/photo-stages-of.js ROOT PHOTO THREADS RUNS   → one JSON line of medians (ms; faults: minor page faults per photo)
-// Run each checkout in turn, a few rounds, photo by photo. Where ROOT's addon has the scratch cache,
-// it is set as the staged pool sets it under load (64 MB for the one worker); the photo memory a
+// Run each checkout in turn, a few rounds, photo by photo. ROOT's block cache keeps its own default
+// limit, as its pools run (no pool sets one: 1 GiB since the cache came; a 64 MB limit set here until
+// 2026-11-29 cost the 1 MP photo ~450 page faults the pool never takes); the photo memory a
 // finished photo leaves goes to the next up to ROOT's SparePhotos bound, as its pool hands it on.
 // Runs in ROOT's bin/cutout malloc environment (bench/launch-env-rerun.ts) unless GLIBC_TUNABLES is set.
 import { readFileSync } from 'node:fs';
@@ -26,7 +27,6 @@ const spareMax: number = (await load('pool/spare-photos.js').catch(() => ({}))).
 let spare: ArrayBuffer | undefined;
 
 const binding = loadBinding();
-if (binding.scratchCache) binding.scratchCache(64 * 1024 * 1024);
 const model = modelEntry(undefined, 'cpu');
 const session = new binding.Session(model.path, sessionOptionsFor(model.entry, 2));
 const input = new Uint8Array(readFileSync(file));
