@@ -22,6 +22,10 @@ export async function startPiscina(spec: PiscinaSpec): Promise<Piscina> {
     // Workers hold the model: never let them idle out.
     idleTimeout: Number.MAX_SAFE_INTEGER,
     concurrentTasksPerWorker: 1,
+    // Between tasks a worker idles in its event loop rather than blocked in Atomics.wait: the work a
+    // task leaves for after its answer (the CPU path's garbage collection, src/worker/worker.ts) runs
+    // then, instead of holding the answer back.
+    atomics: 'disabled',
     workerData: spec.workerData,
     // libuv's pool is process-wide and shared by every worker's sharp calls.
     env: process.env,

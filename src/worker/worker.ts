@@ -63,14 +63,19 @@ function contextFor(task: { threads?: number }): PipelineContext {
 
 // A removal leaves its big Buffers behind (the decoded photo alone is 80 MB at 20 MP). V8 would free
 // them only once more external memory piled up, so the next removals would run on top of them, on
-// fresh heap pages; and Piscina's worker blocks in Atomics.wait between tasks, so nothing scheduled
-// for later runs until the next task arrives. So a removal ends by collecting its garbage (a full
-// GC, then a turn of the event loop for the Buffer finalizers that free sharp's memory: 5–12 ms),
-// and malloc keeps the freed pages, mapped, for the next photo; a staged `finish` collects once
-// its garbage reaches a bound (release-policy.ts).
+// fresh heap pages. So a removal's garbage is collected (a full GC, then a turn of the event loop for
+// the Buffer finalizers that free sharp's memory: 5–12 ms), and malloc keeps the freed pages, mapped,
+// for the next photo; a staged `finish` collects once its garbage reaches a bound (release-policy.ts).
 async function collectTaskGarbage(): Promise<void> {
   collectGarbage();
   await new Promise((resolve) => setImmediate(resolve));
+}
+
+// The CPU path's collection runs once the answer has gone (the pool's workers idle in their event
+// loop between tasks, src/pool/start-piscina.ts): the request no longer waits the GC's 5–12 ms. A
+// task that arrives first waits for it, as it did before.
+function collectAfterAnswer(): void {
+  setImmediate(collectGarbage);
 }
 
 // Everything back to the system: the kept photo memory, the garbage, the session's input and output
@@ -90,10 +95,6 @@ const releaseEveryTask = config.memoryRelease === 'every-task';
 
 const finishReleases = new ReleasePolicy();
 
-/** After a removal: its garbage collected, or (memoryRelease 'every-task') everything handed back. */
-async function afterRemoval(): Promise<void> {
-  await (releaseEveryTask ? releaseMemory() : collectTaskGarbage());
-}
 
 /** After a staged finish that left `garbage` bytes: collected once enough piled up, or everything handed back. */
 async function afterFinish(garbage: number): Promise<void> {
@@ -139,8 +140,11 @@ export default async function remove(task: RemoveTask): Promise<unknown> {
   } catch (err) {
     result = asFailure(err);
   }
-  await afterRemoval();
+  // memoryRelease 'every-task': everything handed back before the answer (the footprint it promises);
+  // otherwise the garbage is collected once the answer has gone.
+  if (releaseEveryTask) await releaseMemory();
   await releaseDecodeMemory(c, task.decodeSlot);
+  if (!releaseEveryTask) collectAfterAnswer();
   return moveResult(result);
 }
 
