@@ -210,10 +210,22 @@ struct alignas(64) SweepProgress {
   std::atomic<int> done{0};  // columns finished by every row of the group
 };
 
-// Waits until `done` reaches x (another worker's group above).
-inline void AwaitColumns(const SweepProgress& p, int x) {
-  while (p.done.load(std::memory_order_acquire) < x) std::this_thread::yield();
+// Rows [ya, yb) of one sweep in the wavefront, a block of columns at a time: each block once the
+// group above (`above`, none for the first group) has finished it; `own` tells the group below.
+void SweepBlocks(const float* img, float* fb, int w, int h, int ya, int yb, float reg, float gw,
+                 const SweepProgress* above, SweepProgress& own) {
+  for (int x0 = 0; x0 < w; x0 += kSweepBlock) {
+    const int x1 = std::min(w, x0 + kSweepBlock);
+    if (above)
+      while (above->done.load(std::memory_order_acquire) < x1) std::this_thread::yield();
+    SweepRows(img, fb, w, h, ya, yb, x0, x1, reg, gw, kDiagonalRows);
+    own.done.store(x1, std::memory_order_release);
+  }
 }
+
+// The rows the second of two paired sweeps runs on for the group [y0, y1): one row behind the first.
+inline int SecondSweepBegin(int y0) { return std::max(0, y0 - 1); }
+inline int SecondSweepEnd(int y1, int h) { return y1 == h ? h : y1 - 1; }
 
 // One sweep. With threads, as a wavefront over groups of kSweepRows rows: workers claim the groups in
 // order, go through a group a block of columns at a time (in diagonal bands of its rows, as SweepRows), and start
@@ -231,12 +243,7 @@ void Sweep(const float* img, float* fb, int w, int h, float reg, float gw, int t
   std::unique_ptr<SweepProgress[]> progress(new SweepProgress[groups]);
   ParallelForEach(groups, threads, [&](int, int g) {
     const int y0 = g * kSweepRows, y1 = std::min(h, y0 + kSweepRows);
-    for (int x0 = 0; x0 < w; x0 += kSweepBlock) {
-      const int x1 = std::min(w, x0 + kSweepBlock);
-      if (g > 0) AwaitColumns(progress[g - 1], x1);
-      SweepRows(img, fb, w, h, y0, y1, x0, x1, reg, gw, kDiagonalRows);
-      progress[g].done.store(x1, std::memory_order_release);
-    }
+    SweepBlocks(img, fb, w, h, y0, y1, reg, gw, g > 0 ? &progress[g - 1] : nullptr, progress[g]);
   });
 }
 
@@ -255,7 +262,7 @@ void SweepTwice(const float* img, float* fb, int w, int h, float reg, float gw, 
     const int y1 = std::min(h, y + kSweepRows);
     ready(std::min(h, y1 + 1));
     SweepRows(img, fb, w, h, y, y1, 0, w, reg, gw, kDiagonalRows);
-    SweepRows(img, fb, w, h, std::max(0, y - 1), y1 == h ? h : y1 - 1, 0, w, reg, gw, kDiagonalRows);
+    SweepRows(img, fb, w, h, SecondSweepBegin(y), SecondSweepEnd(y1, h), 0, w, reg, gw, kDiagonalRows);
   }
 }
 
@@ -270,19 +277,9 @@ void SweepTwiceWavefront(const float* img, float* fb, int w, int h, float reg, f
   std::unique_ptr<SweepProgress[]> first(new SweepProgress[groups]), second(new SweepProgress[groups]);
   ParallelForEach(groups, threads, [&](int, int g) {
     const int y0 = g * kSweepRows, y1 = std::min(h, y0 + kSweepRows);
-    for (int x0 = 0; x0 < w; x0 += kSweepBlock) {
-      const int x1 = std::min(w, x0 + kSweepBlock);
-      if (g > 0) AwaitColumns(first[g - 1], x1);
-      SweepRows(img, fb, w, h, y0, y1, x0, x1, reg, gw, kDiagonalRows);
-      first[g].done.store(x1, std::memory_order_release);
-    }
-    const int s0 = std::max(0, y0 - 1), s1 = y1 == h ? h : y1 - 1;
-    for (int x0 = 0; x0 < w; x0 += kSweepBlock) {
-      const int x1 = std::min(w, x0 + kSweepBlock);
-      if (g > 0) AwaitColumns(second[g - 1], x1);
-      SweepRows(img, fb, w, h, s0, s1, x0, x1, reg, gw, kDiagonalRows);
-      second[g].done.store(x1, std::memory_order_release);
-    }
+    SweepBlocks(img, fb, w, h, y0, y1, reg, gw, g > 0 ? &first[g - 1] : nullptr, first[g]);
+    SweepBlocks(img, fb, w, h, SecondSweepBegin(y0), SecondSweepEnd(y1, h), reg, gw, g > 0 ? &second[g - 1] : nullptr,
+                second[g]);
   });
 }
 
