@@ -53,16 +53,38 @@ std::vector<float> Downscale(const float* a, int w, int h, int f, int& ow, int& 
   return o;
 }
 
-// Bilinear sample (centre-aligned) of a level L (lw×lh) whose cells are s grid cells wide, at grid
-// cell (gx, gy).
-void Sample(const float* L, int lw, int lh, float gx, float gy, float s, float* out) {
-  const LinearTap tx = TapAt((gx + 0.5f) / s - 0.5f, lw), ty = TapAt((gy + 0.5f) / s - 0.5f, lh);
+// A level's taps at grid cell index g (a column or a row) for a level whose cells are s grid cells
+// wide: centre-aligned, in float, as every byte so far was computed.
+inline LinearTap LevelTap(int g, float s, int n) { return TapAt((static_cast<float>(g) + 0.5f) / s - 0.5f, n); }
+
+// The column taps of the three levels for every grid column: the same for every grid row, so made
+// once (the tap arithmetic was most of a band cell's sampling).
+struct LevelColumns {
+  std::vector<LinearTap> t0, t1, t2;
+};
+
+LevelColumns ColumnTaps(int gw, int w0, int w1, int w2) {
+  LevelColumns c;
+  c.t0.resize(gw);
+  c.t1.resize(gw);
+  c.t2.resize(gw);
+  for (int i = 0; i < gw; ++i) {
+    c.t0[i] = LevelTap(i, 2.f, w0);
+    c.t1[i] = LevelTap(i, 8.f, w1);
+    c.t2[i] = LevelTap(i, 32.f, w2);
+  }
+  return c;
+}
+
+// Bilinear sample of a level L (lw wide) at the column tap tx and row tap ty: one cell's kCh floats
+// as one vector, each lane the scalar expression it always was.
+inline void Sample(const float* L, int lw, const LinearTap& tx, const LinearTap& ty, float* out) {
   const float fx = tx.f, fy = ty.f;
-  const float* a = &L[(static_cast<size_t>(ty.i0) * lw + tx.i0) * kCh];
-  const float* b = &L[(static_cast<size_t>(ty.i0) * lw + tx.i1) * kCh];
-  const float* c = &L[(static_cast<size_t>(ty.i1) * lw + tx.i0) * kCh];
-  const float* d = &L[(static_cast<size_t>(ty.i1) * lw + tx.i1) * kCh];
-  for (int k = 0; k < kCh; ++k) out[k] = (a[k] * (1 - fx) + b[k] * fx) * (1 - fy) + (c[k] * (1 - fx) + d[k] * fx) * fy;
+  const F32x8 a = LoadVec<F32x8>(&L[(static_cast<size_t>(ty.i0) * lw + tx.i0) * kCh]);
+  const F32x8 b = LoadVec<F32x8>(&L[(static_cast<size_t>(ty.i0) * lw + tx.i1) * kCh]);
+  const F32x8 c = LoadVec<F32x8>(&L[(static_cast<size_t>(ty.i1) * lw + tx.i0) * kCh]);
+  const F32x8 d = LoadVec<F32x8>(&L[(static_cast<size_t>(ty.i1) * lw + tx.i1) * kCh]);
+  StoreVec(out, (a * (1 - fx) + b * fx) * (1 - fy) + (c * (1 - fx) + d * fx) * fy);
 }
 
 // Per band cell of one grid row: the local colour model, ready for the per-pixel projection. One
@@ -109,6 +131,7 @@ bool ClassifyRows(const float* cells, int gw, int j0, int j1, float lo, float hi
 
 // The three blurred levels of sure colours.
 struct Levels {
+  const LevelColumns* columns;
   const float* l0;
   int w0, h0;
   const float* l1;
@@ -177,16 +200,18 @@ void ProjectRows(uint8_t* rgba, int w, int gw, const int* cx, const int* cy, con
   const size_t row_bytes = static_cast<size_t>(w) * 4;
   const float minw = p.min_support, cmin = p.confidence_min;
   const float crange = std::max(p.confidence_range, 1e-6f);
+  const LevelColumns& col = *lv.columns;
   for (int j = j0; j < j1; ++j) {
     const uint8_t* brow = &band[static_cast<size_t>(j) * gw];
+    const LinearTap r0 = LevelTap(j, 2.f, lv.h0), r1 = LevelTap(j, 8.f, lv.h1), r2 = LevelTap(j, 32.f, lv.h2);
     int first = gw, last = -1;  // the used cells' span
     for (int i = 0; i < gw; ++i) {
       m.use[i] = 0;
       if (!brow[i]) continue;
-      float s0[kCh], s1[kCh], s2[kCh];
-      Sample(lv.l0, lv.w0, lv.h0, i, j, 2.f, s0);
-      Sample(lv.l1, lv.w1, lv.h1, i, j, 8.f, s1);
-      Sample(lv.l2, lv.w2, lv.h2, i, j, 32.f, s2);
+      alignas(32) float s0[kCh], s1[kCh], s2[kCh];
+      Sample(lv.l0, lv.w0, col.t0[i], r0, s0);
+      Sample(lv.l1, lv.w1, col.t1[i], r1, s1);
+      Sample(lv.l2, lv.w2, col.t2[i], r2, s2);
       float fb[kCh];
       const float* picked[2];  // the level each part's colour comes from
       float inv[2];
@@ -292,7 +317,8 @@ void MatteByColourModel(uint8_t* rgba, int w, int h, int lw, int lh, const Matti
 
   // 4. Row by row of grid cells: the colour model of each band cell, then the full-res pixels it
   // covers. A grid row reads only the levels and writes only its own pixels' alpha.
-  const Levels levels{L0.get(), w0, h0, L1.data(), w1, h1, L2.data(), w2, h2};
+  const LevelColumns columns = ColumnTaps(gw, w0, w1, w2);
+  const Levels levels{&columns, L0.get(), w0, h0, L1.data(), w1, h1, L2.data(), w2, h2};
   std::vector<int> cell_of(w);
   for (int i = 0; i < gw; ++i) std::fill(cell_of.begin() + cx[i], cell_of.begin() + cx[i + 1], i);
   const size_t stride = static_cast<size_t>(gw) + 8;
@@ -320,6 +346,7 @@ size_t MattingScratchBytes(int w, int h, int lw, int lh, const MattingParams& p,
   shared += (w0 * h0 + w1 * h1 + ((w1 + 3) / 4) * ((h1 + 3) / 4)) * kCh * sizeof(float);  // L0, L1, L2
   shared += (gw + gh + 2) * sizeof(int) + (gh + kRowsPerPass - 1) / kRowsPerPass;         // edges, flags
   shared += static_cast<size_t>(w) * sizeof(int);                                         // cell of each column
+  shared += 3 * gw * sizeof(LinearTap);                                                   // the levels' column taps
   size_t worker = 0;
   shared += w0 * kCh * sizeof(float) * (3 * (r + 2) + 1);                        // blur: a row, 3 × (column sums + ring)
   worker += AreaSumsScratchBytes(w, gw);                                          // area sums
