@@ -5,6 +5,7 @@
 
 #include "libvips_decode.h"
 #include "napi_util.h"
+#include "png_decode.h"
 
 namespace cutout {
 
@@ -19,6 +20,9 @@ Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info) {
                        dst.length);
   CUTOUT_THROW_TYPE_IF(input.data < dst.data + dst.length && dst.data < input.data + input.length, env, "ERR_CUTOUT_ARG",
                        "input and dst must not share memory");
+  // A plain PNG that checks out whole decodes here; every other file (and any PNG this leaves) goes to libvips.
+  if (IsPng(input.data, input.length) && DecodePlainPng(input.data, input.length, w, h, dst.data, dst.length))
+    return Napi::Boolean::New(env, true);
   std::string error;
   switch (DecodePlainRgba(input.data, input.length, w, h, dst.data, dst.length, &error)) {
     case VipsDecodeStatus::kOk:
@@ -28,6 +32,20 @@ Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info) {
     default:
       return Napi::Boolean::New(env, false);
   }
+}
+
+Napi::Value JsDecodePlainPng(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const ByteSpan input = BytesOf(info[0], "input");
+  const int w = IntArg(info[1], "width", 1, 1 << 16);
+  const int h = IntArg(info[2], "height", 1, 1 << 16);
+  const ByteSpan dst = BytesOf(info[3], "dst");
+  const size_t want = static_cast<size_t>(w) * h * 4;
+  CUTOUT_THROW_TYPE_IF(dst.length != want, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", want, " bytes for dst but received ",
+                       dst.length);
+  CUTOUT_THROW_TYPE_IF(input.data < dst.data + dst.length && dst.data < input.data + input.length, env, "ERR_CUTOUT_ARG",
+                       "input and dst must not share memory");
+  return Napi::Boolean::New(env, DecodePlainPng(input.data, input.length, w, h, dst.data, dst.length));
 }
 
 Napi::Value JsLibvipsDecodeAvailable(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), LibvipsAvailable()); }

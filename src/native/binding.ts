@@ -128,12 +128,19 @@ export interface NativeBinding {
   blendOver(rgba: Uint8Array, background: Uint8Array): void;
   extractAlpha(rgba: Uint8Array, dst: Uint8Array): void;
   /**
-   * A plain JPEG, PNG or WebP (codec.Probe's plainRgb) decoded by the libvips sharp loaded into this
-   * process, straight into `dst` (width × height × 4 bytes, RGBA): the bytes of codec.decodeRgba at full size.
+   * A plain JPEG, PNG or WebP (codec.Probe's plainRgb) decoded straight into `dst` (width × height × 4
+   * bytes, RGBA): the bytes of codec.decodeRgba at full size. A PNG by the addon's own decoder where it
+   * checks out whole (decodePlainPng), every other file by the libvips sharp loaded into this process.
    * False where it cannot (libvips not loaded, the photo not plain after all): decode through sharp.
    * Throws ERR_CUTOUT_DECODE with libvips' message for bytes that do not decode (truncated included).
    */
   decodePlainRgba(input: Uint8Array, width: number, height: number, dst: Uint8Array): boolean;
+  /**
+   * The addon's PNG decoder alone: true when `input` is an 8-bit RGB PNG of width × height, not
+   * interlaced, with no chunk that changes its pixels and every CRC, the stream and IEND in order,
+   * now in `dst` (RGBA, alpha 255); false (dst unspecified) for any other file, left to libvips.
+   */
+  decodePlainPng(input: Uint8Array, width: number, height: number, dst: Uint8Array): boolean;
   /** Whether decodePlainRgba found libvips' C API in this process. */
   libvipsDecodeAvailable(): boolean;
   /** 8-bit grey, grey+alpha, RGB or RGBA rows → PNG bytes (strips filtered and deflated on `threads` threads). The result alone owns its ArrayBuffer, so it can be transferred. */
