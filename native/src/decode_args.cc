@@ -9,7 +9,17 @@
 
 namespace cutout {
 
-Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info) {
+namespace {
+
+// The arguments every decode into the caller's memory takes: (input, width, height, dst), dst exactly
+// width × height RGBA pixels and apart from input.
+struct DecodeCall {
+  ByteSpan input;
+  int w, h;
+  ByteSpan dst;
+};
+
+DecodeCall DecodeCallOf(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const ByteSpan input = BytesOf(info[0], "input");
   const int w = IntArg(info[1], "width", 1, 1 << 16);
@@ -20,6 +30,14 @@ Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info) {
                        dst.length);
   CUTOUT_THROW_TYPE_IF(input.data < dst.data + dst.length && dst.data < input.data + input.length, env, "ERR_CUTOUT_ARG",
                        "input and dst must not share memory");
+  return {input, w, h, dst};
+}
+
+}  // namespace
+
+Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const auto [input, w, h, dst] = DecodeCallOf(info);
   // A plain PNG that checks out whole decodes here; every other file (and any PNG this leaves) goes to libvips.
   if (IsPng(input.data, input.length) && DecodePlainPng(input.data, input.length, w, h, dst.data, dst.length))
     return Napi::Boolean::New(env, true);
@@ -35,17 +53,8 @@ Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsDecodePlainPng(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const ByteSpan input = BytesOf(info[0], "input");
-  const int w = IntArg(info[1], "width", 1, 1 << 16);
-  const int h = IntArg(info[2], "height", 1, 1 << 16);
-  const ByteSpan dst = BytesOf(info[3], "dst");
-  const size_t want = static_cast<size_t>(w) * h * 4;
-  CUTOUT_THROW_TYPE_IF(dst.length != want, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", want, " bytes for dst but received ",
-                       dst.length);
-  CUTOUT_THROW_TYPE_IF(input.data < dst.data + dst.length && dst.data < input.data + input.length, env, "ERR_CUTOUT_ARG",
-                       "input and dst must not share memory");
-  return Napi::Boolean::New(env, DecodePlainPng(input.data, input.length, w, h, dst.data, dst.length));
+  const auto [input, w, h, dst] = DecodeCallOf(info);
+  return Napi::Boolean::New(info.Env(), DecodePlainPng(input.data, input.length, w, h, dst.data, dst.length));
 }
 
 Napi::Value JsProbeHeader(const Napi::CallbackInfo& info) {
