@@ -13,7 +13,7 @@ Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info);
 
 // decodePlainPng(input: Uint8Array, width, height, dst: Uint8Array) → boolean: true when the addon's own
 // PNG decoder (png_decode.h) decoded it into dst (width × height × 4 bytes); false for a file it leaves
-// to libvips. What decodePlainRgba tries first for a PNG; on its own for the tests and bench:png.
+// to libvips. What decodePlainRgba tries first for a PNG; on its own for the tests and bench:png-decode.
 Napi::Value JsDecodePlainPng(const Napi::CallbackInfo& info);
 
 // libvipsDecodeAvailable() → boolean: whether libvips' C API was found in this process.
