@@ -72,10 +72,25 @@ async function collectTaskGarbage(): Promise<void> {
 }
 
 // The CPU path's collection runs once the answer has gone (the pool's workers idle in their event
-// loop between tasks, src/pool/start-piscina.ts): the request no longer waits the GC's 5–12 ms. A
-// task that arrives first waits for it, as it did before.
+// loop between tasks, src/pool/start-piscina.ts): the request no longer waits the GC's 5–12 ms.
+// A task that arrives before it has finished waits for it (collectionDone): for the GC and for the
+// turn of the event loop after it, whose Buffer finalizers free the last photo's memory. A task
+// that went on at once would decode its photo on top of that memory; it did so when nothing before
+// its decode yielded to the event loop (a synchronous header probe): +50 MB at bench:memory's peak.
+let pendingCollection: Promise<void> | undefined;
+
 function collectAfterAnswer(): void {
-  setImmediate(collectGarbage);
+  const collection = new Promise((resolve) => setImmediate(resolve))
+    .then(collectTaskGarbage)
+    .finally(() => {
+      if (pendingCollection === collection) pendingCollection = undefined;
+    });
+  pendingCollection = collection;
+}
+
+/** Resolves once the last answer's garbage is collected and freed (at once when none is pending). */
+async function collectionDone(): Promise<void> {
+  if (pendingCollection) await pendingCollection;
 }
 
 // Everything back to the system: the kept photo memory, the garbage, the session's input and output
@@ -133,6 +148,7 @@ function moveResult(result: RemoveResult): unknown {
 }
 
 export default async function remove(task: RemoveTask): Promise<unknown> {
+  await collectionDone();
   const c = contextFor(task);
   let result: RemoveResult;
   try {
