@@ -29,6 +29,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("extractAlpha", Napi::Function::New<JsExtractAlpha>(env, "extractAlpha"));
   exports.Set("decodePlainRgba", Napi::Function::New<JsDecodePlainRgba>(env, "decodePlainRgba"));
   exports.Set("decodePlainPng", Napi::Function::New<JsDecodePlainPng>(env, "decodePlainPng"));
+  exports.Set("probeHeader", Napi::Function::New<JsProbeHeader>(env, "probeHeader"));
   exports.Set("libvipsDecodeAvailable", Napi::Function::New<JsLibvipsDecodeAvailable>(env, "libvipsDecodeAvailable"));
   exports.Set("encodePng", Napi::Function::New<JsEncodePng>(env, "encodePng"));
   exports.Set("compositeMask", Napi::Function::New<JsCompositeMask>(env, "compositeMask"));

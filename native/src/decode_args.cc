@@ -57,6 +57,26 @@ Napi::Value JsDecodePlainPng(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), DecodePlainPng(input.data, input.length, w, h, dst.data, dst.length));
 }
 
+Napi::Value JsProbeHeader(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const ByteSpan input = BytesOf(info[0], "input");
+  HeaderFacts f;
+  if (!ProbeHeader(input.data, input.length, &f)) return env.Null();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("format", f.format);
+  o.Set("width", f.width);
+  o.Set("height", f.height);
+  o.Set("bands", f.bands);
+  o.Set("bandFormat", f.band_format);
+  o.Set("interpretation", f.interpretation);
+  o.Set("hasAlpha", f.has_alpha);
+  o.Set("hasProfile", f.has_profile);
+  o.Set("orientation", f.orientation);
+  o.Set("interlaced", f.interlaced);
+  if (!f.chroma_subsampling.empty()) o.Set("chromaSubsampling", f.chroma_subsampling);
+  return o;
+}
+
 Napi::Value JsLibvipsDecodeAvailable(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), LibvipsAvailable()); }
 
 }  // namespace cutout

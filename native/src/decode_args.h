@@ -16,6 +16,11 @@ Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info);
 // to libvips. What decodePlainRgba tries first for a PNG; on its own for the tests and bench:png-decode.
 Napi::Value JsDecodePlainPng(const Napi::CallbackInfo& info);
 
+// probeHeader(input: Uint8Array) → { format, width, height, bands, bandFormat, interpretation, hasAlpha,
+// hasProfile, orientation, interlaced, chromaSubsampling? } | null: libvips' header of a JPEG, PNG or
+// WebP read on the calling thread (libvips_decode.h, ProbeHeader); null: ask sharp.
+Napi::Value JsProbeHeader(const Napi::CallbackInfo& info);
+
 // libvipsDecodeAvailable() → boolean: whether libvips' C API was found in this process.
 Napi::Value JsLibvipsDecodeAvailable(const Napi::CallbackInfo& info);
 

@@ -16,7 +16,7 @@ namespace {
 // libvips' C API, as much as this file uses (vips/image.h, vips/foreign.h, vips/conversion.h of
 // libvips 8.x; stable across 8.x). VipsImage is opaque here.
 struct VipsImage;
-enum : int { kVipsFormatUchar = 0, kVipsAccessSequential = 1, kVipsFailOnTruncated = 1 };
+enum : int { kVipsFormatUchar = 0, kVipsAccessSequential = 1, kVipsFailOnTruncated = 1, kVipsFailOnWarning = 3 };
 
 struct VipsApi {
   const char* (*find_load_buffer)(const void* data, size_t size) = nullptr;
@@ -30,6 +30,9 @@ struct VipsApi {
   int (*get_format)(const VipsImage* image) = nullptr;
   unsigned long (*get_typeof)(const VipsImage* image, const char* name) = nullptr;
   int (*get_int)(const VipsImage* image, const char* name, int* out) = nullptr;
+  int (*get_string)(const VipsImage* image, const char* name, const char** out) = nullptr;
+  int (*get_interpretation)(const VipsImage* image) = nullptr;
+  int (*hasalpha)(VipsImage* image) = nullptr;
   const char* (*error_buffer)() = nullptr;
   void (*error_clear)() = nullptr;
   void (*object_unref)(void* object) = nullptr;
@@ -68,6 +71,9 @@ VipsApi LoadApi() {
            Resolve(lib, "vips_image_get_height", &api.get_height) && Resolve(lib, "vips_image_get_bands", &api.get_bands) &&
            Resolve(lib, "vips_image_get_format", &api.get_format) &&
            Resolve(lib, "vips_image_get_typeof", &api.get_typeof) && Resolve(lib, "vips_image_get_int", &api.get_int) &&
+           Resolve(lib, "vips_image_get_string", &api.get_string) &&
+           Resolve(lib, "vips_image_get_interpretation", &api.get_interpretation) &&
+           Resolve(lib, "vips_image_hasalpha", &api.hasalpha) &&
            Resolve(lib, "vips_error_buffer", &api.error_buffer) && Resolve(lib, "vips_error_clear", &api.error_clear) &&
            Resolve(lib, "g_object_unref", &api.object_unref);
   // The handle stays open: sharp's addon keeps the library loaded for the life of the process anyway.
@@ -98,6 +104,49 @@ struct Unref {
 }  // namespace
 
 bool LibvipsAvailable() { return Api().ok; }
+
+bool ProbeHeader(const uint8_t* input, size_t input_len, HeaderFacts* facts) {
+  const VipsApi& api = Api();
+  if (!api.ok || !input || input_len == 0 || !facts) return false;
+  const char* loader = api.find_load_buffer(input, input_len);
+  if (!loader) {
+    api.error_clear();
+    return false;
+  }
+  if (std::strcmp(loader, "VipsForeignLoadJpegBuffer") == 0) {
+    facts->format = "jpeg";
+  } else if (std::strcmp(loader, "VipsForeignLoadPngBuffer") == 0) {
+    facts->format = "png";
+  } else if (std::strcmp(loader, "VipsForeignLoadWebpBuffer") == 0) {
+    facts->format = "webp";
+  } else {
+    return false;
+  }
+  // The header only: a sequential load reads no pixels until they are asked for. sharp's metadata()
+  // options (its default failOn, 'warning'), so a header sharp refused is refused here too.
+  Unref image{api, api.new_from_buffer(input, input_len, "", "access", kVipsAccessSequential, "fail_on", kVipsFailOnWarning,
+                                       nullptr)};
+  if (!image.image) {
+    api.error_clear();
+    return false;
+  }
+  VipsImage* in = image.image;
+  facts->width = api.get_width(in);
+  facts->height = api.get_height(in);
+  facts->bands = api.get_bands(in);
+  facts->band_format = api.get_format(in);
+  facts->interpretation = api.get_interpretation(in);
+  facts->has_alpha = api.hasalpha(in) != 0;
+  facts->has_profile = api.get_typeof(in, "icc-profile-data") != 0;
+  int v = 0;
+  facts->orientation = api.get_typeof(in, "orientation") != 0 && api.get_int(in, "orientation", &v) == 0 ? v : 0;
+  facts->interlaced = api.get_typeof(in, "interlaced") != 0 && api.get_int(in, "interlaced", &v) == 0 && v == 1;
+  const char* chroma = nullptr;
+  facts->chroma_subsampling.clear();
+  if (api.get_typeof(in, "jpeg-chroma-subsample") != 0 && api.get_string(in, "jpeg-chroma-subsample", &chroma) == 0 && chroma)
+    facts->chroma_subsampling = chroma;
+  return true;
+}
 
 VipsDecodeStatus DecodePlainRgba(const uint8_t* input, size_t input_len, int width, int height, uint8_t* dst,
                                      size_t dst_len, std::string* error) {

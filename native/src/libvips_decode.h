@@ -32,6 +32,24 @@ enum class VipsDecodeStatus {
 VipsDecodeStatus DecodePlainRgba(const uint8_t* input, size_t input_len, int width, int height, uint8_t* dst,
                                  size_t dst_len, std::string* error);
 
+// What libvips' header of a JPEG, PNG or WebP says, as sharp's metadata() reads it from the same
+// VipsImage (width, height, bands, format, interpretation, hasalpha, the icc-profile-data,
+// orientation, interlaced and jpeg-chroma-subsample fields).
+struct HeaderFacts {
+  const char* format = "";  // "jpeg", "png" or "webp"
+  int width = 0, height = 0, bands = 0;
+  int band_format = 0;     // VipsBandFormat: 0 uchar, 1 char, 2 ushort, 3 short, 4 uint, 5 int, 6 float, ...
+  int interpretation = 0;  // VipsInterpretation: 22 is sRGB
+  bool has_alpha = false, has_profile = false, interlaced = false;
+  int orientation = 0;  // 0: no orientation field
+  std::string chroma_subsampling;
+};
+
+// The header of `input`, without decoding pixels, on the calling thread. False (facts unspecified)
+// when libvips is not loaded, the bytes are not a JPEG, PNG or WebP, or libvips refuses the header:
+// ask sharp, which says why.
+bool ProbeHeader(const uint8_t* input, size_t input_len, HeaderFacts* facts);
+
 // Whether libvips' C API was found in this process (resolving it on first use).
 bool LibvipsAvailable();
 

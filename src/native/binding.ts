@@ -113,6 +113,23 @@ export interface NativeBatchSession {
   close(): void;
 }
 
+/** What binding.probeHeader reads of an image's header. */
+export interface HeaderFacts {
+  format: 'jpeg' | 'png' | 'webp';
+  width: number;
+  height: number;
+  bands: number;
+  /** VipsBandFormat: 0 uchar, 1 char, 2 ushort, 3 short, 4 uint, 5 int, 6 float, 7 complex, 8 double, 9 dpcomplex. */
+  bandFormat: number;
+  /** VipsInterpretation (22: sRGB). */
+  interpretation: number;
+  hasAlpha: boolean;
+  hasProfile: boolean;
+  orientation: number;
+  interlaced: boolean;
+  chromaSubsampling?: string;
+}
+
 export interface NativeBinding {
   Session: new (modelPath: string, options: SessionOptions) => NativeSession;
   BatchSession: new (modelPath: string, options: BatchSessionOptions) => NativeBatchSession;
@@ -141,6 +158,13 @@ export interface NativeBinding {
    * now in `dst` (RGBA, alpha 255); false (dst unspecified) for any other file, left to libvips.
    */
   decodePlainPng(input: Uint8Array, width: number, height: number, dst: Uint8Array): boolean;
+  /**
+   * libvips' header of a JPEG, PNG or WebP, read on the calling thread without decoding pixels (the
+   * fields sharp's metadata() reads from the same image; bandFormat and interpretation as libvips'
+   * enums, orientation 0 where there is none); null where libvips is not loaded, the bytes are
+   * another format or libvips refuses the header: ask sharp, which says why.
+   */
+  probeHeader(input: Uint8Array): HeaderFacts | null;
   /** Whether decodePlainRgba found libvips' C API in this process. */
   libvipsDecodeAvailable(): boolean;
   /** 8-bit grey, grey+alpha, RGB or RGBA rows → PNG bytes (strips filtered and deflated on `threads` threads). The result alone owns its ArrayBuffer, so it can be transferred. */
