@@ -28,7 +28,8 @@ enum class VipsDecodeStatus {
 // an orientation other than 1, into `dst` as RGBA with alpha 255: the bytes sharp gives for
 // sharp(input, { failOn: 'truncated', sequentialRead: true }).rotate().toColourspace('srgb')
 // .ensureAlpha().raw(). `dst_len` must be width × height × 4. A truncated file fails, as failOn
-// 'truncated' makes it. Thread-safe (libvips is).
+// 'truncated' makes it. Photos up to 2.5 MP decode on the calling thread, bigger ones through libvips'
+// thread pool. Thread-safe (libvips is).
 VipsDecodeStatus DecodePlainRgba(const uint8_t* input, size_t input_len, int width, int height, uint8_t* dst,
                                  size_t dst_len, std::string* error);
 

@@ -54,6 +54,10 @@ t.test('every kind of plain JPEG: the bytes sharp gives', async (t) => {
     ['odd size, 4:2:0 (half a chroma block at the edges)', 17, 13, { quality: 80, chromaSubsampling: '4:2:0' }],
     ['one pixel', 1, 1, { quality: 80 }],
     ['a 1 MP photo shape', 1333, 750, { quality: 85, mozjpeg: true }],
+    // Photos up to 2.5 MP are decoded on the calling thread, bigger ones through libvips' thread pool
+    // (libvips_decode.cc): one on either side of that bound.
+    ['2.5 MP, decoded on the calling thread', 2000, 1250, { quality: 85 }],
+    ['2.56 MP, decoded through libvips\' thread pool', 2048, 1250, { quality: 85 }],
   ];
   for (const [name, w, h, opts] of cases) {
     const input = new Uint8Array(await jpegOf(w, h, opts));
@@ -160,6 +164,10 @@ t.test('bytes that do not decode: libvips\' reason, coded', async (t) => {
   t.throws(() => binding.decodePlainRgba(garbage, 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'scrambled entropy data');
   t.throws(() => binding.decodePlainRgba(new Uint8Array(0), 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'no bytes');
   t.throws(() => binding.decodePlainRgba(new Uint8Array([0xff, 0xd8, 0xff]), 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'a bare SOI');
+  // The same above the calling-thread bound (2.5 MP), where libvips' thread pool decodes.
+  const big = await jpegOf(2048, 1250, { quality: 85 });
+  const bigCut = new Uint8Array(big.subarray(0, Math.floor(big.length * 0.6)));
+  t.throws(() => binding.decodePlainRgba(bigCut, 2048, 1250, new Uint8Array(2048 * 1250 * 4)), { code: 'ERR_CUTOUT_DECODE' }, 'a truncated 2.56 MP JPEG fails too');
   // After a failure the next decode is unaffected (libvips' error buffer cleared).
   t.equal(binding.decodePlainRgba(new Uint8Array(whole), 320, 240, dst), true, 'the next photo decodes');
 });
