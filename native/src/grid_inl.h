@@ -30,12 +30,27 @@ void AreaSums(const uint8_t* rgba, int w, const std::vector<int>& cx, const std:
   uint32_t* __restrict acc = accv.get();
   std::unique_ptr<uint64_t[]> runv;  // running sums of the column sums: only grids of cells taller than a row
   uint64_t* __restrict run = nullptr;
+  int widest = 0;
+  for (int i = gx0; i < gx1; ++i) widest = std::max(widest, cx[i + 1] - cx[i]);
+  const bool narrow = widest <= 2;
   for (int j = gy0; j < gy1; ++j) {
     if (cy[j + 1] - cy[j] == 1) {
       // One photo row per grid row (a grid as tall as the photo: every photo up to the matte's
       // height): the running sums straight from that row, no column sums to build first. u32: a row
       // of 2^16 pixels of 255 stays below 2^24.
       const uint8_t* __restrict row = rgba + static_cast<size_t>(cy[j]) * row_bytes + xa;
+      if (narrow) {
+        // Cells of one or two pixels: a cell's first pixel plus its last where that is another.
+        for (int i = gx0; i < gx1; ++i) {
+          const uint8_t* a = row + (static_cast<size_t>(cx[i]) * 4 - xa);
+          const uint8_t* b = row + (static_cast<size_t>(cx[i + 1] - 1) * 4 - xa);
+          const uint32_t two = cx[i + 1] - cx[i] == 2 ? ~0u : 0u;
+          uint32_t s[4];
+          StoreVec(s, U32x4{a[0], a[1], a[2], a[3]} + (U32x4{b[0], b[1], b[2], b[3]} & two));
+          store(j, i, static_cast<const uint32_t*>(s), 1, cx[i + 1] - cx[i]);
+        }
+        continue;
+      }
       U32x4 p = {};  // a pixel's four channels at once
       for (size_t x = 0; x < xb - xa; x += 4) {
         StoreVec(acc + x, p);
