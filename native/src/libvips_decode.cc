@@ -102,13 +102,22 @@ const VipsApi& Api() {
   return api;
 }
 
-// Drops a reference on scope exit.
+// The format the service names a libvips buffer loader by ("jpeg", "png", "webp"); null for a loader
+// of any other format, which the service does not take.
+const char* FormatOfLoader(const char* loader) {
+  if (std::strcmp(loader, "VipsForeignLoadJpegBuffer") == 0) return "jpeg";
+  if (std::strcmp(loader, "VipsForeignLoadPngBuffer") == 0) return "png";
+  if (std::strcmp(loader, "VipsForeignLoadWebpBuffer") == 0) return "webp";
+  return nullptr;
+}
+
+// Drops a reference (an image's, a region's) on scope exit.
 template <typename T>
 struct Ref {
   const VipsApi& api;
-  T* image = nullptr;
+  T* object = nullptr;
   ~Ref() {
-    if (image) api.object_unref(image);
+    if (object) api.object_unref(object);
   }
 };
 using Unref = Ref<VipsImage>;
@@ -127,10 +136,10 @@ constexpr int kStripRows = 32;  // a multiple of a JPEG's MCU rows (8 or 16); 64
 bool WriteOnThisThread(const VipsApi& api, VipsImage* image, VipsImage* out, int width, int height) {
   Ref<VipsRegion> from{api, api.region_new(image)};
   Ref<VipsRegion> to{api, api.region_new(out)};
-  if (!from.image || !to.image) return false;
+  if (!from.object || !to.object) return false;
   for (int top = 0; top < height; top += kStripRows) {
     const VipsRect r{0, top, width, std::min(kStripRows, height - top)};
-    if (api.region_image(to.image, &r) != 0 || api.region_prepare_to(from.image, to.image, &r, 0, top) != 0) return false;
+    if (api.region_image(to.object, &r) != 0 || api.region_prepare_to(from.object, to.object, &r, 0, top) != 0) return false;
   }
   return true;
 }
@@ -147,24 +156,17 @@ bool ProbeHeader(const uint8_t* input, size_t input_len, HeaderFacts* facts) {
     api.error_clear();
     return false;
   }
-  if (std::strcmp(loader, "VipsForeignLoadJpegBuffer") == 0) {
-    facts->format = "jpeg";
-  } else if (std::strcmp(loader, "VipsForeignLoadPngBuffer") == 0) {
-    facts->format = "png";
-  } else if (std::strcmp(loader, "VipsForeignLoadWebpBuffer") == 0) {
-    facts->format = "webp";
-  } else {
-    return false;
-  }
+  facts->format = FormatOfLoader(loader);
+  if (!facts->format) return false;
   // The header only: a sequential load reads no pixels until they are asked for. sharp's metadata()
   // options (its default failOn, 'warning'), so a header sharp refused is refused here too.
   Unref image{api, api.new_from_buffer(input, input_len, "", "access", kVipsAccessSequential, "fail_on", kVipsFailOnWarning,
                                        nullptr)};
-  if (!image.image) {
+  if (!image.object) {
     api.error_clear();
     return false;
   }
-  VipsImage* in = image.image;
+  VipsImage* in = image.object;
   facts->width = api.get_width(in);
   facts->height = api.get_height(in);
   facts->bands = api.get_bands(in);
@@ -201,26 +203,24 @@ VipsDecodeStatus DecodePlainRgba(const uint8_t* input, size_t input_len, int wid
   // the service takes.
   const char* loader = api.find_load_buffer(input, input_len);
   if (!loader) return failed();
-  if (std::strcmp(loader, "VipsForeignLoadJpegBuffer") != 0 && std::strcmp(loader, "VipsForeignLoadPngBuffer") != 0 &&
-      std::strcmp(loader, "VipsForeignLoadWebpBuffer") != 0)
-    return VipsDecodeStatus::kNotPlain;
+  if (!FormatOfLoader(loader)) return VipsDecodeStatus::kNotPlain;
   Unref loaded{api, api.new_from_buffer(input, input_len, "", "access", kVipsAccessSequential, "fail_on",
                                         kVipsFailOnTruncated, nullptr)};
-  if (!loaded.image) return failed();
-  VipsImage* in = loaded.image;
+  if (!loaded.object) return failed();
+  VipsImage* in = loaded.object;
   int orientation = 1;
   if (api.get_typeof(in, "orientation") != 0 && api.get_int(in, "orientation", &orientation) != 0) orientation = 1;
   if (api.get_width(in) != width || api.get_height(in) != height || api.get_bands(in) != 3 ||
       api.get_format(in) != kVipsFormatUchar || api.get_typeof(in, "icc-profile-data") != 0 || orientation != 1)
     return VipsDecodeStatus::kNotPlain;
   Unref rgba{api};
-  if (api.bandjoin_const1(in, &rgba.image, 255.0, nullptr) != 0) return failed();
+  if (api.bandjoin_const1(in, &rgba.object, 255.0, nullptr) != 0) return failed();
   Unref out{api, api.new_from_memory(dst, dst_len, width, height, 4, kVipsFormatUchar)};
-  if (!out.image) return failed();
+  if (!out.object) return failed();
   // The whole decode runs here, writing the caller's rows (vips_image_write_to_memory does the same
   // into a buffer of its own).
   const bool here = static_cast<int64_t>(width) * height <= kCallingThreadMaxPixels;
-  if (here ? !WriteOnThisThread(api, rgba.image, out.image, width, height) : api.image_write(rgba.image, out.image) != 0)
+  if (here ? !WriteOnThisThread(api, rgba.object, out.object, width, height) : api.image_write(rgba.object, out.object) != 0)
     return failed();
   return VipsDecodeStatus::kOk;
 }
