@@ -48,4 +48,28 @@ inline bool AnyAlphaIn(const uint8_t* px, int n, uint8_t lo, uint8_t hi) {
   return false;
 }
 
+// Pixels per vector test in the scans from a row's ends: most of a row is sure foreground or
+// background, stepped over a group at a time.
+constexpr int kAlphaScanGroup = 16;
+
+inline bool AlphaIn(uint8_t a, uint8_t lo, uint8_t hi) { return static_cast<uint32_t>(a - lo) <= static_cast<uint32_t>(hi - lo); }
+
+// First x in [from, to) of the row with lo <= alpha <= hi, or -1.
+inline int FirstAlphaIn(const uint8_t* row, int from, int to, uint8_t lo, uint8_t hi) {
+  int x = from;
+  while (x + kAlphaScanGroup <= to && !AnyAlphaIn(row + 4 * static_cast<size_t>(x), kAlphaScanGroup, lo, hi)) x += kAlphaScanGroup;
+  for (; x < to; ++x)
+    if (AlphaIn(row[4 * static_cast<size_t>(x) + 3], lo, hi)) return x;
+  return -1;
+}
+
+// Last x in [from, to) of the row with lo <= alpha <= hi, or -1.
+inline int LastAlphaIn(const uint8_t* row, int from, int to, uint8_t lo, uint8_t hi) {
+  int x = to;  // one past the pixels still to look at
+  while (x - kAlphaScanGroup >= from && !AnyAlphaIn(row + 4 * static_cast<size_t>(x - kAlphaScanGroup), kAlphaScanGroup, lo, hi)) x -= kAlphaScanGroup;
+  for (; x > from; --x)
+    if (AlphaIn(row[4 * static_cast<size_t>(x - 1) + 3], lo, hi)) return x - 1;
+  return -1;
+}
+
 }  // namespace cutout

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "alpha_scan.h"
+#include "alpha_extent.h"
 #include "foreground.h"
 #include "grid.h"
 #include "matting.h"
@@ -44,48 +44,15 @@ void ApplyRoi(uint8_t* rgba, int w, int h, const CompositeParams& p, int threads
   ForRowBands(w, h, threads, [&](int ya, int yb) { RoiRows(rgba, w, x1, x2, y1, y2, ya, yb); });
 }
 
-// Box of alpha >= kForegroundThreshold in rows [ya, yb); none: maxx = maxy = -1.
-struct Span {
-  int minx, miny, maxx, maxy;
-};
-
-bool AnyForeground(const uint8_t* px, int n) { return AnyAlphaIn(px, n, kForegroundThreshold, 255); }
-
-// Pixels per vector test in the span scans: most of a row is surely background (or surely
-// foreground), so the scans step over it a group at a time.
-constexpr int kSpanGroup = 16;
-
-// First x in [0, w) with alpha >= kForegroundThreshold, or -1.
-int FirstForeground(const uint8_t* row, int w) {
-  int x = 0;
-  while (x + kSpanGroup <= w && !AnyForeground(row + 4 * static_cast<size_t>(x), kSpanGroup)) x += kSpanGroup;
-  for (; x < w; x++)
-    if (row[4 * x + 3] >= kForegroundThreshold) return x;
-  return -1;
-}
-
-// Last x in [from, w) with alpha >= kForegroundThreshold (row[from] is one).
-int LastForeground(const uint8_t* row, int w, int from) {
-  int x = w;
-  while (x - kSpanGroup > from && !AnyForeground(row + 4 * static_cast<size_t>(x - kSpanGroup), kSpanGroup)) x -= kSpanGroup;
-  while (row[4 * (x - 1) + 3] < kForegroundThreshold) x--;
-  return x - 1;
-}
-
-Span ForegroundSpan(const uint8_t* rgba, int w, int h, int ya, int yb) {
-  Span s{w, h, -1, -1};
-  for (int y = ya; y < yb; y++) {
-    const uint8_t* row = rgba + static_cast<size_t>(y) * w * 4;
-    const int first = FirstForeground(row, w);
-    const int last = first >= 0 ? LastForeground(row, w, first) : -1;
-    if (first >= 0) {
-      s.minx = std::min(s.minx, first);
-      s.maxx = std::max(s.maxx, last);
-      s.miny = std::min(s.miny, y);
-      s.maxy = y;
-    }
+Box SubjectBox(const AlphaRect& r) {
+  Box box;
+  if (!r.empty()) {
+    box.left = r.x0;
+    box.top = r.y0;
+    box.width = r.x1 - r.x0;
+    box.height = r.y1 - r.y0;
   }
-  return s;
+  return box;
 }
 
 double MsSince(std::chrono::steady_clock::time_point& t) {
@@ -95,29 +62,6 @@ double MsSince(std::chrono::steady_clock::time_point& t) {
   return ms;
 }
 }  // namespace
-
-Box ForegroundBox(const uint8_t* rgba, int w, int h, int threads) {
-  const int rows = BandRows(w), bands = (h + rows - 1) / rows;
-  std::vector<Span> spans(std::max(bands, 0), Span{w, h, -1, -1});
-  ParallelForEach(bands, threads, [&](int, int item) {
-    spans[item] = ForegroundSpan(rgba, w, h, item * rows, std::min(h, item * rows + rows));
-  });
-  int minx = w, miny = h, maxx = -1, maxy = -1;
-  for (const Span& s : spans) {  // min/max: the same box whatever the bands
-    minx = std::min(minx, s.minx);
-    miny = std::min(miny, s.miny);
-    maxx = std::max(maxx, s.maxx);
-    maxy = std::max(maxy, s.maxy);
-  }
-  Box box;
-  if (maxx >= 0) {
-    box.left = minx;
-    box.top = miny;
-    box.width = maxx - minx + 1;
-    box.height = maxy - miny + 1;
-  }
-  return box;
-}
 
 Box CompositeAlpha(uint8_t* rgba, int w, int h, const float* mask, int mw, int mh, const CompositeParams& p) {
   const size_t stride = static_cast<size_t>(w) * 4;
@@ -134,18 +78,19 @@ Box CompositeAlpha(uint8_t* rgba, int w, int h, const float* mask, int mw, int m
   }
   ApplyRoi(rgba, w, h, p, threads);
   times.roi = MsSince(t);
+  // The alpha is final from here (the foreground step writes colour only): both boxes in one scan.
+  const AlphaExtents extents = ScanAlphaExtents(rgba, w, h, kForegroundThreshold, threads);
+  times.box = MsSince(t);
   if (p.decontaminate) {
-    EstimateForeground(rgba, w, h, p.foreground_params, threads);
+    EstimateForeground(rgba, w, h, extents.partial, p.foreground_params, threads);
   } else {
     ForRowBands(w, h, threads, [&](int y0, int y1) {
       for (int y = y0; y < y1; ++y) ZeroTransparentRow(rgba + static_cast<size_t>(y) * stride, w);
     });
   }
   times.foreground = MsSince(t);
-  const Box box = ForegroundBox(rgba, w, h, threads);
-  times.box = MsSince(t);
   if (p.timings) *p.timings = times;
-  return box;
+  return SubjectBox(extents.subject);
 }
 
 void FlattenOnColor(uint8_t* rgba, size_t pixels, uint8_t r, uint8_t g, uint8_t b, uint8_t a) {

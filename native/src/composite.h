@@ -16,7 +16,8 @@ struct Box {
 };
 
 // Wall time of each stage of CompositeAlpha in ms (foreground: the colour estimate, or zeroing the
-// colour under alpha 0 without decontamination).
+// colour under alpha 0 without decontamination; box: the one scan of the final alpha for the
+// subject's box and the semi-transparent pixels', before the foreground step).
 struct CompositeTimings {
   double upsample = 0, refine = 0, matting = 0, roi = 0, foreground = 0, box = 0;
 };
@@ -53,9 +54,6 @@ constexpr uint8_t kForegroundThreshold = 26;
 // estimates foreground colour (or zeroes the colour of fully transparent pixels), and returns
 // the subject's bounding box (all zero when nothing is foreground).
 Box CompositeAlpha(uint8_t* rgba, int w, int h, const float* mask, int mw, int mh, const CompositeParams& p);
-
-// Bounding box of alpha >= kForegroundThreshold in an RGBA buffer (one box per band of rows, merged).
-Box ForegroundBox(const uint8_t* rgba, int w, int h, int threads = 1);
 
 // Straight-alpha "over" onto a solid colour, result written back into rgba (alpha combined).
 void FlattenOnColor(uint8_t* rgba, size_t pixels, uint8_t r, uint8_t g, uint8_t b, uint8_t a);

@@ -24,36 +24,6 @@ namespace {
 
 inline bool Partial(uint8_t a) { return static_cast<uint8_t>(a - 1) < 254; }
 
-bool RowHasPartial(const uint8_t* row, int w) { return AnyAlphaIn(row, w, 1, 254); }
-
-// Bounding box [x0,x1)×[y0,y1) of the semi-transparent pixels in rows [ya, yb); empty: x0 = w, y0 = h,
-// x1 = y1 = 0.
-struct Span {
-  int x0, y0, x1, y1;
-};
-
-// Pixels per vector test in the scans from a row's ends: most of a row is sure foreground or
-// background, stepped over a group at a time.
-constexpr int kScanGroup = 16;
-
-Span PartialSpan(const uint8_t* rgba, int w, int h, int ya, int yb) {
-  Span b{w, h, 0, 0};
-  for (int y = ya; y < yb; ++y) {
-    const uint8_t* row = rgba + static_cast<size_t>(y) * w * 4;
-    if (!RowHasPartial(row, w)) continue;
-    int xa = 0, xb = w - 1;
-    while (xa + kScanGroup <= w && !RowHasPartial(row + 4 * static_cast<size_t>(xa), kScanGroup)) xa += kScanGroup;
-    while (!Partial(row[4 * xa + 3])) ++xa;
-    while (xb + 1 - kScanGroup > xa && !RowHasPartial(row + 4 * static_cast<size_t>(xb + 1 - kScanGroup), kScanGroup)) xb -= kScanGroup;
-    while (!Partial(row[4 * xb + 3])) --xb;
-    b.x0 = std::min(b.x0, xa);
-    b.x1 = std::max(b.x1, xb + 1);
-    b.y0 = std::min(b.y0, y);
-    b.y1 = y + 1;
-  }
-  return b;
-}
-
 // Working geometry: the semi-transparent bounding box (plus a margin so the solver sees some sure
 // background/foreground around it), downscaled by an integer factor s.
 struct Region {
@@ -547,24 +517,15 @@ void WriteBackRows(const WriteBack wb, int ya, int yb, WriteBackScratch& scratch
 
 }  // namespace
 
-void EstimateForeground(uint8_t* rgba, int w, int h, const ForegroundParams& p, int threads) {
+void EstimateForeground(uint8_t* rgba, int w, int h, const AlphaRect& partial, const ForegroundParams& p, int threads) {
   if (!rgba || w <= 0 || h <= 0) return;
   threads = ClampThreads(threads);
   const int rows = BandRows(w), bands = (h + rows - 1) / rows;
-
-  // 1. Bounding box of semi-transparent pixels (the solve must see RGB before step 3 zeroes it):
-  // one box per band of rows, merged (min/max do not care in which order).
-  std::vector<Span> boxes(bands);
-  ParallelForEach(bands, threads, [&](int, int item) {
-    boxes[item] = PartialSpan(rgba, w, h, item * rows, std::min(h, item * rows + rows));
-  });
-  int bx0 = w, by0 = h, bx1 = 0, by1 = 0;
-  for (const Span& b : boxes) {
-    bx0 = std::min(bx0, b.x0);
-    bx1 = std::max(bx1, b.x1);
-    by0 = std::min(by0, b.y0);
-    by1 = std::max(by1, b.y1);
-  }
+  // 1. The semi-transparent pixels' bounding box comes from the caller's scan (the solve must see
+  // their RGB before step 3 zeroes it).
+  // Clamped to the image: the write-back indexes rows and columns by it.
+  const int bx0 = std::clamp(partial.x0, 0, w), bx1 = std::clamp(partial.x1, bx0, w);
+  const int by0 = std::clamp(partial.y0, 0, h), by1 = std::clamp(partial.y1, by0, h);
 
   Region g;
   ScratchArray<float> fb;
@@ -611,7 +572,7 @@ size_t ForegroundScratchBytes(int w, int h, const ForegroundParams& p, int threa
   // rounding of the geometric level sizes can exceed ¼: count ½), one progress line per working row.
   size_t shared = wn * (16 + 32) + wn / 2 * (32 + 16) + static_cast<size_t>(g.wh) * 64;
   shared += static_cast<size_t>(w) * (2 * sizeof(int) + sizeof(float)) + (static_cast<size_t>(g.ww) + 8) * sizeof(int);
-  shared += static_cast<size_t>((h + BandRows(w) - 1) / BandRows(w)) * 4 * sizeof(int);  // boxes per band
+  shared += static_cast<size_t>((h + BandRows(w) - 1) / BandRows(w)) * 8 * sizeof(int);  // the caller's scan: boxes per band
   // Per worker: the area average's sums, one blended row of the working solution, the write-back's
   // lists of a row's semi-transparent pixels (WriteBackScratch).
   const size_t worker = AreaSumsScratchBytes(w, g.ww) + static_cast<size_t>(g.ww) * 8 * sizeof(float) +

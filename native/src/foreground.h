@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "alpha_extent.h"
+
 namespace cutout {
 
 struct ForegroundParams {
@@ -26,13 +28,14 @@ struct ForegroundParams {
 
 // In place on an interleaved RGBA u8 image (row stride w*4): alpha is read; RGB is replaced by the
 // estimated foreground colour where 0<alpha<255, set to 0 where alpha==0, unchanged where alpha==255.
-// Cost: two streaming passes over the image (alpha scan, then write-back/zeroing), one read of the
+// `partial`: the bounding box of the pixels with 0<alpha<255 (ScanAlphaExtents' `partial`).
+// Cost: one streaming pass over the image (write-back/zeroing), one read of the
 // semi-transparent pixels' bounding box, the multi-level solve (bounded by max_working_pixels, so
 // O(1) in the photo size beyond that) and a few ns per semi-transparent pixel (listed and solved eight
 // at a time). The 12 MP elephants: ~41 ms on one core of the 2-core dev VM (Zen 5), ~30 ms on two;
 // the 1 MP nuthatch ~8 ms, ~6.5 on two (docs/native.md). `threads` splits the streaming passes into bands of rows and runs
 // the big levels' sweeps as a wavefront; the bytes are the same for any thread count.
-void EstimateForeground(uint8_t* rgba, int w, int h, const ForegroundParams& p, int threads = 1);
+void EstimateForeground(uint8_t* rgba, int w, int h, const AlphaRect& partial, const ForegroundParams& p, int threads = 1);
 
 // Upper bound on the heap scratch EstimateForeground allocates (worst case: the whole image is the
 // working box). ~72 bytes per working pixel (≤ 35 MB at the default max_working_pixels) plus
