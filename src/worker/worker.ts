@@ -10,7 +10,7 @@ import { loadBinding, type SessionOptions } from '../native/binding.js';
 import type { FinishReply, FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
 import { DECODE_ONCE_MAX_BYTES, finishStaged, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
 import { PhotoBuffer } from './photo-buffer.js';
-import { collectGarbage } from '../process/collect-garbage.js';
+import { AfterAnswerCollection, collectTaskGarbage } from './after-answer-collection.js';
 import { finishGarbageBytes, ReleasePolicy } from './release-policy.js';
 import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
 import { DEFAULT_QUALITY, OVERLAP_DECODE_MAX_BYTES, type QualityLevel } from '../domain/removal.js';
@@ -61,37 +61,8 @@ function contextFor(task: { threads?: number }): PipelineContext {
 }
 
 
-// A removal leaves its big Buffers behind (the decoded photo alone is 80 MB at 20 MP). V8 would free
-// them only once more external memory piled up, so the next removals would run on top of them, on
-// fresh heap pages. So a removal's garbage is collected (a full GC, then a turn of the event loop for
-// the Buffer finalizers that free sharp's memory: 5–12 ms), and malloc keeps the freed pages, mapped,
-// for the next photo; a staged `finish` collects once its garbage reaches a bound (release-policy.ts).
-async function collectTaskGarbage(): Promise<void> {
-  collectGarbage();
-  await new Promise((resolve) => setImmediate(resolve));
-}
-
-// The CPU path's collection runs once the answer has gone (the pool's workers idle in their event
-// loop between tasks, src/pool/start-piscina.ts): the request no longer waits the GC's 5–12 ms.
-// A task that arrives before it has finished waits for it (collectionDone): for the GC and for the
-// turn of the event loop after it, whose Buffer finalizers free the last photo's memory. A task
-// that went on at once would decode its photo on top of that memory; it did so when nothing before
-// its decode yielded to the event loop (a synchronous header probe): +50 MB at bench:memory's peak.
-let pendingCollection: Promise<void> | undefined;
-
-function collectAfterAnswer(): void {
-  const collection = new Promise((resolve) => setImmediate(resolve))
-    .then(collectTaskGarbage)
-    .finally(() => {
-      if (pendingCollection === collection) pendingCollection = undefined;
-    });
-  pendingCollection = collection;
-}
-
-/** Resolves once the last answer's garbage is collected and freed (at once when none is pending). */
-async function collectionDone(): Promise<void> {
-  if (pendingCollection) await pendingCollection;
-}
+// The CPU path collects a removal's garbage after its answer; the next task waits for that first.
+const afterAnswer = new AfterAnswerCollection();
 
 // Everything back to the system: the kept photo memory, the garbage, the session's input and output
 // tensors, the addon's block cache (ONNX Runtime's tensors and the composite's scratch: process-wide,
@@ -148,7 +119,7 @@ function moveResult(result: RemoveResult): unknown {
 }
 
 export default async function remove(task: RemoveTask): Promise<unknown> {
-  await collectionDone();
+  await afterAnswer.done();
   const c = contextFor(task);
   let result: RemoveResult;
   try {
@@ -160,7 +131,7 @@ export default async function remove(task: RemoveTask): Promise<unknown> {
   // otherwise the garbage is collected once the answer has gone.
   if (releaseEveryTask) await releaseMemory();
   await releaseDecodeMemory(c, task.decodeSlot);
-  if (!releaseEveryTask) collectAfterAnswer();
+  if (!releaseEveryTask) afterAnswer.schedule();
   return moveResult(result);
 }
 
