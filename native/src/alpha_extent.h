@@ -21,7 +21,8 @@ struct AlphaExtents {
   AlphaRect subject;  // alpha >= the threshold
 };
 
-// In bands of rows on `threads` threads (min/max: the same boxes whatever the bands).
+// In bands of rows on `threads` threads (min/max: the same boxes whatever the bands). subject_threshold
+// is at least 1: the subject is looked for only among pixels with some alpha.
 AlphaExtents ScanAlphaExtents(const uint8_t* rgba, int w, int h, uint8_t subject_threshold, int threads);
 
 }  // namespace cutout
