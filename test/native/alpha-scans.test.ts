@@ -1,7 +1,8 @@
 // The composite's scans over alpha (native/src/alpha_scan.h: groups of 32 and 8 pixels, then one at a
 // time) find a lone pixel wherever it sits in a row: the foreground box (alpha ≥ 26) and the
 // semi-transparent span the colour estimation works in, both from one scan (native/src/alpha_extent.h).
-// Every width up to 70 and every position, so each group boundary and each tail is crossed.
+// Every width up to 150 and every position, so each group and stride boundary (16 and
+// 64 pixels) and each tail is crossed.
 import t from 'tap';
 import { loadBinding } from '../../src/native/binding.js';
 
@@ -21,7 +22,7 @@ function lone(w: number, x: number): { rgba: Uint8Array; mask: Float32Array } {
 
 t.test('a lone pixel is found at every position of every row width', async (t) => {
   let checked = 0;
-  for (let w = 1; w <= 70; w++) {
+  for (let w = 1; w <= 150; w++) {
     for (let x = 0; x < w; x++) {
       const { rgba, mask } = lone(w, x);
       // Mask at the photo's size: the bilinear upsample is the identity, so alpha is 200 there, 0 elsewhere.
@@ -37,7 +38,7 @@ t.test('a lone pixel is found at every position of every row width', async (t) =
       checked++;
     }
   }
-  t.equal(checked, (70 * 71) / 2, 'every width and position checked');
+  t.equal(checked, (150 * 151) / 2, 'every width and position checked');
 });
 
 /**
@@ -58,7 +59,7 @@ function pair(w: number, sure: number, faint: number): { rgba: Uint8Array; mask:
 
 t.test('one scan, two boxes: the subject ends where the semi-transparent pixels do not', async (t) => {
   let checked = 0;
-  for (let w = 2; w <= 70; w++) {
+  for (let w = 2; w <= 150; w++) {
     for (let sure = 0; sure < w; sure++) {
       for (const faint of new Set([0, (sure + 1) % w, Math.floor(w / 2), w - 1])) {
         if (faint === sure) continue;
@@ -78,7 +79,7 @@ t.test('one scan, two boxes: the subject ends where the semi-transparent pixels 
       }
     }
   }
-  t.ok(checked > 6000, `${checked} layouts checked`);
+  t.ok(checked > 40000, `${checked} layouts checked`);
 });
 
 t.test('a faint pixel alone: no box, its colour still estimated', async (t) => {
