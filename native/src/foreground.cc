@@ -22,8 +22,6 @@
 namespace cutout {
 namespace {
 
-inline bool Partial(uint8_t a) { return static_cast<uint8_t>(a - 1) < 254; }
-
 // Working geometry: the semi-transparent bounding box (plus a margin so the solver sees some sure
 // background/foreground around it), downscaled by an integer factor s.
 struct Region {
@@ -430,7 +428,7 @@ void WriteBackRows(const WriteBack wb, int ya, int yb, WriteBackScratch& scratch
         pw[n] = px[0] | px[1] << 8 | px[2] << 16 | static_cast<uint32_t>(px[3]) << 24;
         ds[n] = std::abs(px[3] - row[4 * xl + 3]) + std::abs(px[3] - row[4 * xr + 3]) +
                 std::abs(px[3] - up[4 * px_x + 3]) + std::abs(px[3] - dn[4 * px_x + 3]);
-        n += Partial(px[3]);
+        n += AlphaIn(px[3], 1, 254);  // semi-transparent
       };
 #if defined(__AVX2__)
       // Eight pixels at a time, as u32 words: their partial lanes as a bit mask (a group without one
@@ -443,7 +441,7 @@ void WriteBackRows(const WriteBack wb, int ya, int yb, WriteBackScratch& scratch
       for (; x + kLanes <= wb.bx1; x += kLanes) {
         const uint8_t* p = row + static_cast<size_t>(x) * 4;
         const U32x8 c = LoadVec<U32x8>(p);
-        const int mask = _mm256_movemask_ps((__m256)((c >> 24) - 1 < 254));  // Partial()
+        const int mask = _mm256_movemask_ps((__m256)((c >> 24) - 1 < 254));  // AlphaIn(a, 1, 254)
         if (mask == 0) continue;
         if (!own_rows) {
           for (int i = 0; i < kLanes; ++i) append(x + i);

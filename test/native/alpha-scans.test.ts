@@ -9,15 +9,21 @@ import { loadBinding } from '../../src/native/binding.js';
 const binding = loadBinding();
 const H = 3;
 
-/** A black w×3 photo with one grey pixel at (x, 1) whose mask is 200/255: semi-transparent, above the box's threshold. */
-function lone(w: number, x: number): { rgba: Uint8Array; mask: Float32Array } {
+/** A black w×3 photo, opaque, with the given pixels of row 1 coloured; its mask is 0 but at those pixels. */
+function scene(w: number, pixels: Array<{ x: number; rgb: [number, number, number]; mask: number }>): { rgba: Uint8Array; mask: Float32Array } {
   const rgba = new Uint8Array(w * H * 4);
   for (let i = 0; i < w * H; i++) rgba[i * 4 + 3] = 255;
-  const at = (w + x) * 4;
-  rgba.set([100, 150, 150], at);
   const mask = new Float32Array(w * H);
-  mask[w + x] = 200 / 255;
+  for (const p of pixels) {
+    rgba.set(p.rgb, (w + p.x) * 4);
+    mask[w + p.x] = p.mask;
+  }
   return { rgba, mask };
+}
+
+/** One grey pixel at (x, 1) whose mask is 200/255: semi-transparent, above the box's threshold. */
+function lone(w: number, x: number): { rgba: Uint8Array; mask: Float32Array } {
+  return scene(w, [{ x, rgb: [100, 150, 150], mask: 200 / 255 }]);
 }
 
 t.test('a lone pixel is found at every position of every row width', async (t) => {
@@ -42,19 +48,14 @@ t.test('a lone pixel is found at every position of every row width', async (t) =
 });
 
 /**
- * A black w×3 photo whose row 1 has a grey pixel at `sure` whose mask makes it opaque (alpha 255:
- * subject, not semi-transparent) and a bluish one at `faint` whose mask is 10/255 (semi-transparent,
- * under the box's threshold); alpha 0 elsewhere.
+ * A grey pixel at `sure` whose mask makes it opaque (alpha 255: subject, not semi-transparent) and a
+ * bluish one at `faint` whose mask is 10/255 (semi-transparent, under the box's threshold).
  */
 function pair(w: number, sure: number, faint: number): { rgba: Uint8Array; mask: Float32Array } {
-  const rgba = new Uint8Array(w * H * 4);
-  for (let i = 0; i < w * H; i++) rgba[i * 4 + 3] = 255;
-  rgba.set([90, 90, 90], (w + sure) * 4);
-  rgba.set([100, 150, 150], (w + faint) * 4);
-  const mask = new Float32Array(w * H);
-  mask[w + sure] = 1;
-  mask[w + faint] = 10 / 255;
-  return { rgba, mask };
+  return scene(w, [
+    { x: sure, rgb: [90, 90, 90], mask: 1 },
+    { x: faint, rgb: [100, 150, 150], mask: 10 / 255 },
+  ]);
 }
 
 t.test('one scan, two boxes: the subject ends where the semi-transparent pixels do not', async (t) => {
