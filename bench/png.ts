@@ -6,10 +6,14 @@
 // cores at once (on a shared VM it often does not). Then the 43 dev cut-outs (eval photo + its ground
 // truth alpha, colour zeroed where transparent; read in place, never copied): total bytes and time per
 // variant. Prints median tables and writes bench/results/png.json (with `lscpu`'s flags).
+// `--base A.node`: another build of the addon (its libonnxruntime.so.1 beside it) encodes 'fast' in the
+// same turns, as "base fast t1/t2", for a before-and-after in one run.
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { createRemover } from '../src/lib/remove.js';
@@ -57,6 +61,12 @@ const VARIANTS: Array<[string, Encode]> = [
   ['native fast t1', native({ level: 4, strategy: 'fast' }, 1)],
   ['native fast t2', native({ level: 4, strategy: 'fast' }, 2)],
 ];
+const { values: args } = parseArgs({ options: { base: { type: 'string' } } });
+if (args.base) {
+  const base = createRequire(import.meta.url)(path.resolve(args.base)) as Pick<typeof binding, 'encodePng'>;
+  const fast = (threads: number): Encode => (img) => base.encodePng(img.data, img.width, img.height, img.channels, { level: 4, strategy: 'fast', threads });
+  VARIANTS.push(['base fast t1', fast(1)], ['base fast t2', fast(2)]);
+}
 
 /** Real cut-outs: the photo resized to each target size, then through the whole pipeline. */
 async function cutouts(): Promise<Image[]> {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // How a strip is encoded (png_fast.h), in three passes:
 // 1. Row by row: the Sub, Up and Paeth residuals of the row (32 bytes at a time with AVX2), each
-//    costed by an estimate of its bits (kCostLow/kCostHigh below); the cheapest lands in the strip
-//    buffer behind its filter-type byte, its adler32 is taken, its runs are found (a run: at least
-//    kMinRun bytes equal to the byte before them) and counted, and one literal in kLiteralSample.
+//    costed by an estimate of its bits (kCostLow/kCostHigh below), Paeth's written into the strip
+//    buffer and summed for adler32 in the same pass; where Up or Sub costs less, its residuals are
+//    written over them. Then the row's runs are found (a run: at least kMinRun bytes equal to the byte
+//    before them) and counted, and one literal in kLiteralSample.
 // 2. From those counts, length-limited Huffman codes (package-merge) for one dynamic block.
 // 3. The block: its header, then each segment's literals and its run as matches at distance 1.
 // The scalar build (no AVX2) makes the same choices and so the same bytes.
@@ -98,33 +99,114 @@ inline uint64_t Sum64(__m256i v) {
 
 #endif  // __AVX2__
 
-// The residuals of row `cur` (n bytes) against `above` under each candidate filter, into out[k]
-// (32 bytes of slack after each), and each one's estimated cost.
-void FilterCandidates(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, uint8_t* const out[kCandidates],
-                      uint64_t cost[kCandidates]) {
-  uint8_t* const up_out = out[0];
-  uint8_t* const sub_out = out[1];
-  uint8_t* const paeth_out = out[2];
+// adler32 (RFC 1950) kept as running sums, fed bytes or whole 32-byte vectors, so the filter pass can
+// take it from the residuals it has in registers instead of reading the row again.
+constexpr uint32_t kAdlerMod = 65521;
+
+class Adler32 {
+ public:
+  explicit Adler32(uint32_t adler) : s1_(adler & 0xffff), s2_(adler >> 16) {}
+
+  void Bytes(const uint8_t* p, size_t n) {
 #if defined(__AVX2__)
+    for (; n >= 32; n -= 32, p += 32) Vector(Load(p));
+    Reduce();
+#endif
+    while (n > 0) {
+      const size_t chunk = std::min<size_t>(n, 5552);
+      for (size_t k = 0; k < chunk; k++) {
+        s1_ += p[k];
+        s2_ += s1_;
+      }
+      s1_ %= kAdlerMod;
+      s2_ %= kAdlerMod;
+      p += chunk;
+      n -= chunk;
+    }
+  }
+
+#if defined(__AVX2__)
+  // Per 32-byte vector: s1 gains the bytes' sum, s2 gains 32·s1 (before) plus Σ (32 - i)·byte[i]. At
+  // most 173 vectors (5536 bytes) between reductions keeps every 32-bit lane from overflowing.
+  void Vector(__m256i v) {
+    const __m256i weights = _mm256_setr_epi8(32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14,
+                                             13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1);
+    prefix_ = _mm256_add_epi32(prefix_, v1_);
+    v1_ = _mm256_add_epi32(v1_, _mm256_sad_epu8(v, _mm256_setzero_si256()));
+    v2_ = _mm256_add_epi32(v2_, _mm256_madd_epi16(_mm256_maddubs_epi16(v, weights), _mm256_set1_epi16(1)));
+    if (++vectors_ == 173) Reduce();
+  }
+#endif
+
+  // A byte `first`, then n bytes whose sums from zero (an Adler32(0)'s Value()) are `rest`: how a row's
+  // sums join the strip's once its filter-type byte is known.
+  void Append(uint8_t first, uint32_t rest, size_t n) {
+#if defined(__AVX2__)
+    Reduce();
+#endif
+    s1_ = (s1_ + first) % kAdlerMod;
+    s2_ = (s2_ + s1_ * ((n + 1) % kAdlerMod) + (rest >> 16)) % kAdlerMod;
+    s1_ = (s1_ + (rest & 0xffff)) % kAdlerMod;
+  }
+
+  uint32_t Value() {
+#if defined(__AVX2__)
+    Reduce();
+#endif
+    return static_cast<uint32_t>(s2_ << 16 | s1_);
+  }
+
+ private:
+#if defined(__AVX2__)
+  void Reduce() {
+    if (vectors_ == 0) return;
+    alignas(32) uint32_t a[8], b[8], c[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(a), v1_);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(b), v2_);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(c), prefix_);
+    uint64_t sum1 = 0, sum2 = 0, sum_prefix = 0;
+    for (int k = 0; k < 8; k++) {
+      sum1 += a[k];
+      sum2 += b[k];
+      sum_prefix += c[k];
+    }
+    s2_ = (s2_ + 32 * vectors_ * s1_ + 32 * sum_prefix + sum2) % kAdlerMod;
+    s1_ = (s1_ + sum1) % kAdlerMod;
+    v1_ = v2_ = prefix_ = _mm256_setzero_si256();
+    vectors_ = 0;
+  }
+  __m256i v1_ = _mm256_setzero_si256(), v2_ = _mm256_setzero_si256(), prefix_ = _mm256_setzero_si256();
+  uint64_t vectors_ = 0;
+#endif
+  uint64_t s1_, s2_;
+};
+
+#if defined(__AVX2__)
+bool FilterRowAvx2(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, uint8_t* dst, Adler32& sums,
+                       uint64_t cost[kCandidates]) {
   const __m256i low = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kCostLow)));
   const __m256i high = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kCostHigh)));
-  const __m256i zero = _mm256_setzero_si256();
+  const __m256i zero = _mm256_setzero_si256(), all = _mm256_set1_epi8(-1);
   __m256i acc_up = zero, acc_sub = zero, acc_paeth = zero;
+  bool edges_zero;  // the first and the last block's pixels and neighbours
   auto block = [&](size_t i, __m256i x, __m256i a, __m256i b, __m256i c, __m256i valid) {
     const __m256i up = _mm256_sub_epi8(x, b), sub = _mm256_sub_epi8(x, a);
     const __m256i paeth = _mm256_sub_epi8(x, PaethPredict(a, b, c));
-    Store(up_out + i, up);
-    Store(sub_out + i, sub);
-    Store(paeth_out + i, paeth);
+    Store(dst + i, paeth);
     acc_up = _mm256_add_epi64(acc_up, _mm256_sad_epu8(_mm256_and_si256(Cost(up, low, high), valid), zero));
     acc_sub = _mm256_add_epi64(acc_sub, _mm256_sad_epu8(_mm256_and_si256(Cost(sub, low, high), valid), zero));
     acc_paeth = _mm256_add_epi64(acc_paeth, _mm256_sad_epu8(_mm256_and_si256(Cost(paeth, low, high), valid), zero));
+    return paeth;
   };
   const ptrdiff_t back = bpp;
   // The first block reads left of the row's start (zeros there), the last past its end.
-  block(0, LoadPartial(cur, 0, n), LoadPartial(cur, -back, n), LoadPartial(above, 0, n), LoadPartial(above, -back, n),
-        FirstBytes(std::min<size_t>(n, 32)));
-  const __m256i all = _mm256_set1_epi8(-1);
+  {
+    const __m256i x = LoadPartial(cur, 0, n), a = LoadPartial(cur, -back, n), b = LoadPartial(above, 0, n),
+                  c = LoadPartial(above, -back, n);
+    edges_zero = _mm256_testz_si256(_mm256_or_si256(_mm256_or_si256(x, a), _mm256_or_si256(b, c)), all);
+    const __m256i paeth = block(0, x, a, b, c, FirstBytes(std::min<size_t>(n, 32)));
+    if (n >= 32) sums.Vector(paeth);
+  }
   // Where the pixel, its left, up and up-left neighbours are all zero (the transparent background),
   // every residual is zero and costs the same: nothing to compute.
   const uint64_t zero_cost = 32 * kCostLow[0];
@@ -132,39 +214,102 @@ void FilterCandidates(const uint8_t* cur, const uint8_t* above, size_t n, int bp
   size_t i = 32;
   for (; i + 32 <= n; i += 32) {
     const __m256i x = Load(cur + i), a = Load(cur + i - back), b = Load(above + i), c = Load(above + i - back);
-    if (_mm256_testz_si256(_mm256_or_si256(_mm256_or_si256(x, a), _mm256_or_si256(b, c)), all)) {
-      Store(up_out + i, zero);
-      Store(sub_out + i, zero);
-      Store(paeth_out + i, zero);
+    const __m256i any = _mm256_or_si256(_mm256_or_si256(x, a), _mm256_or_si256(b, c));
+    if (_mm256_testz_si256(any, all)) {
+      Store(dst + i, zero);
+      sums.Vector(zero);
       zero_blocks++;
       continue;
     }
-    block(i, x, a, b, c, all);
+    sums.Vector(block(i, x, a, b, c, all));
   }
   if (i < n) {
     const ptrdiff_t at = static_cast<ptrdiff_t>(i);
-    block(i, LoadPartial(cur, at, n), LoadPartial(cur, at - back, n), LoadPartial(above, at, n),
-          LoadPartial(above, at - back, n), FirstBytes(n - i));
+    const __m256i x = LoadPartial(cur, at, n), a = LoadPartial(cur, at - back, n), b = LoadPartial(above, at, n),
+                  c = LoadPartial(above, at - back, n);
+    edges_zero = edges_zero && _mm256_testz_si256(_mm256_or_si256(_mm256_or_si256(x, a), _mm256_or_si256(b, c)), all);
+    block(i, x, a, b, c, FirstBytes(n - i));
   }
+  if (n < 32) sums.Bytes(dst, n);
+  else if (i < n) sums.Bytes(dst + i, n - i);
   cost[0] = Sum64(acc_up) + zero_blocks * zero_cost;
   cost[1] = Sum64(acc_sub) + zero_blocks * zero_cost;
   cost[2] = Sum64(acc_paeth) + zero_blocks * zero_cost;
+  return edges_zero && zero_blocks == (n >= 32 ? (n - 32) / 32 : 0);
+}
+
+// Up's (K = 0) or Sub's (K = 1) residuals of 32 bytes.
+template <int K>
+inline __m256i Residuals(__m256i x, __m256i a, __m256i b) {
+  if constexpr (K == 0) return _mm256_sub_epi8(x, b);
+  else return _mm256_sub_epi8(x, a);
+}
+
+template <int K>
+void WriteResidualsOf(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, uint8_t* dst, Adler32& sums) {
+  const ptrdiff_t back = bpp;
+  const __m256i first = Residuals<K>(LoadPartial(cur, 0, n), LoadPartial(cur, -back, n), LoadPartial(above, 0, n));
+  Store(dst, first);
+  if (n < 32) {
+    sums.Bytes(dst, n);
+    return;
+  }
+  sums.Vector(first);
+  size_t i = 32;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i r = Residuals<K>(Load(cur + i), Load(cur + i - back), Load(above + i));
+    Store(dst + i, r);
+    sums.Vector(r);
+  }
+  if (i < n) {
+    const ptrdiff_t at = static_cast<ptrdiff_t>(i);
+    Store(dst + i, Residuals<K>(LoadPartial(cur, at, n), LoadPartial(cur, at - back, n), LoadPartial(above, at, n)));
+    sums.Bytes(dst + i, n - i);
+  }
+}
+#endif
+
+// Each candidate filter's estimated cost (the sum of its residuals' kCostLow/kCostHigh bits) for row
+// `cur` (n bytes) against `above`, into cost[], in one pass that also writes Paeth's residuals, the
+// commonest choice on photos, to dst (up to 32 bytes past n may be written) and feeds them to `sums`
+// (from zero). Where Up or Sub wins, WriteResiduals writes its residuals over them: only the winner's
+// are stored, and the row is not read again for its adler32. Returns whether the row and the row above
+// are all zeros (then every candidate's residuals are those zeros).
+bool FilterRow(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, uint8_t* dst, Adler32& sums,
+               uint64_t cost[kCandidates]) {
+#if defined(__AVX2__)
+  return FilterRowAvx2(cur, above, n, bpp, dst, sums, cost);
 #else
   uint64_t up_cost = 0, sub_cost = 0, paeth_cost = 0;
+  bool zeros = true;
   const size_t back = static_cast<size_t>(bpp);
   for (size_t i = 0; i < n; i++) {
     const uint8_t x = cur[i], b = above[i];
     const uint8_t a = i >= back ? cur[i - back] : 0, c = i >= back ? above[i - back] : 0;
-    up_out[i] = static_cast<uint8_t>(x - b);
-    sub_out[i] = static_cast<uint8_t>(x - a);
-    paeth_out[i] = static_cast<uint8_t>(x - PaethPredictor(a, b, c));
-    up_cost += ResidualCost(up_out[i]);
-    sub_cost += ResidualCost(sub_out[i]);
-    paeth_cost += ResidualCost(paeth_out[i]);
+    zeros = zeros && (x | a | b | c) == 0;
+    dst[i] = static_cast<uint8_t>(x - PaethPredictor(a, b, c));
+    up_cost += ResidualCost(static_cast<uint8_t>(x - b));
+    sub_cost += ResidualCost(static_cast<uint8_t>(x - a));
+    paeth_cost += ResidualCost(dst[i]);
   }
+  sums.Bytes(dst, n);
   cost[0] = up_cost;
   cost[1] = sub_cost;
   cost[2] = paeth_cost;
+  return zeros;
+#endif
+}
+
+// Up's (k = 0) or Sub's (k = 1) residuals of row `cur` (n bytes) into dst and `sums`; up to 32 bytes
+// past dst + n may be written.
+void WriteResiduals(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, int k, uint8_t* dst, Adler32& sums) {
+#if defined(__AVX2__)
+  if (k == 0) WriteResidualsOf<0>(cur, above, n, bpp, dst, sums);
+  else WriteResidualsOf<1>(cur, above, n, bpp, dst, sums);
+#else
+  const size_t back = static_cast<size_t>(bpp);
+  for (size_t i = 0; i < n; i++) dst[i] = static_cast<uint8_t>(cur[i] - (k == 0 ? above[i] : i >= back ? cur[i - back] : 0));
+  sums.Bytes(dst, n);
 #endif
 }
 
@@ -596,50 +741,9 @@ uint8_t* WriteStored(const uint8_t* data, size_t raw, bool last, uint8_t* out) {
 }  // namespace
 
 uint32_t FastAdler32(uint32_t adler, const uint8_t* p, size_t n) {
-  constexpr uint32_t kMod = 65521;
-  uint64_t s1 = adler & 0xffff, s2 = adler >> 16;
-#if defined(__AVX2__)
-  // Per 32-byte block: s1 gains the bytes' sum, s2 gains 32·s1 (before) plus Σ (32 - i)·byte[i].
-  // At most 173 blocks (5536 bytes) between reductions keeps every 32-bit lane from overflowing.
-  const __m256i weights = _mm256_setr_epi8(32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13,
-                                           12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1);
-  const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
-  while (n >= 32) {
-    const size_t blocks = std::min<size_t>(n / 32, 173);
-    __m256i v1 = zero, v2 = zero, prefix = zero;
-    for (size_t b = 0; b < blocks; b++, p += 32) {
-      const __m256i v = Load(p);
-      prefix = _mm256_add_epi32(prefix, v1);
-      v1 = _mm256_add_epi32(v1, _mm256_sad_epu8(v, zero));
-      v2 = _mm256_add_epi32(v2, _mm256_madd_epi16(_mm256_maddubs_epi16(v, weights), ones));
-    }
-    alignas(32) uint32_t a[8], b[8], c[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(a), v1);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(b), v2);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(c), prefix);
-    uint64_t sum1 = 0, sum2 = 0, sum_prefix = 0;
-    for (int k = 0; k < 8; k++) {
-      sum1 += a[k];
-      sum2 += b[k];
-      sum_prefix += c[k];
-    }
-    s2 = (s2 + 32 * blocks * s1 + 32 * sum_prefix + sum2) % kMod;
-    s1 = (s1 + sum1) % kMod;
-    n -= 32 * blocks;
-  }
-#endif
-  while (n > 0) {
-    const size_t chunk = std::min<size_t>(n, 5552);
-    for (size_t k = 0; k < chunk; k++) {
-      s1 += p[k];
-      s2 += s1;
-    }
-    s1 %= kMod;
-    s2 %= kMod;
-    p += chunk;
-    n -= chunk;
-  }
-  return static_cast<uint32_t>(s2 << 16 | s1);
+  Adler32 sums(adler);
+  sums.Bytes(p, n);
+  return sums.Value();
 }
 
 // A dynamic block of `raw` bytes: at most 12 bits per literal, 18 bits per match of 3 bytes or more
@@ -653,8 +757,6 @@ size_t FastDeflateStrip(const FastStrip& s, FastScratch& scratch, uint8_t* out, 
   const size_t stride = s.stride, row_bytes = stride + 1, raw = s.rows * row_bytes;
   // 64 bytes of slack: the run search reads whole vectors past a row's end.
   uint8_t* const f = scratch.filtered.Reserve(raw + 64);
-  const size_t cand_stride = stride + 32;
-  uint8_t* const cand = scratch.candidate.Reserve(2 * cand_stride);
   uint8_t* zero_row = nullptr;
   if (s.first_row == 0) {
     zero_row = scratch.zero_row.Reserve(stride);
@@ -662,27 +764,30 @@ size_t FastDeflateStrip(const FastStrip& s, FastScratch& scratch, uint8_t* out, 
   }
 
   Tokenizer tokens(f, scratch.segments.Reserve(Tokenizer::MaxSegments(raw)));
-  uint32_t a = 1;
+  Adler32 sums(1);
   for (size_t r = 0; r < s.rows; r++) {
     const size_t y = s.first_row + r;
     const uint8_t* cur = s.pixels + y * stride;
     const uint8_t* above = y == 0 ? zero_row : cur - stride;
     uint8_t* row = f + r * row_bytes;
-    // Paeth, the commonest choice on photos, goes straight into place (its slack lands on the next
-    // row, written after); the others to the side, copied over when chosen.
-    uint8_t* const out[kCandidates] = {cand, cand + cand_stride, row + 1};
     uint64_t cost[kCandidates];
-    FilterCandidates(cur, above, stride, s.bpp, out, cost);
+    Adler32 row_sums(0);
+    const bool zeros = FilterRow(cur, above, stride, s.bpp, row + 1, row_sums, cost);
     int best = 0;
     for (int k = 1; k < kCandidates; k++) {
       if (cost[k] < cost[best]) best = k;
     }
     row[0] = kCandidateType[best];
-    if (out[best] != row + 1) std::memcpy(row + 1, out[best], stride);
-    a = FastAdler32(a, row, row_bytes);
+    // Paeth's residuals are in place (their slack lands on the next row, written after); another
+    // winner is written over them, but for a row of zeros, whose residuals are zeros under any filter.
+    if (kCandidateType[best] != kPaeth && !zeros) {
+      row_sums = Adler32(0);
+      WriteResiduals(cur, above, stride, s.bpp, best, row + 1, row_sums);
+    }
+    sums.Append(row[0], row_sums.Value(), stride);
     if (!s.stored) tokens.Scan(r == 0 ? 1 : r * row_bytes, (r + 1) * row_bytes);
   }
-  *adler = a;
+  *adler = sums.Value();
   if (s.stored) return static_cast<size_t>(WriteStored(f, raw, s.last, out) - out);
 
   uint32_t counts[kLitLenSymbols];

@@ -35,7 +35,6 @@ struct FastSegment {
 // instead of faulting ~2 MB in per encode (test/integration/pool-faults).
 struct FastScratch {
   ScratchBuffer<uint8_t> filtered;      // the strip's filtered rows, type byte first
-  ScratchBuffer<uint8_t> candidate;     // one row per candidate filter
   ScratchBuffer<uint8_t> zero_row;      // "above" for image row 0
   ScratchBuffer<FastSegment> segments;  // at most one per kMinRun + 1 bytes, plus the last
 };
