@@ -182,8 +182,9 @@ class Adler32 {
 };
 
 #if defined(__AVX2__)
+// FilterRow (below) with AVX2, 32 bytes at a time.
 bool FilterRowAvx2(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, uint8_t* dst, Adler32& sums,
-                       uint64_t cost[kCandidates]) {
+                   uint64_t cost[kCandidates]) {
   const __m256i low = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kCostLow)));
   const __m256i high = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kCostHigh)));
   const __m256i zero = _mm256_setzero_si256(), all = _mm256_set1_epi8(-1);
