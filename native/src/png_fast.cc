@@ -376,7 +376,7 @@ class Tokenizer {
  public:
   // `segments` has room for MaxSegments(the strip's bytes).
   Tokenizer(const uint8_t* data, FastSegment* segments) : f_(data), segments_(segments) {
-    literal_counts_.fill(0);
+    for (auto& counts : literal_counts_) counts.fill(0);
   }
 
   // Positions [begin, end) of the strip buffer, in order, begin ≥ 1 (position 0 is a literal).
@@ -421,7 +421,10 @@ class Tokenizer {
     CountLiterals(literal_start_, end);
     segments_[count_++] = {static_cast<uint32_t>(end - literal_start_), 0};
     // Every byte value gets a code: one the sample missed may still be there.
-    for (int s = 0; s < 256; s++) counts[s] = literal_counts_[s] * kLiteralSample + 1;
+    for (int s = 0; s < 256; s++) {
+      const uint32_t sampled = literal_counts_[0][s] + literal_counts_[1][s] + literal_counts_[2][s] + literal_counts_[3][s];
+      counts[s] = sampled * kLiteralSample + 1;
+    }
     for (int s = 256; s < kLitLenSymbols; s++) counts[s] = length_counts_[s - 256];
     counts[kEndOfBlock] = 1;
   }
@@ -472,7 +475,14 @@ class Tokenizer {
   // One literal in kLiteralSample, counted across the ranges.
   void CountLiterals(size_t from, size_t to) {
     size_t k = from + sample_skip_;
-    for (; k < to; k += kLiteralSample) literal_counts_[f_[k]]++;
+    // Four tables, so that a run of one value (zeros, mostly) is not one chain of dependent increments.
+    for (; k + 3 * kLiteralSample < to; k += 4 * kLiteralSample) {
+      literal_counts_[0][f_[k]]++;
+      literal_counts_[1][f_[k + kLiteralSample]]++;
+      literal_counts_[2][f_[k + 2 * kLiteralSample]]++;
+      literal_counts_[3][f_[k + 3 * kLiteralSample]]++;
+    }
+    for (; k < to; k += kLiteralSample) literal_counts_[0][f_[k]]++;
     sample_skip_ = k - to;
   }
 
@@ -482,7 +492,7 @@ class Tokenizer {
   size_t literal_start_ = 0;
   size_t open_ = kNone;  // start of a run that reached the end of the last Scan
   size_t sample_skip_ = 0;  // literals to pass before the next one counted
-  std::array<uint32_t, 256> literal_counts_;
+  std::array<std::array<uint32_t, 256>, 4> literal_counts_;
   std::array<uint32_t, kLitLenSymbols - 256> length_counts_{};
   uint64_t matches_ = 0, extra_bits_ = 0;
 };
