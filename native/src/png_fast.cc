@@ -751,12 +751,6 @@ uint8_t* WriteStored(const uint8_t* data, size_t raw, bool last, uint8_t* out) {
 
 }  // namespace
 
-uint32_t FastAdler32(uint32_t adler, const uint8_t* p, size_t n) {
-  Adler32 sums(adler);
-  sums.Bytes(p, n);
-  return sums.Value();
-}
-
 // A dynamic block of `raw` bytes: at most 12 bits per literal, 18 bits per match of 3 bytes or more
 // (6 per byte), a header of at most 287 code lengths × 10 bits plus 71 bits (< 520 bytes with the
 // end-of-block and the flush marker).

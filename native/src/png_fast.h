@@ -50,7 +50,4 @@ size_t FastDeflateBound(size_t raw);
 // the adler32 (from 1) of the strip's filtered rows.
 size_t FastDeflateStrip(const FastStrip& strip, FastScratch& scratch, uint8_t* out, uint32_t* adler);
 
-// adler32 (RFC 1950) of n bytes, continuing from `adler` (1 to start): AVX2 where compiled for it.
-uint32_t FastAdler32(uint32_t adler, const uint8_t* p, size_t n);
-
 }  // namespace cutout
