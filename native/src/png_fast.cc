@@ -182,6 +182,12 @@ class Adler32 {
 };
 
 #if defined(__AVX2__)
+// Whether a block's pixels and their left, up and up-left neighbours are all zero.
+inline bool AllZero(__m256i x, __m256i a, __m256i b, __m256i c) {
+  const __m256i any = _mm256_or_si256(_mm256_or_si256(x, a), _mm256_or_si256(b, c));
+  return _mm256_testz_si256(any, any);
+}
+
 // FilterRow (below) with AVX2, 32 bytes at a time.
 bool FilterRowAvx2(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, uint8_t* dst, Adler32& sums,
                    uint64_t cost[kCandidates]) {
@@ -204,7 +210,7 @@ bool FilterRowAvx2(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, 
   {
     const __m256i x = LoadPartial(cur, 0, n), a = LoadPartial(cur, -back, n), b = LoadPartial(above, 0, n),
                   c = LoadPartial(above, -back, n);
-    edges_zero = _mm256_testz_si256(_mm256_or_si256(_mm256_or_si256(x, a), _mm256_or_si256(b, c)), all);
+    edges_zero = AllZero(x, a, b, c);
     const __m256i paeth = block(0, x, a, b, c, FirstBytes(std::min<size_t>(n, 32)));
     if (n >= 32) sums.Vector(paeth);
   }
@@ -215,8 +221,7 @@ bool FilterRowAvx2(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, 
   size_t i = 32;
   for (; i + 32 <= n; i += 32) {
     const __m256i x = Load(cur + i), a = Load(cur + i - back), b = Load(above + i), c = Load(above + i - back);
-    const __m256i any = _mm256_or_si256(_mm256_or_si256(x, a), _mm256_or_si256(b, c));
-    if (_mm256_testz_si256(any, all)) {
+    if (AllZero(x, a, b, c)) {
       Store(dst + i, zero);
       sums.Vector(zero);
       zero_blocks++;
@@ -228,7 +233,7 @@ bool FilterRowAvx2(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, 
     const ptrdiff_t at = static_cast<ptrdiff_t>(i);
     const __m256i x = LoadPartial(cur, at, n), a = LoadPartial(cur, at - back, n), b = LoadPartial(above, at, n),
                   c = LoadPartial(above, at - back, n);
-    edges_zero = edges_zero && _mm256_testz_si256(_mm256_or_si256(_mm256_or_si256(x, a), _mm256_or_si256(b, c)), all);
+    edges_zero = edges_zero && AllZero(x, a, b, c);
     block(i, x, a, b, c, FirstBytes(n - i));
   }
   if (n < 32) sums.Bytes(dst, n);
