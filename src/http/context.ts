@@ -69,8 +69,6 @@ export interface ContextOptions {
   trustProxy?: boolean;
 }
 
-/** Response bodies from this size are streamed as the socket takes them (endStreamed). */
-const STREAMED_BODY_BYTES = 256 * 1024;
 
 /**
  * How long an early answer on a closing connection waits for the rest of the body (EarlyBody.drainThen):
@@ -145,7 +143,10 @@ export class RequestContext {
   readonly requestId: string;
   /** Body bytes read (0 until readFields). */
   bytesIn = 0;
-  /** Response body bytes written. */
+  /**
+   * Response body bytes: the answer's length, or as many as were handed to the kernel when the
+   * client left (or a shutdown closed the connection) before the last one.
+   */
   bytesOut = 0;
   /** The error code sent, when the answer was an error. */
   errorCode: string | undefined;
@@ -157,6 +158,12 @@ export class RequestContext {
   /** An answer waiting for the rest of its body before it is written (see write). */
   private lingering: Promise<void> | null = null;
   private lingered: (() => void) | null = null;
+  /** An answer being streamed (endStreamed): settles once its last byte is with the kernel or the client left. */
+  private delivering: Promise<void> | null = null;
+  private delivered: (() => void) | null = null;
+  /** Body bytes of the streamed answer handed to the kernel so far, and its length. */
+  private streamedBytes = 0;
+  private streamTotal = 0;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   /** Gives this request's body bytes back to the budget; called once the request is done. */
   private releaseBody: (() => void) | undefined;
@@ -182,6 +189,10 @@ export class RequestContext {
       this.releaseInputs();
       this.controller.abort(abortError());
       this.lingered?.();
+      if (this.delivered) {
+        this.bytesOut = this.streamedBytes; // cut: what got out, not what was meant to
+        this.delivered();
+      }
       opts.onAbort?.(this);
     });
     this.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
@@ -237,12 +248,20 @@ export class RequestContext {
   }
 
   /**
-   * Resolves once the answer is on the wire or will never be (the client left): after the handler
-   * for an answer that waits for the rest of its body (at most LINGER_MS), so the request counts as
-   * in flight, for the drain and the metrics, until then.
+   * Resolves once the answer's last byte is with the kernel, or never will be (the client left, or
+   * its connection was closed): after the handler for an answer that waits for the rest of its body
+   * (at most LINGER_MS), and for as long as a slow reader takes the streamed body. The request counts
+   * as in flight, for the drain and the metrics, until then: a shutdown closes connections only
+   * after it (server.ts), and the kernel still delivers what it holds after the close.
    */
-  written(): Promise<void> {
-    return this.lingering ?? Promise.resolve();
+  async written(): Promise<void> {
+    if (this.lingering) await this.lingering;
+    if (this.delivering) await this.delivering;
+  }
+
+  /** Where a streamed answer stands, for the drain's log line: body bytes handed to the kernel, and the length. */
+  get streamed(): { sent: number; total: number } | null {
+    return this.delivering ? { sent: this.streamedBytes, total: this.streamTotal } : null;
   }
 
   get done(): boolean {
@@ -388,18 +407,35 @@ export class RequestContext {
       if (closeConnection) return this.write(status, headers, 0, () => this.res.endWithoutBody(0, true), true);
       return this.write(status, { ...headers, 'Content-Length': String(bytes) }, 0, () => this.res.endWithoutBody());
     }
-    if (!closeConnection && typeof body !== 'string' && bytes >= STREAMED_BODY_BYTES) return this.write(status, headers, bytes, () => this.endStreamed(body));
-    return this.write(status, headers, bytes, () => this.res.end(body, closeConnection), closeConnection);
+    if (closeConnection) return this.write(status, headers, bytes, () => this.res.end(body, true), true);
+    return this.write(status, headers, bytes, () => this.endStreamed(typeof body === 'string' ? Buffer.from(body) : body));
   }
 
-  // A big body (a cutout PNG) goes out as the socket takes it, from its own buffer: res.end copies
-  // what the socket cannot take at once into uWS's buffer, a second copy of most of the PNG while
-  // the client reads it (docs/memory.md). tryEnd never buffers; onWritable carries on from the offset.
+  // Every body goes out as the socket takes it, from its own buffer. res.end copies what the socket
+  // cannot take at once into uWS's buffer: a second copy of most of a cutout PNG while the client
+  // reads it (docs/memory.md), and bytes that closing the connection (a shutdown) throws away
+  // unsent. tryEnd never buffers, and says when the last byte is with the kernel, which keeps it
+  // after a close; onWritable carries on from the offset.
   private endStreamed(body: Uint8Array): void {
     const total = body.byteLength;
-    const [ok, done] = this.res.tryEnd(body, total);
-    if (ok || done) return;
-    this.res.onWritable((offset) => this.res.tryEnd(body.subarray(offset), total)[0]);
+    if (this.res.tryEnd(body, total)[1]) return;
+    this.streamTotal = total;
+    this.streamedBytes = this.res.getWriteOffset();
+    this.delivering = new Promise<void>((resolve) => {
+      this.delivered = resolve; // the client leaving settles it too (onAborted)
+      this.res.onWritable((offset) => {
+        const [ok, done] = this.res.tryEnd(body.subarray(offset), total);
+        if (!done) {
+          this.streamedBytes = this.res.getWriteOffset();
+          return ok;
+        }
+        this.streamedBytes = total;
+        this.delivered = null;
+        // After this callback returns: a cork around it would still hold the last bytes.
+        setImmediate(resolve);
+        return true;
+      });
+    });
   }
 
   /**

@@ -94,15 +94,24 @@ export interface CutoutServer {
   /** Resolves when no request is in flight. */
   whenIdle(): Promise<void>;
   /**
-   * Stop accepting, let in-flight requests finish for up to `config.drainTimeoutMs`, then close every
-   * connection (a request still in flight sees its client leave: refunded, slot freed). Pool and
-   * ledger stay open (the caller owns them).
+   * Stop accepting, let in-flight requests finish for up to `config.drainTimeoutMs` (an answer is in
+   * flight until its last byte is with the kernel), then close every connection (a request still in
+   * flight sees its client leave: refunded, slot freed; an answer still streaming is cut, and logged
+   * with the bytes it got). Pool and ledger stay open (the caller owns them).
    */
   close(): Promise<void>;
 }
 
 /** After the drain deadline closed the connections, how long handlers get to unwind (refunds) before close() resolves anyway. */
 const UNWIND_GRACE_MS = 1_000;
+
+/** The drain deadline's line for one request it cuts: where it was, and for an answer, how much of it got out. */
+function cutLine(ctx: RequestContext): string {
+  const head = `drain: cutting request #${ctx.id} ${ctx.method} ${ctx.path} from ${ctx.remoteAddress} while ${ctx.phase}`;
+  const streamed = ctx.streamed;
+  if (streamed) return `${head}: ${streamed.sent} of ${streamed.total} body bytes sent (status ${ctx.status})`;
+  return ctx.phase === 'responding' ? head : `${head}; credits held are refunded`;
+}
 
 /** Resolves true when `p` settles within `ms`, false otherwise; leaves no timer behind. */
 function within(p: Promise<void>, ms: number): Promise<boolean> {
@@ -132,6 +141,8 @@ export function createServer(deps: ServerDeps): CutoutServer {
   const routes = api.routes;
 
   let inflight = 0;
+  /** The requests in flight, for the drain deadline's lines. */
+  const live = new Set<RequestContext>();
   let idleWaiters: Array<() => void> = [];
   const settle = () => {
     inflight--;
@@ -251,10 +262,12 @@ export function createServer(deps: ServerDeps): CutoutServer {
       return;
     }
     inflight++;
+    live.add(ctx);
     dispatch(ctx)
       .catch((err) => log.error('unhandled error in dispatch', err))
       .then(() => ctx.written())
       .finally(() => {
+        live.delete(ctx);
         settle();
         observe(ctx);
         callHook(hooks.onRequestEnd, ctx);
@@ -302,9 +315,12 @@ export function createServer(deps: ServerDeps): CutoutServer {
       const drained = await within(this.whenIdle(), config.drainTimeoutMs);
       if (!drained) {
         log.info(`drain: ${inflight} request(s) still in flight after ${config.drainTimeoutMs / 1000} s (--drain-timeout); closing their connections`);
+        for (const ctx of live) log.info(cutLine(ctx));
       }
       // Closes every connection: idle keep-alive ones would hold the loop open, and a request still
       // in flight sees its client leave (onAborted), so its handler refunds and frees its slot.
+      // Each answer drained before it is with the kernel, which sends it after the close (a FIN
+      // behind the data, not a reset: measured with a reader slower than the close).
       (app as TemplatedApp & { close(): void }).close();
       if (!drained && !(await within(this.whenIdle(), UNWIND_GRACE_MS))) {
         log.error(`drain: ${inflight} request(s) still unwinding after their connections closed; stopping without them`);
