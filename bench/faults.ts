@@ -8,6 +8,7 @@
 //   memory-limit  a server on its defaults in a cgroup limited to 600 MB, the stream's photos replaced
 //                 by 12 MP ones at full size for 30 s (root only: it makes the cgroup); also prints
 //                 the cgroup's peak and its OOM kills, and whether the server is still up
+//   shutdown      SIGTERM during a 12 MP size=full request, 20 trials (bench/fault-shutdown.ts): its own row
 // Per fault it prints the statuses of the stream's requests (answered from the fault's start to the end of the
 // window), cuts (connections closed without an answer), 500s, the credits the 200s announced against the
 // balance's fall, the first 200 after the fault ended, and 429s among requests started 5 s or more after
@@ -27,8 +28,9 @@ import { makeMemoryCgroup } from './memory-cgroup.js';
 import { multipartBody } from './multipart.js';
 import { startPostgresServer, type PostgresServer } from './postgres-server.js';
 import { balance, cpuInfo, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
+import { shutdownClean, shutdownFault, shutdownRow, type ShutdownReport } from './fault-shutdown.js';
 
-const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit'] as const;
+const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit', 'shutdown'] as const;
 type Fault = (typeof FAULTS)[number];
 
 function arg(name: string): string | undefined {
@@ -68,6 +70,7 @@ interface FaultReport {
   late429?: number;
   slowUploads?: string[];
   memory?: { limitMb: number; peakMb: number | null; oomKills: number; alive: boolean };
+  shutdown?: ShutdownReport;
 }
 
 /** One client's loop of requests on `url` until `stop()` is true. */
@@ -289,13 +292,17 @@ async function main() {
   const bodies = [small, ...(mid ? [mid] : [])].flatMap((p) => ['preview', 'full'].map((size) => multipartBody(fs.readFileSync(p.file), { size, format: 'png' })));
 
   const reports: FaultReport[] = [];
-  const pgFaults = faults.filter((f) => f !== 'disk-full' && f !== 'memory-limit');
+  const pgFaults = faults.filter((f) => f !== 'disk-full' && f !== 'memory-limit' && f !== 'shutdown');
   if (pgFaults.length > 0) reports.push(...(await postgresFaults(pgFaults, bodies)));
   if (faults.includes('disk-full')) reports.push(await diskFull(bodies));
   if (faults.includes('memory-limit')) {
     const large = photos.filter((p) => /12mp|18mp|20mp/.test(p.name));
     if (large.length === 0) reports.push({ fault: 'memory-limit', skipped: 'no 12 MP or larger bench photos' });
     else reports.push(await memoryLimit(large.map((p) => multipartBody(fs.readFileSync(p.file), { size: 'full', format: 'png' }))));
+  }
+  if (faults.includes('shutdown')) {
+    const photo = photos.find((p) => /12mp/.test(p.name));
+    reports.push(photo ? { fault: 'shutdown', shutdown: await shutdownFault(photo.file) } : { fault: 'shutdown', skipped: 'no 12 MP bench photo' });
   }
 
   const cpu = cpuInfo();
@@ -307,6 +314,10 @@ async function main() {
       console.log(`| ${r.fault} | skipped: ${r.skipped} |`);
       continue;
     }
+    if (r.shutdown) {
+      console.log(shutdownRow(r.shutdown));
+      continue;
+    }
     const fmt = (o: Record<string, number> | undefined) => Object.entries(o ?? {}).map(([k, v]) => `${k}×${v}`).join(' ') || '-';
     if (r.memory) console.error(`bench:faults: memory-limit: cgroup ${r.memory.limitMb} MB, peak ${r.memory.peakMb ?? '?'} MB, OOM kills ${r.memory.oomKills}, server ${r.memory.alive ? 'up' : 'GONE'}`);
     console.log(`| ${r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? '-'} |`);
@@ -314,7 +325,7 @@ async function main() {
   const outDir = path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'faults.json'), JSON.stringify({ date: new Date().toISOString(), cpu, reports }, null, 2));
-  const bad = reports.filter((r) => !r.skipped && (r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0 || (r.memory && (r.memory.oomKills > 0 || !r.memory.alive))));
+  const bad = reports.filter((r) => !r.skipped && (r.shutdown ? !shutdownClean(r.shutdown) : r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0 || (r.memory && (r.memory.oomKills > 0 || !r.memory.alive))));
   if (bad.length > 0) {
     console.log(`bench:faults: not clean: ${bad.map((r) => r.fault).join(', ')}`);
     process.exitCode = 1;

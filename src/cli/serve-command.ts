@@ -1,8 +1,8 @@
 // `cutout serve [options]` (cutout serve --help lists them)
 // Start order: TLS files checked → ledger (LMDB in --data, or PostgreSQL: migrations; then reconcile
 // dead owners or lapsed leases, demo key) → pool → listen.
-// SIGTERM/SIGINT close in reverse: stop accepting, drain in-flight requests (at most
-// --drain-timeout, then their connections are closed), close pool, close ledger. A second signal
+// SIGTERM/SIGINT close in reverse: stop accepting, drain in-flight requests to their answers' last
+// byte (at most --drain-timeout, then their connections are closed), close pool, close ledger. A second signal
 // exits at once (the next start refunds what was held).
 
 import { readFileSync } from 'node:fs';
@@ -71,8 +71,9 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --request-timeout S  deadline of every request in seconds, from its first byte: 408 while the
                        body is still arriving, 503 + Retry-After after, credits refunded
                        (CUTOUT_REQUEST_TIMEOUT, default 120)
-  --drain-timeout S    on SIGTERM/SIGINT, how long in-flight requests may finish before their
-                       connections are closed (refunded); 0 = at once (CUTOUT_DRAIN_TIMEOUT, default 30).
+  --drain-timeout S    on SIGTERM/SIGINT, how long in-flight requests may finish, their answers
+                       taken by the clients, before their connections are closed (refunded; an
+                       answer cut is logged); 0 = at once (CUTOUT_DRAIN_TIMEOUT, default 30).
                        A second signal exits at once
   --tls-cert FILE      serve HTTPS with this PEM certificate (CUTOUT_TLS_CERT)
   --tls-key FILE       ... and this unencrypted PEM private key (CUTOUT_TLS_KEY)

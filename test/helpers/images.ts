@@ -76,3 +76,19 @@ export function seededBytes(n: number, seed: number): Uint8Array {
   }
   return out;
 }
+
+/**
+ * A w×h PNG: a noisy ellipse (the subject) on a flat background. The model keeps the subject and its
+ * noise compresses badly, so the cut-out at size=full is a big PNG (2400×1800: ~6.5 MB).
+ */
+export function noisySubject(width: number, height: number): Promise<Buffer> {
+  const px = Buffer.from(seededBytes(width * height * 3, 7));
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const dx = (x - width / 2) / (width * 0.35);
+      const dy = (y - height / 2) / (height * 0.42);
+      if (dx * dx + dy * dy > 1) px.fill(235, (y * width + x) * 3, (y * width + x) * 3 + 3);
+    }
+  }
+  return sharp(px, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+}

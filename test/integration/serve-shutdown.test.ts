@@ -1,13 +1,17 @@
 // `cutout serve` as a process under a slow upload (100 kB/s, fast enough for uWS's slow-client
 // rule, so only our deadline can end it): SIGTERM drains for --drain-timeout, then closes the
-// connection and exits 0; a second SIGTERM exits at once with 130. Each child runs with its own
+// connection and exits 0; a second SIGTERM exits at once with 130. An answer whose reader stopped
+// is cut at the drain deadline too, with a line saying how much of it got out. Each child runs with its own
 // TMPDIR and HOME, which must stay empty (ONNX Runtime's telemetry files, docs/native.md).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
+import { multipart } from '../helpers/http-client.js';
+import { noisySubject } from '../helpers/images.js';
 
 const ENTRY = fileURLToPath(new URL('../helpers/serve-entry.js', import.meta.url));
 
@@ -98,4 +102,36 @@ t.test('a second SIGTERM exits at once with 130', { timeout: 120_000 }, async (t
   t.notMatch(s.output(), /stopped/);
   await upload.closed;
   t.same(readdirSync(s.dirs.tmp), []);
+});
+
+t.test('SIGTERM with a reader that stopped: its answer is cut at the drain deadline, logged, and the process exits 0', { timeout: 180_000 }, async (t) => {
+  const s = serve(t, ['--drain-timeout', '0.5']);
+  const { base, key } = await started(s);
+  // ~6.5 MB of PNG: more than the kernel's buffers take while nobody reads.
+  const { body, contentType } = multipart([{ name: 'image_file', value: await noisySubject(2400, 1800), filename: 'noise.png' }, { name: 'size', value: 'full' }]);
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = http.request(`${base}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': key, 'Content-Type': contentType, 'Content-Length': body.length } }, (r) => {
+      r.pause(); // and never reads again until the server is gone
+      resolve(r);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  t.equal(res.statusCode, 200);
+  const length = Number(res.headers['content-length']);
+  s.child.kill('SIGTERM');
+  t.equal(await s.exit, 0, 'exit 0');
+  const cut = /drain: cutting request #\d+ POST \/v1\.0\/removebg from \S+ while responding: (\d+) of (\d+) body bytes sent \(status 200\)\n/.exec(s.output());
+  t.ok(cut, 'the cut answer is named');
+  t.equal(Number(cut?.[2]), length, "with the answer's length");
+  t.ok(Number(cut?.[1]) < length, `and the part that got out (${cut?.[1]} bytes)`);
+  t.match(s.output(), /SIGTERM received, finishing 1 in-flight request\(s\)\n[^]*drain: 1 request\(s\) still in flight after 0\.5 s \(--drain-timeout\); closing their connections\n[^]*cutout serve: stopped\n/);
+  const got = await new Promise<{ bytes: number; complete: boolean }>((resolve) => {
+    let bytes = 0;
+    res.on('data', (c: Buffer) => (bytes += c.length));
+    res.on('close', () => resolve({ bytes, complete: res.complete }));
+    res.resume();
+  });
+  t.equal(got.complete, false, 'the client sees a cut body');
+  t.ok(got.bytes <= Number(cut?.[1]), `it got no more than was sent (${got.bytes})`);
 });

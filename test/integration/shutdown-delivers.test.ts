@@ -6,30 +6,17 @@ import http from 'node:http';
 import sharp from 'sharp';
 import t from 'tap';
 import { multipart } from '../helpers/http-client.js';
-import { seededBytes } from '../helpers/images.js';
+import { noisySubject } from '../helpers/images.js';
 import { tryRealPool } from '../helpers/real.js';
 import { KEY, startTestServer } from '../helpers/server.js';
 import type { Logger } from '../../src/http/server.js';
 
 /**
- * A noisy subject on a flat background: the model keeps it, and its noise compresses badly, so the
- * cut-out at full size is a PNG of several MB, more than loopback's kernel buffers hold for a reader
- * that has stopped (a 4 MB send buffer): the rest waits on the reader.
+ * The noisy subject's cut-out is a PNG of ~6.5 MB, more than loopback's kernel buffers hold for a
+ * reader that has stopped (a 4 MB send buffer): the rest waits on the reader.
  */
 const WIDTH = 2400;
 const HEIGHT = 1800;
-
-function noisySubject(): Promise<Buffer> {
-  const px = Buffer.from(seededBytes(WIDTH * HEIGHT * 3, 7));
-  for (let y = 0; y < HEIGHT; y++) {
-    for (let x = 0; x < WIDTH; x++) {
-      const dx = (x - WIDTH / 2) / (WIDTH * 0.35);
-      const dy = (y - HEIGHT / 2) / (HEIGHT * 0.42);
-      if (dx * dx + dy * dy > 1) px.fill(235, (y * WIDTH + x) * 3, (y * WIDTH + x) * 3 + 3);
-    }
-  }
-  return sharp(px, { raw: { width: WIDTH, height: HEIGHT, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
-}
 const BIG_ANSWER_BYTES = 4 * 1024 * 1024;
 
 function recordingLog(): Logger & { lines: string[] } {
@@ -80,7 +67,7 @@ if ('skip' in real) {
 } else {
   const pool = real.pool;
   t.teardown(() => pool.close());
-  const { body, contentType } = multipart([{ name: 'image_file', value: await noisySubject(), filename: 'noise.png' }, { name: 'size', value: 'full' }]);
+  const { body, contentType } = multipart([{ name: 'image_file', value: await noisySubject(WIDTH, HEIGHT), filename: 'noise.png' }, { name: 'size', value: 'full' }]);
 
   t.test('a shutdown during a streamed answer waits for its last byte: the slow reader gets the whole PNG, charged once', async (t) => {
     const log = recordingLog();
