@@ -69,7 +69,6 @@ export interface ContextOptions {
   trustProxy?: boolean;
 }
 
-
 /**
  * How long an early answer on a closing connection waits for the rest of the body (EarlyBody.drainThen):
  * a client still sending after that loses the answer to a reset, as it would without the wait.
@@ -415,7 +414,9 @@ export class RequestContext {
   // cannot take at once into uWS's buffer: a second copy of most of a cutout PNG while the client
   // reads it (docs/memory.md), and bytes that closing the connection (a shutdown) throws away
   // unsent. tryEnd never buffers, and says when the last byte is with the kernel, which keeps it
-  // after a close; onWritable carries on from the offset.
+  // after a close; onWritable carries on from the offset. (A body that fits uWS's 16 kB cork buffer
+  // is done there and goes out as the cork ends: into a socket with room, unless a pipelined answer
+  // before it is still unread.)
   private endStreamed(body: Uint8Array): void {
     const total = body.byteLength;
     if (this.res.tryEnd(body, total)[1]) return;
