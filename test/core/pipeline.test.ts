@@ -3,10 +3,13 @@ import t from 'tap';
 import sharp from 'sharp';
 import { unzipSync } from 'fflate';
 import { createRemover, RemoveError } from '../../src/lib/remove.js';
-import { evalImage, rgbaOf, syntheticPhoto } from '../helpers/core-fixtures.js';
+import { EVAL_SKIP, evalImage, rgbaOf, syntheticFigure, syntheticPhoto } from '../helpers/core-fixtures.js';
 
 const remover = await createRemover({ workers: 1 });
 t.teardown(() => remover.close());
+// Where any photo of a subject will do: 800x563 (0.45 MP) like am_GT04, so preview downscales it and
+// full does not; a figure off the centre line, so a wrong rotation changes the cut-out.
+const figure = await syntheticFigure(800, 563, 'png');
 
 t.test('PNG output is 8-bit RGBA at the right size for each size tier', async (t) => {
   const photo = await syntheticPhoto(3000, 2000); // 6 MP
@@ -26,7 +29,7 @@ t.test('PNG output is 8-bit RGBA at the right size for each size tier', async (t
   }
 });
 
-t.test('a real photo: the subject is opaque, the backdrop transparent, the box tight', async (t) => {
+t.test('a real photo: the subject is opaque, the backdrop transparent, the box tight', { skip: EVAL_SKIP }, async (t) => {
   const out = await remover.remove(evalImage('am_GT04'), { size: 'full', format: 'png' });
   const { data, width, height } = await rgbaOf(out.data);
   t.same([width, height], [800, 563]);
@@ -42,7 +45,7 @@ t.test('a real photo: the subject is opaque, the backdrop transparent, the box t
 });
 
 t.test('matting:false is accepted and only softens the edge band; the quality switches must be booleans', async (t) => {
-  const photo = evalImage('am_GT04');
+  const photo = figure;
   const on = await rgbaOf((await remover.remove(photo, { size: 'full', format: 'png' })).data);
   const off = await rgbaOf((await remover.remove(photo, { size: 'full', format: 'png', matting: false })).data);
   let changed = 0;
@@ -70,7 +73,7 @@ t.test('matting:false is accepted and only softens the edge band; the quality sw
 });
 
 t.test('EXIF orientation is applied: a rotated file comes out upright', async (t) => {
-  const upright = evalImage('am_GT04');
+  const upright = figure;
   // Store the pixels rotated 90° counter-clockwise and tag orientation 6 (display rotates 90° clockwise).
   const stored = await sharp(upright).rotate(-90).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer();
   const a = await remover.remove(stored, { size: 'full', format: 'png' });
@@ -106,7 +109,7 @@ t.test('CMYK, grayscale, 16-bit and transparent inputs are normalised', async (t
 });
 
 t.test('formats: jpg, webp, zip, auto, alpha channel, background colour', async (t) => {
-  const input = evalImage('am_GT04');
+  const input = figure;
   const jpg = await remover.remove(input, { size: 'preview', format: 'jpg' });
   t.equal(jpg.contentType, 'image/jpeg');
   t.same((await sharp(jpg.data).metadata()).channels, 3);
@@ -144,7 +147,7 @@ t.test('formats: jpg, webp, zip, auto, alpha channel, background colour', async 
 });
 
 t.test('crop trims to the subject', async (t) => {
-  const input = evalImage('am_GT04'); // 800x563: not downscaled at full, so the box is in result pixels
+  const input = figure; // 800x563: not downscaled at full, so the box is in result pixels
   const full = await remover.remove(input, { size: 'full', format: 'png' });
   const cropped = await remover.remove(input, { size: 'full', format: 'png', crop: true });
   t.same([cropped.width, cropped.height], [full.foreground.width, full.foreground.height]);
@@ -152,7 +155,7 @@ t.test('crop trims to the subject', async (t) => {
 });
 
 t.test('the foreground box is remove.bg\'s: at the input\'s resolution when the size tier downscales', async (t) => {
-  const input = evalImage('am_GT04'); // 800x563 = 0.45 MP; preview is 0.25 MP
+  const input = figure; // 800x563 = 0.45 MP; preview is 0.25 MP
   const full = await remover.remove(input, { size: 'full', format: 'png' });
   const preview = await remover.remove(input, { size: 'preview', format: 'png' });
   t.ok(preview.width < 800, `preview downscaled (${preview.width}x${preview.height})`);
@@ -167,7 +170,7 @@ t.test('the foreground box is remove.bg\'s: at the input\'s resolution when the 
 });
 
 t.test('the input buffer is transferred to the worker, not copied', async (t) => {
-  const bytes = evalImage('am_GT04');
+  const bytes = figure;
   const owned = new Uint8Array(new ArrayBuffer(bytes.byteLength));
   owned.set(bytes);
   await remover.remove(owned, { size: 'preview', format: 'png', transferInput: true });

@@ -14,11 +14,14 @@ import * as codec from '../../src/worker/codec.js';
 import { OVERLAP_DECODE_MAX_BYTES } from '../../src/domain/removal.js';
 import { finishStaged, LEAN_OVERLAP_DECODE_MAX_BYTES, prepareRemoval, runPipeline, type PipelineContext } from '../../src/worker/pipeline.js';
 import { modelEntry, sessionOptionsFor } from '../../src/model/manifest.js';
-import { evalImage } from '../helpers/core-fixtures.js';
+import { syntheticFigure } from '../helpers/core-fixtures.js';
 import { PhotoBuffer } from '../../src/worker/photo-buffer.js';
 
 const ctx: PipelineContext = { binding: loadBinding(), model: { width: 1024, height: 1024 }, threads: 2, quality: DEFAULT_QUALITY };
 const full: RemoveOptions = { ...DEFAULT_OPTIONS, size: 'full', format: 'png' };
+// A plain JPEG (sharp's: no ICC profile, no orientation, three channels) the size of a DAVIS frame,
+// 854×480: the model enlarges it.
+const frame = await syntheticFigure(854, 480);
 
 /** A soft disc in the middle of the model's grid: enough for every composite stage to work. */
 function discMask(): Float32Array {
@@ -41,7 +44,7 @@ async function finished(p: PreparedRemoval, options: RemoveOptions, photo: boole
 }
 
 t.test('an enlarged opaque photo at full size: one decode, the same bytes', async (t) => {
-  const input = new Uint8Array(evalImage('davis_car-shadow_00005')); // 854×480 JPEG
+  const input = new Uint8Array(frame); // 854×480 JPEG
   const p = await prepared(input, full);
   t.ok(p.plan.singleDecode, 'the plan decodes once');
   t.ok(p.plan.singleDecode!.bytes >= 854 * 480 * 4 * 2 + 1024 * 1024 * 3, 'its estimate counts the decode, the copy and the model input');
@@ -57,7 +60,7 @@ t.test('an enlarged opaque photo at full size: one decode, the same bytes', asyn
 });
 
 t.test('elsewhere the plan keeps two decodes', async (t) => {
-  const input = new Uint8Array(evalImage('davis_car-shadow_00005'));
+  const input = new Uint8Array(frame);
   const preview = await prepared(input, { ...full, size: 'preview' });
   t.notOk(preview.plan.singleDecode, 'an output smaller than the photo');
   t.equal(preview.photo, undefined);
@@ -73,7 +76,7 @@ t.test('elsewhere the plan keeps two decodes', async (t) => {
 });
 
 t.test('a photo the model shrinks in both axes, at full size: one decode, the model input resized in memory', async (t) => {
-  const input = new Uint8Array(await sharp(evalImage('davis_car-shadow_00005')).resize(2400, 1350).jpeg({ quality: 90 }).toBuffer());
+  const input = new Uint8Array(await sharp(frame).resize(2400, 1350).jpeg({ quality: 90 }).toBuffer());
   const p = await prepared(input, full);
   t.ok(p.plan.singleDecode, 'the plan decodes once');
   t.ok(p.plan.singleDecode!.bytes >= 2400 * 1350 * 4 * 2 + 1024 * 1024 * 3, 'its estimate counts the decode, the copy and the model input');
@@ -96,7 +99,7 @@ t.test('a photo the model shrinks in both axes, at full size: one decode, the mo
 t.test('the CPU path decodes such a photo once too, up to 16 MP: the staged path\'s model input, the same PNG', async (t) => {
   // Over 16 MiB of RGBA (the CPU path's bound before 2026-11-29): decoded twice there, its PNG differed.
   t.ok(2400 * 1800 * 4 > 16 * 1024 * 1024 && 2400 * 1800 * 4 <= OVERLAP_DECODE_MAX_BYTES);
-  const input = new Uint8Array(await sharp(evalImage('am_GT04')).resize(2400, 1800).jpeg({ quality: 90 }).toBuffer());
+  const input = new Uint8Array(await sharp(await syntheticFigure(800, 563, 'png')).resize(2400, 1800).jpeg({ quality: 90 }).toBuffer());
   const entry = modelEntry('isnet-int8', 'cpu');
   const session = new ctx.binding.Session(entry.path, sessionOptionsFor(entry.entry, 2));
   t.teardown(() => session.close());
@@ -117,7 +120,7 @@ t.test('the CPU path decodes such a photo once too, up to 16 MP: the staged path
 });
 
 t.test('a truncated photo that would be decoded once: the typed failure on both paths, nothing decoded twice', async (t) => {
-  const whole = await sharp(evalImage('davis_car-shadow_00005')).resize(2400, 1350).jpeg({ quality: 90 }).toBuffer();
+  const whole = await sharp(frame).resize(2400, 1350).jpeg({ quality: 90 }).toBuffer();
   const cut = new Uint8Array(whole.subarray(0, Math.floor(whole.length * 0.6)));
   const staged = await prepareRemoval(ctx, { input: cut, options: full });
   t.equal(staged.ok, false);
@@ -132,13 +135,13 @@ t.test('a truncated photo that would be decoded once: the typed failure on both 
 });
 
 t.test('a photo of the wrong size is refused', async (t) => {
-  const p = await prepared(new Uint8Array(evalImage('davis_car-shadow_00005')), full);
+  const p = await prepared(new Uint8Array(frame), full);
   const bad = { ...p, photo: p.photo!.subarray(4) };
   await t.rejects(finished(bad, full, true), /Expected a 854x480 RGBA photo/);
 });
 
 t.test('a plain JPEG decodes straight into memory of our own: staged, handed on as it is; CPU path, into the worker\'s kept photo memory', async (t) => {
-  const input = new Uint8Array(evalImage('davis_car-shadow_00005')); // 854×480, a plain JPEG
+  const input = new Uint8Array(frame); // 854×480, a plain JPEG
   const probe = await codec.probe(input);
   t.equal(probe.plainRgb, true);
   const p = await prepared(input, full);
@@ -189,7 +192,7 @@ t.test('a plain JPEG decodes straight into memory of our own: staged, handed on 
 });
 
 t.test('staged stage 1 with photo memory handed in: a plain JPEG decodes into it; otherwise it comes back unused', async (t) => {
-  const input = new Uint8Array(evalImage('davis_car-shadow_00005')); // 854×480, a plain JPEG
+  const input = new Uint8Array(frame); // 854×480, a plain JPEG
   const bytes = 854 * 480 * 4;
   const bySharp = await codec.decodeRgba(input, 50e6, 854, 480, true);
   const roomy = new ArrayBuffer(bytes + 4096);

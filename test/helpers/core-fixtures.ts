@@ -1,11 +1,11 @@
-// Shared fixtures for core tests: where the eval photos live, and synthetic images made with sharp.
+// Shared fixtures for core tests: the eval photos (read in place; tests that need them skip with
+// EVAL_SKIP when they are absent), and synthetic images made with sharp.
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { evalDir } from '../../src/quality/eval-dir.js';
+import { EVAL_DIR } from './eval-photos.js';
 
-/** ../shared/eval/dev beside the project root (research data: read in place, never copied). */
-export const EVAL_DIR = evalDir();
+export { EVAL_DIR, EVAL_SKIP } from './eval-photos.js';
 
 export function evalImage(id: string): Buffer {
   const manifest = readManifest();
@@ -72,6 +72,44 @@ export async function syntheticPhoto(width: number, height: number, format: 'jpe
     <circle cx="${width / 2}" cy="${height / 2}" r="${r}" fill="#e83"/></svg>`;
   const img = sharp(Buffer.from(svg));
   return format === 'jpeg' ? img.jpeg({ quality: 85 }).toBuffer() : img.png().toBuffer();
+}
+
+/**
+ * A figure left of the centre line (a head over a body that runs off the bottom edge) on a darker
+ * gradient: a subject the model cuts out cleanly, where a mirror image or a quarter turn differs from
+ * the original (syntheticPhoto's centred disc does not), and where the subject surely is is known
+ * (figureRegion).
+ */
+export async function syntheticFigure(width: number, height: number, format: 'jpeg' | 'png' = 'jpeg'): Promise<Buffer> {
+  const f = figureShapes(width, height);
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+    <defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#334"/><stop offset="1" stop-color="#667"/></linearGradient></defs>
+    <rect width="100%" height="100%" fill="url(#g)"/>
+    <ellipse cx="${f.body.cx}" cy="${f.body.cy}" rx="${f.body.rx}" ry="${f.body.ry}" fill="#c62"/>
+    <circle cx="${f.head.cx}" cy="${f.head.cy}" r="${f.head.r}" fill="#e83"/></svg>`;
+  const img = sharp(Buffer.from(svg));
+  return format === 'jpeg' ? img.jpeg({ quality: 85 }).toBuffer() : img.png().toBuffer();
+}
+
+function figureShapes(width: number, height: number) {
+  return {
+    head: { cx: width * 0.4, cy: height * 0.3, r: height * 0.14 },
+    body: { cx: width * 0.4, cy: height * 0.75, rx: width * 0.16, ry: height * 0.3 },
+  };
+}
+
+/**
+ * Where (x, y) lies in syntheticFigure(width, height): 'subject' or 'background' when every point
+ * within `margin` pixels lies there too, else 'edge' (where a sound cut-out may go either way).
+ */
+export function figureRegion(width: number, height: number, x: number, y: number, margin: number): 'subject' | 'background' | 'edge' {
+  const { head, body } = figureShapes(width, height);
+  // Signed distances (pixels, negative inside); the ellipse's is scaled by its smaller radius, which
+  // is never larger than the true distance, so the margin is kept.
+  const inHead = Math.hypot(x - head.cx, y - head.cy) - head.r;
+  const inBody = (Math.hypot((x - body.cx) / body.rx, (y - body.cy) / body.ry) - 1) * Math.min(body.rx, body.ry);
+  const d = Math.min(inHead, inBody);
+  return d <= -margin ? 'subject' : d >= margin ? 'background' : 'edge';
 }
 
 /** Decoded RGBA pixels of an encoded image. */

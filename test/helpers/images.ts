@@ -1,9 +1,6 @@
-// Test images synthesised with sharp (nothing copied into the repo), plus paths of real photos.
+// Test images synthesised with sharp: nothing copied into the repository.
 
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import sharp from 'sharp';
-import { evalDir } from '../../src/quality/eval-dir.js';
 
 /** A w×h image: a dark square "subject" on a light background. */
 export async function makeImage(format: 'png' | 'jpeg' | 'webp', width = 64, height = 48): Promise<Buffer> {
@@ -52,18 +49,6 @@ export function pngHeaderClaiming(width: number, height: number, ihdrFields: { b
     chunk('IDAT', Buffer.from([0x78, 0x9c, 0x63, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01])),
     chunk('IEND', Buffer.alloc(0)),
   ]);
-}
-
-export const EVAL_IMAGES_DIR = join(evalDir(), 'images');
-
-/** Real photos from the shared eval set (read in place, never copied), or [] when absent. */
-export function evalPhotos(limit = Infinity): string[] {
-  if (!existsSync(EVAL_IMAGES_DIR)) return [];
-  return readdirSync(EVAL_IMAGES_DIR)
-    .filter((f) => /\.(jpe?g|png|webp)$/i.test(f))
-    .sort()
-    .slice(0, limit)
-    .map((f) => join(EVAL_IMAGES_DIR, f));
 }
 
 /** `n` bytes of a seeded linear congruential sequence: the same "noise" on every run. */

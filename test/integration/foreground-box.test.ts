@@ -3,13 +3,13 @@ import t from 'tap';
 import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/domain/removal.js';
 import { createRemover } from '../../src/lib/remove.js';
 import { postImage } from '../helpers/api.js';
-import { evalImage } from '../helpers/core-fixtures.js';
+import { syntheticFigure } from '../helpers/core-fixtures.js';
 import { startTestServer } from '../helpers/server.js';
 
 // One pool for both, so the same worker and model answer the library and the HTTP request.
 const remover = await createRemover({ workers: 1 });
 t.teardown(() => remover.close());
-const photo = evalImage('am_GT04'); // 800x563: preview (0.25 MP) downscales it, full does not
+const photo = await syntheticFigure(800, 563, 'png'); // 800x563: preview (0.25 MP) downscales it, full does not
 
 const px = (v: number) => ({ value: v, unit: 'px' as const });
 const cases: Array<{ name: string; fields: Record<string, string>; options: Partial<RemoveOptions> }> = [

@@ -9,7 +9,8 @@ import sharp from 'sharp';
 import t from 'tap';
 import { PACKAGE_ROOT } from '../../src/model/manifest.js';
 import { BOMBS } from '../helpers/bombs.js';
-import { evalPhotos, makeImage, pngHeaderClaiming } from '../helpers/images.js';
+import { pngHeaderClaiming } from '../helpers/images.js';
+import { syntheticFigure } from '../helpers/core-fixtures.js';
 import { multipart, request, type TestResponse } from '../helpers/http-client.js';
 
 const CLI = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -63,8 +64,7 @@ t.test('50 hostile requests mixed with 20 normal ones', async (t) => {
   const { child, url } = await startServer(dataDir);
   t.teardown(() => void child.kill('SIGKILL'));
 
-  const photo = evalPhotos(1)[0];
-  const normal = photo ? await sharp(photo).resize({ width: 640, withoutEnlargement: true }).jpeg({ quality: 90 }).toBuffer() : await makeImage('jpeg', 640, 480);
+  const normal = await syntheticFigure(640, 480);
   const bomb = await BOMBS.find((b) => b.expect === 'resolution_too_high')!.make();
   const truncated = normal.subarray(0, Math.floor(normal.length / 2));
   // A plain RGB PNG goes to the addon's own PNG decoder first (native/src/png_decode.h): cut short, it is

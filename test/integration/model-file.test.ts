@@ -1,7 +1,7 @@
 // A model file of the user's own (issue #32): the bundled ISNet fp32 rewritten into BiRefNet's and
 // U²-Net's conventions (test/helpers/family-graphs.ts) gives the bundled model's matte through the
 // HTTP service, `cutout remove` and the library; a file run with the wrong conventions does not; a
-// file that breaks its family's is refused before any worker starts. One real eval/dev photo, read in place.
+// file that breaks its family's is refused before any worker starts. The photos are generated here.
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -11,15 +11,21 @@ import { createRemovalPool } from '../../src/pool/pool.js';
 import { runRemoveCommand } from '../../src/cli/remove-command.js';
 import { sha256 } from '../../src/model/assemble.js';
 import { estimateMemory, formatMemoryEstimate } from '../../src/pool/memory-estimate.js';
-import { EVAL_DIR } from '../helpers/core-fixtures.js';
+import { syntheticFigure, syntheticPhoto } from '../helpers/core-fixtures.js';
 import { ISNET_FP32, writeBirefnetStyle, writeFp16AsShipped, writeFp16IoStyle, writeNhwcStyle, writeRmbgStyle, writeSignatureGraph, writeU2netStyle } from '../helpers/family-graphs.js';
 import { KEY, startTestServer } from '../helpers/server.js';
 import { multipart, request } from '../helpers/http-client.js';
 import type { PoolOptions } from '../../src/pool/pool-api.js';
 
-// The camel of DAVIS, 854×480: small enough for seconds per run of the fp32 model on two cores.
-const PHOTO = path.join(EVAL_DIR, 'images', 'davis_camel_00011.jpg');
-const photo = fs.readFileSync(PHOTO);
+// A figure the size of a DAVIS frame, 854×480: small enough for seconds per run of the fp32 model on two cores.
+const photo = await syntheticFigure(854, 480);
+
+/** The photo as DIR/figure.jpg, for `cutout remove`. */
+function photoFileIn(dir: string): string {
+  const file = path.join(dir, 'figure.jpg');
+  fs.writeFileSync(file, photo);
+  return file;
+}
 const base: PoolOptions = { workers: 1, device: 'cpu' };
 
 /** The alpha plane of a result (an `alpha` result is grey; an RGBA one has it last). */
@@ -63,7 +69,7 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
   const { width, height } = await sharp(photo).metadata();
   t.equal(reference.length, width! * height!, 'a full-size matte');
   const fg = reference.filter((v) => v >= 128).length / reference.length;
-  t.ok(fg > 0.05 && fg < 0.6, `the camel is found (${(100 * fg).toFixed(1)}% foreground)`);
+  t.ok(fg > 0.05 && fg < 0.6, `the figure is found (${(100 * fg).toFixed(1)}% foreground)`);
 
   await t.test('birefnet: ImageNet input, logits, the mask last of three outputs; through the HTTP service', async (t) => {
     const file = writeBirefnetStyle(dir);
@@ -82,7 +88,7 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
     t.notOk('model_license' in health.json(), 'no licence facts for a file of your own');
     t.match(formatMemoryEstimate(estimateMemory(pool.info!.modelFileSize, 1)), /\(birefnet-style\.onnx, estimated from its 1[67]\d MB file and 1024×1024 input; /, "the banner's memory line");
     const { body, contentType } = multipart([
-      { name: 'image_file', value: photo, filename: 'camel.jpg' },
+      { name: 'image_file', value: photo, filename: 'figure.jpg' },
       { name: 'size', value: 'full' },
       { name: 'channels', value: 'alpha' },
       { name: 'format', value: 'png' },
@@ -150,10 +156,10 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
     const out = path.join(dir, 'out');
     const lines: string[] = [];
     const io = { stdout: { write: (s: string) => lines.push(s) }, stderr: { write: (s: string) => lines.push(s) } };
-    const code = await runRemoveCommand(['--model-file', file, '--model-family', 'u2net', '--channels', 'alpha', '--workers', '1', '--device', 'cpu', '-o', out, PHOTO], io);
+    const code = await runRemoveCommand(['--model-file', file, '--model-family', 'u2net', '--channels', 'alpha', '--workers', '1', '--device', 'cpu', '-o', out, photoFileIn(dir)], io);
     t.equal(code, 0, lines.join(''));
     const written = fs.readdirSync(out);
-    t.same(written, ['davis_camel_00011.png']);
+    t.same(written, ['figure.png']);
     const alpha = await alphaOf(fs.readFileSync(path.join(out, written[0]!)));
     const at320 = await removeWith({ modelFile: refFile });
     const c = compare(alpha.data, at320);
@@ -167,7 +173,7 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
 t.test('a file with a symbolic batch on the batching path: several requests per inference run, the same mattes', async (t) => {
   const dir = t.testdir();
   const file = writeBirefnetStyle(dir, { batch: 'symbolic' });
-  const photos = ['davis_camel_00011.jpg', 'am_GT04.png', 'davis_goat_00033.jpg'].map((p) => fs.readFileSync(path.join(EVAL_DIR, 'images', p)));
+  const photos = [photo, await syntheticPhoto(800, 563, 'png'), await syntheticFigure(640, 480, 'png')];
   // The whole-removal path, one photo per run (the CPU's default for a file): the reference.
   const alone = await createRemover({ ...base, modelFile: file, modelFamily: 'birefnet' });
   t.equal(alone.pool.info?.batching, undefined, 'on the CPU a file runs one photo per run unless asked');
@@ -221,7 +227,7 @@ t.test('fp16 files on the CPU: fp16 weights with float32 ends, and float16 input
     t.match(formatMemoryEstimate(estimateMemory(pool.info!.modelFileSize, 1)), /isnet-fp16-io\.onnx, estimated from its 8\d MB file \(fp16 weights counted as float32\)/);
     const s = await startTestServer(t, { pool });
     const { body, contentType } = multipart([
-      { name: 'image_file', value: photo, filename: 'camel.jpg' },
+      { name: 'image_file', value: photo, filename: 'figure.jpg' },
       { name: 'size', value: 'full' },
       { name: 'channels', value: 'alpha' },
     ]);
@@ -264,10 +270,11 @@ t.test('a file that breaks its family is refused before any worker starts', asyn
   // Through `cutout remove`: exit 1 and the message, nothing processed.
   const lines: string[] = [];
   const io = { stdout: { write: (s: string) => lines.push(s) }, stderr: { write: (s: string) => lines.push(s) } };
-  const code = await runRemoveCommand(['--model-file', file, '--model-family', 'isnet', '--device', 'cpu', PHOTO], io);
+  const photoFile = photoFileIn(dir);
+  const code = await runRemoveCommand(['--model-file', file, '--model-family', 'isnet', '--device', 'cpu', photoFile], io);
   t.equal(code, 1);
   t.match(lines.join(''), /^cutout: The model file .*small\.onnx \(family isnet\) does not fit: input 'input' is \[1, 3, 512, 512\], expected 1024x1024/);
-  const both = await runRemoveCommand(['--model', 'isnet-fp32', '--model-file', file, PHOTO], io);
+  const both = await runRemoveCommand(['--model', 'isnet-fp32', '--model-file', file, photoFile], io);
   t.equal(both, 2, 'a usage error');
   t.match(lines.join(''), /cutout remove: --model isnet-fp32 and --model-file .* name two models/);
 });

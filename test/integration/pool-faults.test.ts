@@ -10,7 +10,7 @@ import { IDLE_RELEASE_MS } from '../../src/pool/idle-release.js';
 import type { MemoryRelease } from '../../src/pool/memory-release.js';
 import { DEFAULT_OPTIONS } from '../../src/domain/removal.js';
 import { loadBinding } from '../../src/native/binding.js';
-import { evalImage } from '../helpers/core-fixtures.js';
+import { syntheticPhoto } from '../helpers/core-fixtures.js';
 import { pollUntilAsync } from '../helpers/poll.js';
 
 /**
@@ -21,7 +21,7 @@ import { pollUntilAsync } from '../helpers/poll.js';
 const BUDGET = 2000;
 const WARM_UPS = 2;
 const MEASURED = 5;
-const photo = evalImage('am_GT04'); // 800×563 PNG, 0.45 MP
+const photo = await syntheticPhoto(800, 563, 'png'); // 0.45 MP, the size of am_GT04
 
 const median = (v: number[]): number => [...v].sort((a, b) => a - b)[v.length >> 1]!;
 

@@ -7,7 +7,7 @@
 // - `<key>` is the demo key that `npm start` printed.
 // - `localhost:8080` becomes `localhost:<port>`: the server listens on a free port (CUTOUT_PORT=0),
 //   since 8080 may be taken on a shared machine; serve's --help is checked to say 8080 is the default.
-// - `photo.jpg` is a real photo (an eval/dev image as JPEG) in a temporary folder, and relative output
+// - `photo.jpg` is a generated photo (a figure on a gradient, 854x480 JPEG) in a temporary folder, and relative output
 //   paths (`-o X`) land there too, so nothing is written into the checkout.
 // - curl gets `-D FILE` appended, to read the status and headers; the request is the README's.
 // - The environment: without the npm_* variables and node_modules/.bin entries that `npm test` adds,
@@ -29,7 +29,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import sharp from 'sharp';
 import { PACKAGE_ROOT } from '../../src/model/manifest.js';
-import { EVAL_DIR, readManifest } from '../helpers/core-fixtures.js';
+import { syntheticFigure } from '../helpers/core-fixtures.js';
 import { inlineCode, readmeBlocks, readmeCommands, synopsisLines, type ReadmeCommand } from '../helpers/readme.js';
 
 const ROOT = PACKAGE_ROOT;
@@ -324,10 +324,9 @@ t.test('every inline npm script and dist file exists', async (t) => {
 });
 
 t.test('the commands, as a new user runs them', async (t) => {
-  // A real photo as the README's photo.jpg.
-  const row = readManifest()[0]!;
-  const photoInfo = await sharp(path.join(EVAL_DIR, row.image_path)).jpeg({ quality: 90 }).toFile(PHOTO);
-  const photo = { width: photoInfo.width, height: photoInfo.height };
+  // A photo of a subject as the README's photo.jpg.
+  fs.writeFileSync(PHOTO, await syntheticFigure(854, 480));
+  const photo = { width: 854, height: 480 };
   fs.mkdirSync(path.join(TMP, 'npm-cache'));
 
   const built = ['dist/src/cli/main.js', 'build/Release/cutout.node'].map((f) => path.join(ROOT, f));

@@ -1,11 +1,11 @@
-// Against the real worker pool: a real photo gives a real RGBA PNG; hostile images get 400s; aborts refund.
+// Against the real worker pool: a photo (a generated figure) gives a real RGBA PNG; hostile images get 400s; aborts refund.
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import t from 'tap';
 import { firstError, postImage } from '../helpers/api.js';
 import { multipart } from '../helpers/http-client.js';
-import { evalPhotos, makeImage, pngHeaderClaiming } from '../helpers/images.js';
+import { makeImage, pngHeaderClaiming } from '../helpers/images.js';
+import { syntheticFigure } from '../helpers/core-fixtures.js';
 import { tryRealPool } from '../helpers/real.js';
 import { KEY, startTestServer } from '../helpers/server.js';
 import type { RemovalPool } from '../../src/pool/pool-api.js';
@@ -30,10 +30,7 @@ if ('skip' in real) {
       return pool.run(task, signal);
     },
   };
-  const photo = evalPhotos(1)[0];
-  const input = photo
-    ? await sharp(readFileSync(photo)).resize({ width: 480, withoutEnlargement: true }).jpeg({ quality: 90 }).toBuffer()
-    : await makeImage('jpeg', 320, 240);
+  const input = await syntheticFigure(480, 338);
   const inMeta = await sharp(input).metadata();
 
   t.test('a real removal: RGBA PNG with real transparency', async (t) => {

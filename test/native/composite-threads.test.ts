@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import { loadBinding, sessionOptionsFor, type CompositeOptions } from '../../src/native/binding.js';
 import { modelEntry } from '../../src/model/manifest.js';
-import { evalImage } from '../helpers/core-fixtures.js';
+import { syntheticFigure } from '../helpers/core-fixtures.js';
 import { noiseMask, noiseScene } from '../helpers/matting-fixtures.js';
 
 const binding = loadBinding();
@@ -16,8 +16,9 @@ t.teardown(() => session.close());
 const { width: mw, height: mh } = opts;
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
-// The troll dolls of am_GT04 (0.45 MP) upscaled to 4 MP, and the model's own mask for them.
-const photoFile = evalImage('am_GT04');
+// A generated figure (0.45 MP) upscaled to 4 MP, and the model's own mask for it; the noise scene
+// below gives the edge stages texture to work on.
+const photoFile = await syntheticFigure(800, 563, 'png');
 const big = await sharp(photoFile).resize(2400).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
 session.infer(await sharp(photoFile).resize(mw, mh, { fit: 'fill' }).removeAlpha().raw().toBuffer(), 3);
 const photoMask = Float32Array.from(session.outputTensor);

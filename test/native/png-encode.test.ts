@@ -1,13 +1,13 @@
 // The addon's PNG encoder: every pixel survives a decode, the file is well formed, the bytes do not depend on the thread count, and bad arguments are refused with coded errors.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import zlib from 'node:zlib';
 import sharp from 'sharp';
 import { unzipSync } from 'fflate';
 import t, { type Test } from 'tap';
 import { loadBinding, type PngEncodeOptions } from '../../src/native/binding.js';
-import { evalDir } from '../../src/quality/eval-dir.js';
+import { EVAL_DIR, EVAL_SKIP } from '../helpers/eval-photos.js';
 import { encodePng, encodeZip } from '../../src/worker/codec.js';
 import { seededBytes } from '../helpers/images.js';
 
@@ -353,11 +353,9 @@ t.test("'fast': the same bytes for 1, 2 and 7 threads", async (t) => {
 // A real cut-out: an alphamatting photo with its measured alpha (hair: soft edges), colour zeroed
 // where transparent as the pipeline does. Read in place from the eval set, never copied.
 const CUTOUT_ID = 'am_GT04';
-const CUTOUT_PHOTO = join(evalDir(), 'images', `${CUTOUT_ID}.png`);
 async function realCutout(): Promise<{ data: Buffer; width: number; height: number }> {
-  const dir = evalDir();
-  const rgb = await sharp(CUTOUT_PHOTO).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const alpha = await sharp(join(dir, 'gt', `${CUTOUT_ID}.png`)).extractChannel(0).raw().toBuffer();
+  const rgb = await sharp(join(EVAL_DIR, 'images', `${CUTOUT_ID}.png`)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const alpha = await sharp(join(EVAL_DIR, 'gt', `${CUTOUT_ID}.png`)).extractChannel(0).raw().toBuffer();
   const { width, height } = rgb.info;
   const data = Buffer.alloc(width * height * 4);
   for (let i = 0; i < width * height; i++) {
@@ -367,8 +365,7 @@ async function realCutout(): Promise<{ data: Buffer; width: number; height: numb
   return { data, width, height };
 }
 
-const noCutout = !existsSync(CUTOUT_PHOTO) && `${CUTOUT_PHOTO} not found (the eval set)`;
-t.test("'fast' on a real cut-out: RGBA and its matte decode back; threads change nothing; within 1.15x of 'rle'", { skip: noCutout }, async (t) => {
+t.test("'fast' on a real cut-out: RGBA and its matte decode back; threads change nothing; within 1.15x of 'rle'", { skip: EVAL_SKIP }, async (t) => {
   const { data, width: w, height: h } = await realCutout();
   const png = binding.encodePng(data, w, h, 4, FAST);
   t.ok((await decode(png)).data.equals(data), 'RGBA pixels');

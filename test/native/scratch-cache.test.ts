@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import { loadBinding, sessionOptionsFor, type CompositeOptions } from '../../src/native/binding.js';
 import { modelEntry } from '../../src/model/manifest.js';
-import { evalImage } from '../helpers/core-fixtures.js';
+import { syntheticFigure } from '../helpers/core-fixtures.js';
 import { noiseMask, noiseScene } from '../helpers/matting-fixtures.js';
 
 const binding = loadBinding();
@@ -19,7 +19,7 @@ const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes)
 
 const DEFAULT_LIMIT = binding.scratchCache().limit;
 const session = new binding.Session(model.path, opts);
-const photoFile = evalImage('am_GT04');
+const photoFile = await syntheticFigure(800, 563, 'png');
 const photo = await sharp(photoFile).resize(1600).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
 session.infer(await sharp(photoFile).resize(mw, mh, { fit: 'fill' }).removeAlpha().raw().toBuffer(), 3);
 const photoMask = Float32Array.from(session.outputTensor);

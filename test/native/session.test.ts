@@ -3,7 +3,7 @@ import t from 'tap';
 import sharp from 'sharp';
 import { loadBinding, sessionOptionsFor, type SessionOptions } from '../../src/native/binding.js';
 import { modelEntry } from '../../src/model/manifest.js';
-import { evalImage } from '../helpers/core-fixtures.js';
+import { syntheticFigure } from '../helpers/core-fixtures.js';
 
 const binding = loadBinding();
 const model = modelEntry();
@@ -19,8 +19,8 @@ t.test('infer writes into the session-owned tensors and finds the subject', asyn
   const s = new binding.Session(model.path, opts);
   t.teardown(() => s.close());
   const { width, height } = opts;
-  // A real photo resized to the model input: the troll dolls of am_GT04.
-  const rgb = await sharp(evalImage('am_GT04')).resize(width, height, { fit: 'fill' }).removeAlpha().raw().toBuffer();
+  // A generated figure at the model input's size: a head over a body, left of the centre line.
+  const rgb = await sharp(await syntheticFigure(width, height, 'png')).removeAlpha().raw().toBuffer();
 
   const inputBefore = s.inputTensor;
   const out = s.infer(rgb, 3);
@@ -45,8 +45,9 @@ t.test('infer writes into the session-owned tensors and finds the subject', asyn
   t.ok(min >= 0 && max <= 1, `probabilities in [0,1] (${min}..${max})`);
   const share = fg / out.length;
   t.ok(share > 0.15 && share < 0.8, `subject covers a plausible share of the frame (${share.toFixed(3)})`);
-  // The dolls stand in the middle-bottom; the top-left corner is backdrop.
-  t.ok(out[Math.floor(height * 0.8) * width + Math.floor(width * 0.4)]! > 0.5, 'doll body is foreground');
+  // The figure's body stands 40% across, at the bottom; right of it and the top-left corner are backdrop.
+  t.ok(out[Math.floor(height * 0.8) * width + Math.floor(width * 0.4)]! > 0.5, 'figure body is foreground');
+  t.ok(out[Math.floor(height * 0.5) * width + Math.floor(width * 0.7)]! < 0.5, 'right of the figure is background');
   t.ok(out[10 * width + 10]! < 0.5, 'corner is background');
 });
 
@@ -54,7 +55,7 @@ t.test('releaseTensors hands the tensors back: zeros until the next infer, which
   const s = new binding.Session(model.path, opts);
   t.teardown(() => s.close());
   const { width, height } = opts;
-  const rgb = await sharp(evalImage('am_GT04')).resize(width, height, { fit: 'fill' }).removeAlpha().raw().toBuffer();
+  const rgb = await sharp(await syntheticFigure(width, height, 'png')).removeAlpha().raw().toBuffer();
   const first = Float32Array.from(s.infer(rgb, 3));
   t.ok(first.some((v) => v > 0.5), 'a mask before the release');
   s.releaseTensors();
