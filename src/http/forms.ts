@@ -2,13 +2,12 @@
 // application/x-www-form-urlencoded, as remove.bg accepts them. No validation beyond syntax, which is
 // strict: a multipart body must be exactly well framed (multipart-framing.ts), and a field given
 // twice (multipart or urlencoded) is refused rather than guessed at. How many fields a body holds is
-// checked on its bytes before any parser sees it (field-limits.ts). The fields come in http's own
-// types (fields.ts), which api/params/ reads into a request.
+// counted on its bytes as they arrive, before it gets here (field-limits.ts, context.ts: readFields).
+// The fields come in http's own types (fields.ts), which api/params/ reads into a request.
 
 import type { FilePart, RawFields, RawValue } from './fields.js';
 import { invalidBody } from './http-error.js';
 import { parseContentType } from './content-type.js';
-import { checkJsonFields, checkMultipartFields, checkUrlencodedFields } from './field-limits.js';
 import { checkMultipartFraming, MultipartFramingError, type FramedPart } from './multipart-framing.js';
 
 /** Fields whose multipart parts are always binary, whatever the part headers say. */
@@ -37,7 +36,6 @@ const textDecoder = new TextDecoder('utf-8');
 
 function parseMultipart(body: Uint8Array, boundary: string | undefined): RawFields {
   if (!boundary || boundary.length > 70) throw invalidBody('Malformed multipart/form-data body: missing or invalid boundary.');
-  checkMultipartFields(body, boundary);
   let parts: FramedPart[];
   try {
     parts = checkMultipartFraming(body, boundary);
@@ -62,7 +60,6 @@ function parseMultipart(body: Uint8Array, boundary: string | undefined): RawFiel
 }
 
 function parseJson(body: Uint8Array): RawFields {
-  checkJsonFields(body);
   let value: unknown;
   try {
     value = JSON.parse(textDecoder.decode(body));
@@ -74,7 +71,6 @@ function parseJson(body: Uint8Array): RawFields {
 }
 
 function parseUrlencoded(body: Uint8Array): RawFields {
-  checkUrlencodedFields(body);
   const fields = new Map<string, RawValue>();
   for (const [key, value] of new URLSearchParams(textDecoder.decode(body))) {
     if (fields.has(key)) throw duplicateField(key);

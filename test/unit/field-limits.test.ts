@@ -1,15 +1,43 @@
-// http/field-limits.ts through http/forms.ts: a body at the field limit parses as it always did, one
-// field more is 400 too_many_fields; JSON nesting past its limit is 400 invalid_request_body; what is
-// inside JSON strings and multipart data never counts.
+// http/field-limits.ts, then http/forms.ts, as RequestContext.readFields reads a body: a body at the
+// field limit parses as it always did, one field more is 400 too_many_fields; JSON nesting past its
+// limit is 400 invalid_request_body; what is inside JSON strings and multipart data never counts.
+// Every body is counted whole and as it would arrive in chunks of 1, 3 and 1000 bytes: same verdict.
 import t from 'tap';
+import type { RawFields } from '../../src/http/fields.js';
 import { isFilePart } from '../../src/http/fields.js';
-import { MAX_FIELDS, MAX_JSON_DEPTH } from '../../src/http/field-limits.js';
+import { fieldCounter, MAX_FIELDS, MAX_JSON_DEPTH } from '../../src/http/field-limits.js';
 import { parseForm } from '../../src/http/forms.js';
+
+/** Counted as it arrives, `step` bytes at a time, then parsed. */
+function readInSteps(type: string, body: Buffer, step: number): RawFields {
+  const counter = fieldCounter(type);
+  for (let end = Math.min(step, body.length); end > 0; end = end === body.length ? 0 : Math.min(end + step, body.length)) counter?.scan(body.subarray(0, end));
+  return parseForm(type, body);
+}
+
+/** The fields, or the error, of `body` read whole; throws if any chunking gives another verdict. */
+function form(type: string, body: Buffer): RawFields {
+  const outcomes = [body.length, 1, 3, 1000].map((step) => {
+    try {
+      return { fields: readInSteps(type, body, step) };
+    } catch (err) {
+      return { err: err as Error };
+    }
+  });
+  const [whole, ...chunked] = outcomes;
+  for (const o of chunked) {
+    if (JSON.stringify(o.err) !== JSON.stringify(whole!.err) || (o.fields === undefined) !== (whole!.fields === undefined)) {
+      throw new Error(`counted in chunks: ${o.err?.message ?? 'parsed'}; whole: ${whole!.err?.message ?? 'parsed'}`);
+    }
+  }
+  if (whole!.err) throw whole!.err;
+  return whole!.fields!;
+}
 
 const JSON_TYPE = 'application/json';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 const tooMany = (what: string) => ({ status: 400, code: 'too_many_fields', title: 'Too many fields', detail: `The request body has more than ${MAX_FIELDS} ${what}.` });
-const json = (text: string) => parseForm(JSON_TYPE, Buffer.from(text, 'utf8'));
+const json = (text: string) => form(JSON_TYPE, Buffer.from(text, 'utf8'));
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 t.test('limits well above what remove.bg clients send', async (t) => {
@@ -21,7 +49,7 @@ t.test('multipart: the limit in parts passes, one more is refused', async (t) =>
   const B = 'XyZ';
   const body = (n: number, data: (i: number) => string, extra = '') =>
     Buffer.from(`${range(n).map((i) => `--${B}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\n${data(i)}\r\n`).join('')}--${B}--\r\n${extra}`, 'latin1');
-  const read = (b: Buffer) => parseForm(`multipart/form-data; boundary=${B}`, b);
+  const read = (b: Buffer) => form(`multipart/form-data; boundary=${B}`, b);
   const atLimit = read(body(MAX_FIELDS, (i) => `v${i}`));
   t.equal(atLimit.size, MAX_FIELDS);
   t.equal(atLimit.get('f0'), 'v0');
@@ -53,7 +81,7 @@ t.test('multipart: a file part with boundary-like bytes is kept whole', async (t
     png,
     Buffer.from(`\r\n${fields}--${B}--\r\n`),
   ]);
-  const f = parseForm(`multipart/form-data; boundary=${B}`, body);
+  const f = form(`multipart/form-data; boundary=${B}`, body);
   t.equal(f.size, MAX_FIELDS);
   const img = f.get('image_file');
   t.ok(isFilePart(img) && Buffer.compare(Buffer.from(img.data), png) === 0, 'the image bytes as sent');
@@ -61,13 +89,13 @@ t.test('multipart: a file part with boundary-like bytes is kept whole', async (t
 
 t.test('urlencoded: the limit in pairs passes, one more is refused; every & counts', async (t) => {
   const body = (n: number) => Buffer.from(range(n).map((i) => `k${i}=v%20${i}`).join('&'));
-  const atLimit = parseForm(FORM_TYPE, body(MAX_FIELDS));
+  const atLimit = form(FORM_TYPE, body(MAX_FIELDS));
   t.equal(atLimit.size, MAX_FIELDS);
   t.equal(atLimit.get(`k${MAX_FIELDS - 1}`), `v ${MAX_FIELDS - 1}`);
-  t.throws(() => parseForm(FORM_TYPE, body(MAX_FIELDS + 1)), tooMany('form fields'));
-  t.same([...parseForm(FORM_TYPE, Buffer.from('a=1&&b=2&')).entries()], [['a', '1'], ['b', '2']], 'empty pairs skipped, as before');
-  t.throws(() => parseForm(FORM_TYPE, Buffer.from('&'.repeat(MAX_FIELDS))), tooMany('form fields'), 'empty pairs count');
-  t.equal(parseForm(FORM_TYPE, Buffer.from(`a=${'%26'.repeat(5000)}`)).get('a'), '&'.repeat(5000), 'an escaped & is not a separator');
+  t.throws(() => form(FORM_TYPE, body(MAX_FIELDS + 1)), tooMany('form fields'));
+  t.same([...form(FORM_TYPE, Buffer.from('a=1&&b=2&')).entries()], [['a', '1'], ['b', '2']], 'empty pairs skipped, as before');
+  t.throws(() => form(FORM_TYPE, Buffer.from('&'.repeat(MAX_FIELDS))), tooMany('form fields'), 'empty pairs count');
+  t.equal(form(FORM_TYPE, Buffer.from(`a=${'%26'.repeat(5000)}`)).get('a'), '&'.repeat(5000), 'an escaped & is not a separator');
 });
 
 t.test('JSON: the limit in keys passes, one more is refused; keys at every level count', async (t) => {
@@ -118,6 +146,8 @@ t.test('JSON: what is inside strings does not count, escaped quotes included', a
   // A string that ends in an escaped backslash, then keys: the scan must see the string close there.
   const after = `{"a":"x\\\\",${range(MAX_FIELDS).map((i) => `"k${i}":1`).join(',')}}`;
   t.throws(() => json(after), tooMany('JSON keys and array elements'));
+  // Escaped quotes, then keys: a chunk may end right after the backslash of the second one.
+  t.throws(() => json(`{"a":"\\"x\\"y",${range(MAX_FIELDS).map((i) => `"k${i}":1`).join(',')}}`), tooMany('JSON keys and array elements'));
   // Non-ASCII keys and values (UTF-8 bytes never look like JSON punctuation).
   const utf8 = `{${range(MAX_FIELDS).map((i) => `"ключ${i}":"値:,[${i}"`).join(',')}}`;
   t.same(Object.fromEntries(json(utf8)), JSON.parse(utf8));
