@@ -18,8 +18,8 @@ export const MAX_JSON_DEPTH = 32;
 /** Counts a body's fields as it arrives. */
 export interface FieldCounter {
   /**
-   * `received`: the body so far, from its first byte (each call a longer prefix of the same body; the
-   * last call the whole of it). Throws the 400 once the body is over a limit.
+   * `received`: the body so far, from its first byte (each call the same body, at least as much of it
+   * as the call before; the last call all of it). Throws the 400 once the body is over a limit.
    */
   scan(received: Buffer): void;
 }

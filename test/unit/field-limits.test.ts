@@ -45,6 +45,17 @@ t.test('limits well above what remove.bg clients send', async (t) => {
   t.equal(MAX_JSON_DEPTH, 32);
 });
 
+t.test('a counter for each body type forms.ts parses, none for those it refuses unread', async (t) => {
+  const many = (type: string, text: string) => t.throws(() => fieldCounter(type)!.scan(Buffer.from(text)), { code: 'too_many_fields' }, type);
+  many('application/vnd.api+json', `[${'0,'.repeat(MAX_FIELDS)}0]`);
+  many('Application/JSON; charset=utf-8', `[${'0,'.repeat(MAX_FIELDS)}0]`);
+  many('application/x-www-form-urlencoded; charset=utf-8', 'a&'.repeat(MAX_FIELDS));
+  many('multipart/form-data; boundary="b"', '--b\r\n'.repeat(MAX_FIELDS + 1));
+  for (const type of [undefined, '', 'text/plain', 'multipart/form-data', `multipart/form-data; boundary=${'b'.repeat(71)}`]) {
+    t.equal(fieldCounter(type), undefined, String(type));
+  }
+});
+
 t.test('multipart: the limit in parts passes, one more is refused', async (t) => {
   const B = 'XyZ';
   const body = (n: number, data: (i: number) => string, extra = '') =>
