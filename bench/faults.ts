@@ -9,12 +9,14 @@
 //                 by 12 MP ones at full size for 30 s (root only: it makes the cgroup); also prints
 //                 the cgroup's peak and its OOM kills, and whether the server is still up
 //   shutdown      SIGTERM during a 12 MP size=full request, 20 trials (bench/fault-shutdown.ts): its own row
+//   many-fields   bodies of a million JSON keys or 300,000 multipart parts, two at a time, keyed and
+//                 sandbox, while /healthz is polled every 20 ms (bench/fault-many-fields.ts); no photo stream
 // Per fault it prints the statuses of the stream's requests (answered from the fault's start to the end of the
 // window), cuts (connections closed without an answer), 500s, the credits the 200s announced against the
 // balance's fall, the first 200 after the fault ended, and 429s among requests started 5 s or more after
 // it (a slot left taken). Writes bench/results/faults.json.
 //
-//   npm run bench:faults [-- --faults pg-stop,pg-stall,slow-uploads,disk-full] [--after-s 20]
+//   npm run bench:faults [-- --faults pg-stop,pg-stall,slow-uploads,disk-full,many-fields] [--after-s 20]
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -24,13 +26,14 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { benchPhotos } from './photos.js';
+import { formatHealthz, manyFields, type ManyFieldsResult } from './fault-many-fields.js';
 import { makeMemoryCgroup } from './memory-cgroup.js';
 import { multipartBody } from './multipart.js';
 import { startPostgresServer, type PostgresServer } from './postgres-server.js';
 import { balance, cpuInfo, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
 import { shutdownClean, shutdownFault, shutdownRow, type ShutdownReport } from './fault-shutdown.js';
 
-const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit', 'shutdown'] as const;
+const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit', 'shutdown', 'many-fields'] as const;
 type Fault = (typeof FAULTS)[number];
 
 function arg(name: string): string | undefined {
@@ -71,6 +74,7 @@ interface FaultReport {
   slowUploads?: string[];
   memory?: { limitMb: number; peakMb: number | null; oomKills: number; alive: boolean };
   shutdown?: ShutdownReport;
+  healthz?: ManyFieldsResult['healthz'];
 }
 
 /** One client's loop of requests on `url` until `stop()` is true. */
@@ -285,14 +289,18 @@ async function memoryLimit(bodies: Array<{ body: Buffer; type: string }>): Promi
 async function main() {
   const faults = (arg('faults') ?? FAULTS.join(',')).split(',').map((f) => f.trim()) as Fault[];
   for (const f of faults) if (!FAULTS.includes(f)) throw new Error(`bench:faults: unknown fault '${f}' (known: ${FAULTS.join(', ')})`);
-  const photos = await benchPhotos();
+  const reports: FaultReport[] = [];
+  if (faults.includes('many-fields')) {
+    console.error('bench:faults: many-fields…');
+    reports.push({ fault: 'many-fields', ...(await manyFields()), firstOkAfterS: null, late429: 0 });
+  }
+  const photos = faults.some((f) => f !== 'many-fields') ? await benchPhotos() : [];
   const small = photos.find((p) => p.name === 'dev-am_GT04-0.45mp') ?? photos[0];
   const mid = photos.find((p) => p.name === 'ladybird-4mp');
-  if (!small) throw new Error('bench:faults: no photos');
-  const bodies = [small, ...(mid ? [mid] : [])].flatMap((p) => ['preview', 'full'].map((size) => multipartBody(fs.readFileSync(p.file), { size, format: 'png' })));
+  if (!small && faults.some((f) => f !== 'many-fields')) throw new Error('bench:faults: no photos');
+  const bodies = [small, mid].filter((p) => p !== undefined).flatMap((p) => ['preview', 'full'].map((size) => multipartBody(fs.readFileSync(p.file), { size, format: 'png' })));
 
-  const reports: FaultReport[] = [];
-  const pgFaults = faults.filter((f) => f !== 'disk-full' && f !== 'memory-limit' && f !== 'shutdown');
+  const pgFaults = faults.filter((f) => !['disk-full', 'memory-limit', 'shutdown', 'many-fields'].includes(f));
   if (pgFaults.length > 0) reports.push(...(await postgresFaults(pgFaults, bodies)));
   if (faults.includes('disk-full')) reports.push(await diskFull(bodies));
   if (faults.includes('memory-limit')) {
@@ -320,12 +328,12 @@ async function main() {
     }
     const fmt = (o: Record<string, number> | undefined) => Object.entries(o ?? {}).map(([k, v]) => `${k}×${v}`).join(' ') || '-';
     if (r.memory) console.error(`bench:faults: memory-limit: cgroup ${r.memory.limitMb} MB, peak ${r.memory.peakMb ?? '?'} MB, OOM kills ${r.memory.oomKills}, server ${r.memory.alive ? 'up' : 'GONE'}`);
-    console.log(`| ${r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? '-'} |`);
+    console.log(`| ${r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? (r.healthz ? formatHealthz(r.healthz) : '-')} |`);
   }
   const outDir = path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'faults.json'), JSON.stringify({ date: new Date().toISOString(), cpu, reports }, null, 2));
-  const bad = reports.filter((r) => !r.skipped && (r.shutdown ? !shutdownClean(r.shutdown) : r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0 || (r.memory && (r.memory.oomKills > 0 || !r.memory.alive))));
+  const bad = reports.filter((r) => !r.skipped && (r.shutdown ? !shutdownClean(r.shutdown) : r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0 || (r.memory && (r.memory.oomKills > 0 || !r.memory.alive)) || r.healthz?.ok === false));
   if (bad.length > 0) {
     console.log(`bench:faults: not clean: ${bad.map((r) => r.fault).join(', ')}`);
     process.exitCode = 1;

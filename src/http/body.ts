@@ -21,6 +21,11 @@ export interface ReadBodyOptions {
   signal: AbortSignal;
   /** Initial capacity without Content-Length. */
   initialCapacity?: number;
+  /**
+   * Called with the body so far after each chunk (the last call with all of it); what it throws
+   * rejects the read at once, and the rest of the body is not taken (http/field-limits.ts).
+   */
+  inspect?: (received: Buffer) => void;
 }
 
 /**
@@ -131,6 +136,7 @@ export function readBody(src: BodySource, opts: ReadBodyOptions): Promise<Buffer
         }
         buf.set(new Uint8Array(chunk), length); // copy now: uWS neuters the chunk on return
         length += n;
+        opts.inspect?.(buf.subarray(0, length));
         if (isLast) finish(null, length === buf.byteLength ? buf : buf.subarray(0, length));
       } catch (err) {
         finish(err);

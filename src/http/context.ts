@@ -13,6 +13,7 @@ import { EarlyBody } from './early-body.js';
 import type { MemoryPressure } from '../process/memory-pressure.js';
 import type { RawFields } from './fields.js';
 import { parseForm } from './forms.js';
+import { fieldCounter, type FieldCounter } from './field-limits.js';
 import { bodiesBusy, deadlineExceeded, memoryBusy, invalidBody, requestTimeout, STATUS_TEXT, uploadTooSlow, type HttpError } from './http-error.js';
 import { clientAddress } from './client-address.js';
 import { requestIdFor } from './request-id.js';
@@ -331,12 +332,16 @@ export class RequestContext {
     if (refused) throw refused;
   }
 
-  /** Read the whole body (bounded, counted against the bodies-in-memory cap) and parse it into fields. */
+  /**
+   * Read the whole body (bounded, counted against the bodies-in-memory cap) and parse it into fields.
+   * Its fields are counted as it arrives: one over the limit is answered without reading the rest.
+   */
   async readFields(): Promise<RawFields> {
-    return parseForm(this.header('content-type'), await this.readBody());
+    const type = this.header('content-type');
+    return parseForm(type, await this.readBody(fieldCounter(type)));
   }
 
-  private async readBody(): Promise<Buffer> {
+  private async readBody(counter: FieldCounter | undefined): Promise<Buffer> {
     const limit = this.opts.maxBodyBytes;
     this.checkBodyLength(); // a body that cannot fit takes no memory
     const pressure = this.opts.memoryPressure;
@@ -351,7 +356,12 @@ export class RequestContext {
     this.phase = 'body';
     const stopWatch = this.watchUpload();
     try {
-      const body = await readBody(this.early ?? this.res, { declaredLength: this.declaredLength, limit, signal: this.signal });
+      const body = await readBody(this.early ?? this.res, {
+        declaredLength: this.declaredLength,
+        limit,
+        signal: this.signal,
+        ...(counter && { inspect: (received: Buffer) => counter.scan(received) }),
+      });
       this.bytesIn = body.length;
       return body;
     } finally {

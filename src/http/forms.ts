@@ -1,8 +1,9 @@
 // Request bodies → raw fields: multipart/form-data (read by its framing check), application/json,
 // application/x-www-form-urlencoded, as remove.bg accepts them. No validation beyond syntax, which is
 // strict: a multipart body must be exactly well framed (multipart-framing.ts), and a field given
-// twice (multipart or urlencoded) is refused rather than guessed at. The fields come in http's own
-// types (fields.ts), which api/params/ reads into a request.
+// twice (multipart or urlencoded) is refused rather than guessed at. How many fields a body holds is
+// counted on its bytes as they arrive, before it gets here (field-limits.ts, context.ts: readFields).
+// The fields come in http's own types (fields.ts), which api/params/ reads into a request.
 
 import type { FilePart, RawFields, RawValue } from './fields.js';
 import { invalidBody } from './http-error.js';

@@ -1,7 +1,8 @@
 // HttpError: an answer in the service's error envelope ({"errors":[{title,code,detail}]}, remove.bg's),
 // and the failures the transport raises itself: ambiguous framing, a body over its limit or over the
-// bodies-in-memory cap, a malformed body, a passed deadline, no route, shutting down, an unexpected
-// error. remove.bg's own rules raise ApiError (api/errors.ts), an HttpError too. Pure: no I/O, no uWS.
+// bodies-in-memory cap, a malformed body or one with too many fields, a passed deadline, no route,
+// shutting down, an unexpected error. remove.bg's own rules raise ApiError (api/errors.ts), an
+// HttpError too. Pure: no I/O, no uWS.
 
 export class HttpError extends Error {
   readonly status: number;
@@ -68,6 +69,11 @@ const retryAfter = (seconds: number): Record<string, string> => ({ 'Retry-After'
 /** The body could not be parsed at all (bad JSON, broken multipart, unknown content type) or its framing is ambiguous. */
 export function invalidBody(detail: string): HttpError {
   return new HttpError(400, 'invalid_request_body', 'Invalid request body', detail);
+}
+
+/** The body holds more fields than http/field-limits.ts allows (`what`: which kind it counted). */
+export function tooManyFields(limit: number, what: string): HttpError {
+  return new HttpError(400, 'too_many_fields', 'Too many fields', `The request body has more than ${limit} ${what}.`);
 }
 
 /** The request body is over `--max-body-bytes` (remove.bg's code; 413 rather than its 400: docs/http.md). */

@@ -4,6 +4,8 @@
 // real responses match it (test/helpers/openapi-check.ts); a response it does not describe fails them.
 // Built by small functions so the shared parts (error envelopes, CORS and rate headers) are written once.
 
+import { MAX_FIELDS, MAX_JSON_DEPTH } from '../http/field-limits.js';
+
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type JsonObject = { [k: string]: Json };
 
@@ -61,10 +63,13 @@ function removeBgFields(json: boolean): JsonObject {
   };
 }
 
+/** What any body may hold (http/field-limits.ts). */
+const FIELD_LIMITS = `More than ${MAX_FIELDS.toLocaleString('en')} fields (multipart parts, urlencoded pairs, JSON keys and array elements at every level) is 400 \`too_many_fields\`; JSON nested more than ${MAX_JSON_DEPTH} levels deep, 400 \`invalid_request_body\`.`;
+
 const FILE_PART = (description: string): JsonObject => ({ type: 'string', contentMediaType: 'application/octet-stream', description });
 
 function removeBgBodies(): JsonObject {
-  const note = 'Exactly one of image_file, image_file_b64, image_url. `""` and JSON `null` mean "not given". A field given twice is 400 `invalid_request_body`.';
+  const note = `Exactly one of image_file, image_file_b64, image_url. \`""\` and JSON \`null\` mean "not given". A field given twice is 400 \`invalid_request_body\`. ${FIELD_LIMITS}`;
   return {
     required: true,
     content: {
@@ -92,7 +97,7 @@ function improveBodies(): JsonObject {
     image_filename: text('A file name to keep with the image (first 255 characters).'),
     tag: text('Groups images (at most 200 characters).', { maxLength: 200 }),
   };
-  const note = 'Exactly one of image_file, image_file_b64, image_url.';
+  const note = `Exactly one of image_file, image_file_b64, image_url. ${FIELD_LIMITS}`;
   return {
     required: true,
     content: {
@@ -111,12 +116,12 @@ const REMOVEBG_FIELD_CODES = [
 ].map((f) => `invalid_${f}`);
 
 const REMOVEBG_400 = [
-  'invalid_request_body', 'missing_source', 'multiple_sources', 'multiple_bg_sources', 'invalid_file_type', 'failed_to_read_image',
+  'invalid_request_body', 'too_many_fields', 'missing_source', 'multiple_sources', 'multiple_bg_sources', 'invalid_file_type', 'failed_to_read_image',
   'resolution_too_high', 'failed_image_download', 'failed_bg_download', 'roi_exceeds_bounds', 'roi_region_empty', ...REMOVEBG_FIELD_CODES,
 ];
 
 const IMPROVE_400 = [
-  'invalid_request_body', 'missing_source', 'multiple_sources', 'invalid_file_type', 'failed_image_download',
+  'invalid_request_body', 'too_many_fields', 'missing_source', 'multiple_sources', 'invalid_file_type', 'failed_image_download',
   ...['image_file', 'image_file_b64', 'image_url', 'image_filename', 'tag'].map((f) => `invalid_${f}`),
 ];
 
@@ -208,7 +213,7 @@ function removeBgResponses(sandbox: boolean): JsonObject {
       },
     },
     ...ANY_ROUTE,
-    '400': errorResponse('A bad field, source or image; also ambiguous framing headers.', REMOVEBG_400),
+    '400': errorResponse('A bad field, source or image, or too many fields; also ambiguous framing headers.', REMOVEBG_400),
     ...BODY_ROUTE,
     '413': errorResponse('The request body is over `--max-body-bytes` (checked on Content-Length first), or the image over 22 MB.', ['file_too_large']),
     '429': errorResponse(
@@ -237,7 +242,7 @@ function improveResponses(): JsonObject {
       content: { [JSON_TYPE]: { schema: { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', format: 'uuid' } } } } },
     },
     ...ANY_ROUTE,
-    '400': errorResponse('A bad field, source or image; also ambiguous framing headers.', IMPROVE_400),
+    '400': errorResponse('A bad field, source or image, or too many fields; also ambiguous framing headers.', IMPROVE_400),
     '403': FORBIDDEN,
     ...BODY_ROUTE,
     '413': errorResponse('The body or image is too large (`file_too_large`), or the account would pass its improve storage quota (`storage_quota_exceeded`; with the rate headers).', ['file_too_large', 'storage_quota_exceeded'], rateHeaders(false)),

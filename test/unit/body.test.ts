@@ -115,3 +115,23 @@ t.test('declaredLengthError: the one rule for the declared length', async (t) =>
   t.match(declaredLengthError(11, 10), { status: 413, code: 'file_too_large', detail: /Request body exceeds limit of/ });
   t.match(declaredLengthError(NaN, 10), { status: 400, code: 'invalid_request_body' });
 });
+
+t.test('inspect sees the body so far after each chunk; what it throws rejects the read at once', async (t) => {
+  const res = new FakeRes();
+  const seen: string[] = [];
+  const refused = new HttpError(400, 'too_many_fields', 'Too many fields');
+  const p = readBody(res, {
+    declaredLength: 20,
+    limit: 100,
+    signal: new AbortController().signal,
+    inspect: (received) => {
+      seen.push(received.toString());
+      if (received.includes('!')) throw refused;
+    },
+  });
+  res.push('abc');
+  res.push('de!');
+  await t.rejects(p, refused);
+  res.push('fgh', true); // the rest of the body is dropped, not inspected
+  t.same(seen, ['abc', 'abcde!']);
+});

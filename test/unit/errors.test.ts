@@ -29,6 +29,7 @@ t.test('remove.bg titles and codes', async (t) => {
     [H.methodNotAllowed('PUT', '/x', ['GET']), 405, 'method_not_allowed', 'Method not allowed'],
     [H.internalError(), 500, 'internal_error', 'Internal server error'],
     [H.bodyTooLarge(30 * 1024 * 1024), 413, 'file_too_large', 'File too large'],
+    [H.tooManyFields(1000, 'form fields'), 400, 'too_many_fields', 'Too many fields'],
     [H.bodiesBusy(1024, 2048), 503, 'service_busy', 'Service busy'],
     [H.requestTimeout(1500), 408, 'request_timeout', 'Request timeout'],
     [H.shuttingDown(), 503, 'service_unavailable', 'Service unavailable'],
