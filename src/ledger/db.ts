@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { AccountRecord, HoldRecord, KeyRecord, RateRecord, SlotRecord, StorageRecord, UsageEntry } from './records.js';
 import { DEFAULT_DURABILITY, type Durability } from './durability.js';
-import { diskRoom, type WriteKind } from './disk-room.js';
+import { DiskFullError, diskRoom, type WriteKind } from './disk-room.js';
+import { isDiskFailure } from './disk-failure.js';
 
 /**
  * `periodic`: no fsync at commit, a background flush every `flushIntervalMs`. Survives kill -9 of any process;
@@ -81,11 +82,17 @@ export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
     const stats = root.getStats() as { lastPageNumber: number; pageSize: number };
     return (stats.lastPageNumber + 1) * stats.pageSize;
   });
-  const write = <T>(fn: () => T, kind: WriteKind = 'take'): T =>
-    root.transactionSync(() => {
-      room.ensure(kind);
-      return fn();
-    });
+  const write = <T>(fn: () => T, kind: WriteKind = 'take'): T => {
+    try {
+      return root.transactionSync(() => {
+        room.ensure(kind);
+        return fn();
+      });
+    } catch (err) {
+      if (!(err instanceof DiskFullError) && isDiskFailure(err)) room.commitFailed();
+      throw err;
+    }
+  };
 
   // `sync(cb)` runs mdb_env_sync on a libuv thread; it is missing from lmdb's typings.
   const syncable = root as unknown as { sync(cb: (err?: Error) => void): void };

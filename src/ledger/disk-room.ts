@@ -41,6 +41,11 @@ export interface DiskRoom {
   ensure(kind: WriteKind): void;
   /** True once a top-up failed and the room is still short of the target. */
   readonly short: boolean;
+  /**
+   * A commit failed for the disk after all (a copy-on-write filesystem can need new blocks to overwrite):
+   * refuse every write until a top-up succeeds again, so LMDB does not take its failing path twice.
+   */
+  commitFailed(): void;
   close(): void;
 }
 
@@ -56,6 +61,7 @@ export function diskRoom(file: string, usedBytes: () => number, opts: DiskRoomOp
   let allocated = fstatSync(fd).size;
   let short = false;
   let nextTry = 0;
+  let failed = false;
 
   /** Zeros from the file's end up to `target`; stops at the first refused write. */
   const extendTo = (target: number): void => {
@@ -66,6 +72,7 @@ export function diskRoom(file: string, usedBytes: () => number, opts: DiskRoomOp
         pos += writeSync(fd, ZEROS, 0, n, pos);
       }
       short = false;
+      failed = false;
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (code !== 'ENOSPC' && code !== 'EDQUOT' && code !== 'EIO' && code !== 'EFBIG') throw err;
@@ -78,16 +85,22 @@ export function diskRoom(file: string, usedBytes: () => number, opts: DiskRoomOp
   return {
     ensure(kind) {
       const used = usedBytes();
-      if (allocated - used < (ROOM_TARGET * 3) / 4) {
+      if (failed || allocated - used < (ROOM_TARGET * 3) / 4) {
         allocated = fstatSync(fd).size; // another process may have topped it up
-        if (allocated - used < (ROOM_TARGET * 3) / 4 && (!short || now() >= nextTry)) extendTo(used + ROOM_TARGET);
+        if ((failed || allocated - used < (ROOM_TARGET * 3) / 4) && (!short || now() >= nextTry)) extendTo(Math.max(used + ROOM_TARGET, allocated + ZEROS.length));
       }
+      if (failed) throw new DiskFullError('No space left on device: the last commit failed for the disk and no room could be added since');
       const room = allocated - used;
       const least = kind === 'take' ? TAKE_ROOM : GIVE_ROOM;
       if (room < least) throw new DiskFullError(`No space left on device: ${room} bytes allocated ahead of the ledger's data, ${least} needed`);
     },
     get short() {
       return short;
+    },
+    commitFailed() {
+      failed = true;
+      short = true;
+      nextTry = now() + RETRY_MS;
     },
     close: () => closeSync(fd),
   };
