@@ -29,17 +29,17 @@ const slot = (await ledger.acquireSlot(view))!;
 fillDisk(filler);
 // The ledger keeps growing (long labels make it quick) until its room on the disk is used up.
 let grown = 0;
-let account_ = 'ok';
+let accountRefused = 'ok';
 for (; grown < 10_000; grown++) {
   try {
     await ledger.createAccount({ label: 'x'.repeat(8000) });
   } catch (err) {
     if (!isDiskFailure(err)) throw err;
-    account_ = (err as { code: string }).code;
+    accountRefused = (err as { code: string }).code;
     break;
   }
 }
-const refused = { reserve: await codeOf(ledger.reserve(view, 'preview')), slot: await codeOf(ledger.acquireSlot(view)), account: account_ };
+const refused = { reserve: await codeOf(ledger.reserve(view, 'preview')), slot: await codeOf(ledger.acquireSlot(view)), account: accountRefused };
 // What the requests in flight still do on the full disk: one settles, the others are refunded, the slot goes back.
 await ledger.settle(holds[0]!, { outputPixels: 1, status: 200 });
 await ledger.refund(holds[1]!);
