@@ -5,6 +5,7 @@
 //   pg-stall      the postmaster and its backends stopped (SIGSTOP) for 15 s, then continued
 //   slow-uploads  4 more uploads on the same key, Content-Length 100000 at 5 bytes a second
 //   disk-full     a server on LMDB in a small tmpfs, filled for 10 s (root only: it mounts one)
+//   disk-full-sustained  the same, full for 60 s with the ledger's own room used up (bench/fault-disk-full-sustained.ts)
 //   memory-limit  a server on its defaults in a cgroup limited to 600 MB, the stream's photos replaced
 //                 by 12 MP ones at full size for 30 s (root only: it makes the cgroup); also prints
 //                 the cgroup's peak and its OOM kills, and whether the server is still up
@@ -32,8 +33,9 @@ import { multipartBody } from './multipart.js';
 import { startPostgresServer, type PostgresServer } from './postgres-server.js';
 import { balance, cpuInfo, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
 import { shutdownClean, shutdownFault, shutdownRow, type ShutdownReport } from './fault-shutdown.js';
+import { describe as describeDiskFull, diskFullSustained, isBad as diskFullBad, type DiskFullSustained } from './fault-disk-full-sustained.js';
 
-const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit', 'shutdown', 'many-fields'] as const;
+const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit', 'disk-full-sustained', 'shutdown', 'many-fields'] as const;
 type Fault = (typeof FAULTS)[number];
 
 function arg(name: string): string | undefined {
@@ -75,6 +77,7 @@ interface FaultReport {
   memory?: { limitMb: number; peakMb: number | null; oomKills: number; alive: boolean };
   shutdown?: ShutdownReport;
   healthz?: ManyFieldsResult['healthz'];
+  diskFullSustained?: DiskFullSustained;
 }
 
 /** One client's loop of requests on `url` until `stop()` is true. */
@@ -300,9 +303,13 @@ async function main() {
   if (!small && faults.some((f) => f !== 'many-fields')) throw new Error('bench:faults: no photos');
   const bodies = [small, mid].filter((p) => p !== undefined).flatMap((p) => ['preview', 'full'].map((size) => multipartBody(fs.readFileSync(p.file), { size, format: 'png' })));
 
-  const pgFaults = faults.filter((f) => !['disk-full', 'memory-limit', 'shutdown', 'many-fields'].includes(f));
+  const pgFaults = faults.filter((f) => !['disk-full', 'memory-limit', 'disk-full-sustained', 'shutdown', 'many-fields'].includes(f));
   if (pgFaults.length > 0) reports.push(...(await postgresFaults(pgFaults, bodies)));
   if (faults.includes('disk-full')) reports.push(await diskFull(bodies));
+  if (faults.includes('disk-full-sustained')) {
+    const r = await diskFullSustained(CREDITS, CLIENTS, (server, key, small, inject) => underFault('disk-full-sustained', server, key, small, inject));
+    reports.push('skipped' in r ? { fault: 'disk-full-sustained', skipped: r.skipped } : r);
+  }
   if (faults.includes('memory-limit')) {
     const large = photos.filter((p) => /12mp|18mp|20mp/.test(p.name));
     if (large.length === 0) reports.push({ fault: 'memory-limit', skipped: 'no 12 MP or larger bench photos' });
@@ -327,13 +334,14 @@ async function main() {
       continue;
     }
     const fmt = (o: Record<string, number> | undefined) => Object.entries(o ?? {}).map(([k, v]) => `${k}×${v}`).join(' ') || '-';
+    if (r.diskFullSustained) console.error(describeDiskFull(r.diskFullSustained));
     if (r.memory) console.error(`bench:faults: memory-limit: cgroup ${r.memory.limitMb} MB, peak ${r.memory.peakMb ?? '?'} MB, OOM kills ${r.memory.oomKills}, server ${r.memory.alive ? 'up' : 'GONE'}`);
     console.log(`| ${r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? (r.healthz ? formatHealthz(r.healthz) : '-')} |`);
   }
   const outDir = path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'faults.json'), JSON.stringify({ date: new Date().toISOString(), cpu, reports }, null, 2));
-  const bad = reports.filter((r) => !r.skipped && (r.shutdown ? !shutdownClean(r.shutdown) : r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0 || (r.memory && (r.memory.oomKills > 0 || !r.memory.alive)) || r.healthz?.ok === false));
+  const bad = reports.filter((r) => !r.skipped && (r.shutdown ? !shutdownClean(r.shutdown) : r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0 || (r.memory && (r.memory.oomKills > 0 || !r.memory.alive)) || r.healthz?.ok === false || (r.diskFullSustained !== undefined && diskFullBad(r.diskFullSustained))));
   if (bad.length > 0) {
     console.log(`bench:faults: not clean: ${bad.map((r) => r.fault).join(', ')}`);
     process.exitCode = 1;

@@ -17,7 +17,7 @@ export function insertAccount(db: LedgerDb, spec: NewAccount, now: number): { ac
 }
 
 export function createAccount(db: LedgerDb, spec: NewAccount, now: number): { account: AccountRecord; apiKey: string } {
-  return db.root.transactionSync(() => insertAccount(db, spec, now));
+  return db.write(() => insertAccount(db, spec, now));
 }
 
 /** Key hashes of one account (admin path: a scan is fine). */
@@ -36,7 +36,7 @@ export function resolveAccountId(db: LedgerDb, keyOrId: string): string | null {
 
 /** Revokes the given key, or every key of the given account id. Returns how many keys changed. */
 export function revoke(db: LedgerDb, keyOrId: string, now: number): number {
-  return db.root.transactionSync(() => {
+  return db.write(() => {
     const hashes = looksLikeApiKey(keyOrId) ? [hashApiKey(keyOrId)] : keyHashesOf(db, keyOrId);
     let changed = 0;
     for (const hash of hashes) {
@@ -46,13 +46,13 @@ export function revoke(db: LedgerDb, keyOrId: string, now: number): number {
       changed++;
     }
     return changed;
-  });
+  }, 'give');
 }
 
 /** Adds credits to one balance; returns the new balances, or null for an unknown account. */
 export function addCredits(db: LedgerDb, accountId: string, amount: number, to: BalanceName, now: number): Balances | null {
   checkCreditAmount(amount, to);
-  return db.root.transactionSync(() => {
+  return db.write(() => {
     const account = db.accounts.get(accountId);
     if (!account) return null;
     checkBalanceLimit(account, amount, `Adding ${amount} to ${to}`);

@@ -15,7 +15,7 @@ import { appendUsage } from './usage.js';
 export function reserveCredits(db: LedgerDb, accountId: string, requested: RequestedSize, now: number): Reservation {
   const month = monthOf(now);
   const offers = offersFor(requested);
-  return db.root.transactionSync(() => {
+  return db.write(() => {
     const account = db.accounts.get(accountId);
     if (!account) throw new Error(`Unknown account ${accountId}`);
     const q = pickOffer(offers, account.subscription + account.payg + account.enterprise, freeCallsLeft(account, month));
@@ -64,7 +64,7 @@ export function undoHold(db: LedgerDb, id: string): HoldRecord | null {
 }
 
 export function refundHold(db: LedgerDb, id: string): boolean {
-  return db.root.transactionSync(() => undoHold(db, id) !== null);
+  return db.write(() => undoHold(db, id) !== null, 'give');
 }
 
 /** What a settle changed, to undo it (unsettleHold). */
@@ -79,7 +79,7 @@ export interface SettledHold {
  * Synchronous: one transactionSync.
  */
 export function settleHold(db: LedgerDb, reservation: Reservation, usage: UsageRecord, now: number): SettledHold | null {
-  return db.root.transactionSync(() => {
+  return db.write(() => {
     const hold = db.holds.get(reservation.id);
     if (!hold) return null;
     db.holds.removeSync(reservation.id);
@@ -93,7 +93,7 @@ export function settleHold(db: LedgerDb, reservation: Reservation, usage: UsageR
       status: usage.status,
     });
     return { id: reservation.id, hold, usageKey: [now, reservation.id] };
-  });
+  }, 'give');
 }
 
 /**
@@ -101,8 +101,8 @@ export function settleHold(db: LedgerDb, reservation: Reservation, usage: UsageR
  * gone, so the request's refund gives the credit back. Synchronous: one transactionSync.
  */
 export function unsettleHold(db: LedgerDb, settled: SettledHold): void {
-  db.root.transactionSync(() => {
+  db.write(() => {
     db.usage.removeSync(settled.usageKey);
     db.holds.putSync(settled.id, settled.hold);
-  });
+  }, 'give');
 }

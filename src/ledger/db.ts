@@ -3,9 +3,12 @@
 // commit follows its own process's setting); within one process lmdb-js shares one env per folder.
 
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { AccountRecord, HoldRecord, KeyRecord, RateRecord, SlotRecord, StorageRecord, UsageEntry } from './records.js';
 import { DEFAULT_DURABILITY, type Durability } from './durability.js';
+import { DiskFullError, diskRoom, type WriteKind } from './disk-room.js';
+import { isDiskFailure } from './disk-failure.js';
 
 /**
  * `periodic`: no fsync at commit, a background flush every `flushIntervalMs`. Survives kill -9 of any process;
@@ -28,6 +31,11 @@ export interface LedgerDb {
   usage: Database<UsageEntry, [number, string]>;
   /** Key: account id → improve uploads stored (bytes, files). */
   storage: Database<StorageRecord, string>;
+  /**
+   * Every ledger write goes through here: one synchronous write transaction, refused with DiskFullError
+   * (nothing written) when the disk has no room for `kind` (disk-room.ts). Nests like transactionSync.
+   */
+  write<T>(fn: () => T, kind?: WriteKind): T;
   /** Flush pending writes to disk: resolves after an fsync that began after this call (callers share one). */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -67,6 +75,23 @@ export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
     rate: root.openDB<RateRecord, string>('rate', {}),
     usage: root.openDB<UsageEntry, [number, string]>('usage', {}),
     storage: root.openDB<StorageRecord, string>('storage', {}),
+  };
+
+  // lmdb-js names the data file data.mdb inside the folder; its stats give LMDB's last page.
+  const room = diskRoom(join(dir, 'data.mdb'), () => {
+    const stats = root.getStats() as { lastPageNumber: number; pageSize: number };
+    return (stats.lastPageNumber + 1) * stats.pageSize;
+  });
+  const write = <T>(fn: () => T, kind: WriteKind = 'take'): T => {
+    try {
+      return root.transactionSync(() => {
+        room.ensure(kind);
+        return fn();
+      });
+    } catch (err) {
+      if (!(err instanceof DiskFullError) && isDiskFailure(err)) room.commitFailed();
+      throw err;
+    }
   };
 
   // `sync(cb)` runs mdb_env_sync on a libuv thread; it is missing from lmdb's typings.
@@ -109,9 +134,10 @@ export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
       clearInterval(timer);
       if (durability === 'periodic') await flush();
       await root.close();
+      room.close();
     })();
     return closing;
   };
 
-  return { root, durability, ...db, flush, close };
+  return { root, durability, ...db, write, flush, close };
 }

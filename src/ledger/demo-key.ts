@@ -9,7 +9,7 @@ import { DEMO_ACCOUNT } from './prices.js';
  * accounts. The emptiness check and the insert share one transaction, so racing processes make one.
  */
 export function ensureDemoKey(db: LedgerDb, now: number): string | null {
-  return db.root.transactionSync(() => {
+  return db.write(() => {
     if (db.accounts.getKeysCount({ limit: 1 }) > 0) return null;
     return insertAccount(db, DEMO_ACCOUNT, now).apiKey;
   });

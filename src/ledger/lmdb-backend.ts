@@ -1,16 +1,14 @@
 // The async Ledger over the synchronous LMDB ledger: each method answers at once (a resolved promise),
 // except settle, which waits for its commit to reach the disk. Slots and storage come back with async
-// release() to fit the interface. A write the disk refuses (full, failing) is LedgerUnavailableError: 503.
+// release() to fit the interface. A write the disk refuses (full, failing) is LedgerUnavailableError: 503;
+// a give-back it refuses (refund, release) is owed and written once there is room (give-backs.ts).
 
 import { LedgerUnavailableError, type LedgerBackend } from './ledger.js';
 import { openLmdbLedger, type LmdbLedger, type LmdbLedgerOptions } from './lmdb-ledger.js';
+import { isDiskFailure } from './disk-failure.js';
+import { giveBacks } from './give-backs.js';
 
-/** A disk that cannot take a write: full (ENOSPC, LMDB's MDB_MAP_FULL) or failing (EIO). */
-export function isDiskFailure(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  if (typeof e?.code === 'string' && /^(ENOSPC|EIO|EDQUOT|EROFS|MDB_MAP_FULL)$/.test(e.code)) return true;
-  return typeof e?.message === 'string' && /No space left on device|Input\/output error|Disk quota exceeded|Read-only file system|MDB_MAP_FULL/.test(e.message);
-}
+export { isDiskFailure } from './disk-failure.js';
 
 /** Run a request-path call; a disk failure becomes LedgerUnavailableError (nothing was written). */
 function guarded<T>(dir: string, fn: () => T): Promise<T> {
@@ -23,7 +21,11 @@ function guarded<T>(dir: string, fn: () => T): Promise<T> {
 }
 
 export function lmdbBackend(store: LmdbLedger): LedgerBackend {
-  const g = <T>(fn: () => T) => guarded(store.dir, fn);
+  const owed = giveBacks();
+  const g = <T>(fn: () => T) => guarded(store.dir, () => {
+    owed.retry();
+    return fn();
+  });
   return {
     kind: 'lmdb',
     location: store.dir,
@@ -31,7 +33,7 @@ export function lmdbBackend(store: LmdbLedger): LedgerBackend {
     balances: (accountId) => g(() => store.balances(accountId)),
     async acquireSlot(account) {
       const slot = await g(() => store.acquireSlot(account));
-      return slot && { release: () => g(() => slot.release()) };
+      return slot && { release: () => g(() => owed.run(() => slot.release())) };
     },
     takeRate: (account, units) => g(() => store.takeRate(account, units)),
     peekRate: (account) => g(() => store.peekRate(account)),
@@ -50,14 +52,17 @@ export function lmdbBackend(store: LmdbLedger): LedgerBackend {
         });
       }
     },
-    refund: (reservation) => g(() => store.refund(reservation)),
+    refund: (reservation) => g(() => owed.run(() => store.refund(reservation))),
     async reserveStorage(account, bytes, quotaBytes) {
-      const held = store.reserveStorage(account, bytes, quotaBytes);
-      return held.ok ? { ok: true, release: async () => held.release() } : held;
+      const held = await g(() => store.reserveStorage(account, bytes, quotaBytes));
+      return held.ok ? { ok: true, release: () => g(() => owed.run(() => held.release())) } : held;
     },
     storageUsed: async (accountId) => store.storageUsed(accountId),
     isOpen: () => store.isOpen(),
-    close: () => store.close(),
+    close: () => {
+      owed.stop();
+      return store.close();
+    },
 
     createAccount: async (spec) => store.createAccount(spec),
     resolveAccount: async (keyOrId) => store.resolveAccount(keyOrId),

@@ -14,7 +14,7 @@ export function takeRate(db: LedgerDb, account: AccountView, units: number, nowM
   const cost = rateCost(units);
   const window = windowOf(nowMs);
   const limit = account.ratePerMinute;
-  return db.root.transactionSync((): RateDecision => {
+  return db.write((): RateDecision => {
     const used = usedIn(db.rate.get(account.id), window);
     if (used + cost > limit) return refusal(stateOf(limit, used, window), nowMs);
     db.rate.putSync(account.id, { window, used: used + cost });

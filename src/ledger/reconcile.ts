@@ -16,7 +16,7 @@ export function reconcileDeadOwners(db: LedgerDb): ReconcileReport {
     if (v === undefined) alive.set(k, (v = isOwnerAlive(o)));
     return v;
   };
-  db.root.transactionSync(() => {
+  db.write(() => {
     // Collect first: deleting under an open cursor is not safe.
     for (const { key, value } of [...db.holds.getRange({})]) {
       if (isAlive(value.owner)) continue;
@@ -31,6 +31,6 @@ export function reconcileDeadOwners(db: LedgerDb): ReconcileReport {
       db.slots.removeSync(key);
       report.slots++;
     }
-  });
+  }, 'give');
   return report;
 }

@@ -6,7 +6,7 @@ import type { LedgerDb } from './db.js';
 import { SELF, isOwnerAlive, isSelf } from './owner.js';
 import { nextId } from './ids.js';
 
-/** A slot held in this process; `release()` is synchronous (one LMDB delete) and idempotent. */
+/** A slot held in this process; `release()` is synchronous (one LMDB delete), idempotent, and may throw DiskFullError (then call it again). */
 export interface HeldSlot {
   release(): void;
 }
@@ -28,7 +28,7 @@ function reclaimDead(db: LedgerDb, accountId: string): number {
 }
 
 export function acquireSlot(db: LedgerDb, account: AccountView, now: number): HeldSlot | null {
-  const key = db.root.transactionSync((): [string, string] | null => {
+  const key = db.write((): [string, string] | null => {
     const range = rangeOf(account.id);
     let held = db.slots.getKeysCount(range);
     // Only at the cap is it worth checking /proc for dead holders.
@@ -43,8 +43,8 @@ export function acquireSlot(db: LedgerDb, account: AccountView, now: number): He
   return {
     release(): void {
       if (released) return;
+      db.write(() => db.slots.removeSync(key), 'give');
       released = true;
-      db.slots.removeSync(key);
     },
   };
 }
