@@ -35,7 +35,10 @@ const FREE: Charge = Object.freeze({ size: 'preview', credits: 0, settle: async 
 /** The sandbox's handler, counting each client's requests in `window`. */
 export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, window: RateWindow): (ctx: RequestContext) => Promise<void> {
   return async (ctx) => {
-    ctx.checkBodyLength(); // 413 before the client's minute is counted
+    // No key: the body counts against the sandbox's share of the bodies-in-memory budget and its
+    // address's part of that (http/body-budget.ts), which also bounds a sandbox body's size.
+    const owner = { address: ctx.clientAddress };
+    ctx.checkBodyLength(owner); // 413 before the client's minute is counted
     const rate = await window.take(addressGroup(ctx.clientAddress));
     if (!rate.ok) {
       ctx.notes.rejection = 'sandbox_rate';
@@ -43,6 +46,7 @@ export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, window
     }
     const terms: RemovalTerms = {
       priority: 'low',
+      bodyOwner: owner,
       reserve: async () => FREE,
       rateAfter: () => rate,
       shareFull() {
