@@ -8,6 +8,8 @@
 //   memory-limit  a server on its defaults in a cgroup limited to 600 MB, the stream's photos replaced
 //                 by 12 MP ones at full size for 30 s (root only: it makes the cgroup); also prints
 //                 the cgroup's peak and its OOM kills, and whether the server is still up
+//   sandbox-starvation, key-starvation  9 uploads declaring 30 MB at 2 kB per 100 ms, to the sandbox or
+//                 on a key capped at 1, while another key sends 10 small removals (bench/fault-starvation.ts)
 // Per fault it prints the statuses of the stream's requests (answered from the fault's start to the end of the
 // window), cuts (connections closed without an answer), 500s, the credits the 200s announced against the
 // balance's fall, the first 200 after the fault ended, and 429s among requests started 5 s or more after
@@ -24,11 +26,12 @@ import { spawnSync } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { benchPhotos } from './photos.js';
 import { makeMemoryCgroup } from './memory-cgroup.js';
+import { starvation, STARVATION_FAULTS, type StarvationFault } from './fault-starvation.js';
 import { multipartBody } from './multipart.js';
 import { startPostgresServer, type PostgresServer } from './postgres-server.js';
 import { balance, cpuInfo, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
 
-const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit'] as const;
+const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit', ...STARVATION_FAULTS] as const;
 type Fault = (typeof FAULTS)[number];
 
 function arg(name: string): string | undefined {
@@ -56,6 +59,8 @@ interface Sent {
 
 interface FaultReport {
   fault: Fault;
+  /** The row's name when not the fault's. */
+  label?: string;
   skipped?: string;
   faultMs?: number;
   requests?: number;
@@ -289,7 +294,8 @@ async function main() {
   const bodies = [small, ...(mid ? [mid] : [])].flatMap((p) => ['preview', 'full'].map((size) => multipartBody(fs.readFileSync(p.file), { size, format: 'png' })));
 
   const reports: FaultReport[] = [];
-  const pgFaults = faults.filter((f) => f !== 'disk-full' && f !== 'memory-limit');
+  const isStarvation = (f: Fault): f is StarvationFault => (STARVATION_FAULTS as readonly string[]).includes(f);
+  const pgFaults = faults.filter((f) => f !== 'disk-full' && f !== 'memory-limit' && !isStarvation(f));
   if (pgFaults.length > 0) reports.push(...(await postgresFaults(pgFaults, bodies)));
   if (faults.includes('disk-full')) reports.push(await diskFull(bodies));
   if (faults.includes('memory-limit')) {
@@ -297,6 +303,7 @@ async function main() {
     if (large.length === 0) reports.push({ fault: 'memory-limit', skipped: 'no 12 MP or larger bench photos' });
     else reports.push(await memoryLimit(large.map((p) => multipartBody(fs.readFileSync(p.file), { size: 'full', format: 'png' }))));
   }
+  for (const f of faults.filter(isStarvation)) reports.push(...(await starvation(f)));
 
   const cpu = cpuInfo();
   console.log(`bench:faults, ${CLIENTS} clients on one key (cap ${CLIENTS}, no free calls), photos ${[small, mid].filter(Boolean).map((p) => p!.name).join(', ')}, preview/full; ${cpu.model}, ${cpu.cores} cores, flags ${cpu.flags.join(' ')}`);
@@ -304,12 +311,12 @@ async function main() {
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of reports) {
     if (r.skipped) {
-      console.log(`| ${r.fault} | skipped: ${r.skipped} |`);
+      console.log(`| ${r.label ?? r.fault} | skipped: ${r.skipped} |`);
       continue;
     }
     const fmt = (o: Record<string, number> | undefined) => Object.entries(o ?? {}).map(([k, v]) => `${k}×${v}`).join(' ') || '-';
-    if (r.memory) console.error(`bench:faults: memory-limit: cgroup ${r.memory.limitMb} MB, peak ${r.memory.peakMb ?? '?'} MB, OOM kills ${r.memory.oomKills}, server ${r.memory.alive ? 'up' : 'GONE'}`);
-    console.log(`| ${r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? '-'} |`);
+    if (r.memory) console.error(`bench:faults: ${r.label ?? r.fault}: cgroup ${r.memory.limitMb} MB, peak ${r.memory.peakMb ?? '?'} MB, OOM kills ${r.memory.oomKills}, server ${r.memory.alive ? 'up' : 'GONE'}`);
+    console.log(`| ${r.label ?? r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? '-'} |`);
   }
   const outDir = path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });
