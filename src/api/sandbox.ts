@@ -8,6 +8,7 @@
 import type { RequestContext } from '../http/context.js';
 import type { RateDecision } from '../ledger/ledger.js';
 import { addressGroup } from '../http/client-address.js';
+import { HttpError } from '../http/http-error.js';
 import { backlogSeconds } from '../pool/pool-api.js';
 import { rateHeaders } from './auth.js';
 import { rateLimitExceeded, withHeaders } from './errors.js';
@@ -54,6 +55,15 @@ export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, window
         return withHeaders(rateLimitExceeded(backlogSeconds(deps.pool.stats()), 'The sandbox is at its share of the service; please retry later, or use an API key.'), rateHeaders(rate));
       },
     };
-    await runRemoval(ctx, deps, terms);
+    try {
+      await runRemoval(ctx, deps, terms);
+    } catch (err) {
+      // A body over the sandbox's share of memory is refused by http/, which knows no window: every
+      // sandbox 429 reports the client's.
+      if (err instanceof HttpError && err.status === 429 && err.headers['X-RateLimit-Limit'] === undefined) {
+        throw new HttpError(err.status, err.code, err.title, err.detail, { ...rateHeaders(rate), ...err.headers });
+      }
+      throw err;
+    }
   };
 }

@@ -81,6 +81,7 @@ t.test('a sandbox share that fits a 30 MB body: one upload holds it, eight get 4
     const err = JSON.parse(r.body).errors[0];
     t.equal(err.code, 'rate_limit_exceeded');
     t.match(err.detail, /^Your uploads to the sandbox in progress hold 30MB of their 32MB share/);
+    t.equal(r.headers['x-ratelimit-limit'], '100', "the client's sandbox window, as on every sandbox 429");
     t.equal(r.sentBytes, 0, 'answered before a byte of its body was sent');
   }
   t.equal(budget.sandboxInUse, DECLARED, 'the one upload left holds its declared 30 MB');
