@@ -1,16 +1,20 @@
-// bench:faults' upload-starvation faults: 9 uploads that each declare 30 MB and send 2 kB every 100 ms
-// (20 kB/s, over the 16 kB/s floor), for at most 40 s each, while another key sends 10 small removals
-// one after another. With `sandbox-starvation` the uploads go to the sandbox (no key); with
+// bench:faults' upload-starvation faults: 9 uploads that each declare ~30 MB and send 2 kB every
+// 100 ms (20 kB/s, over the 16 kB/s floor), for at most 40 s each, while another key sends 10
+// removals one after another, each a generated 2 MB PNG at preview size. ~30 MB is what fills the
+// budget for bodies if they count only against the total: a ninth of the default 256 MB, and in the
+// 600 MB cgroup (a budget of two largest bodies) the largest body. With `sandbox-starvation` the uploads go to the sandbox (no key); with
 // `key-starvation` they come on a key capped at 1 concurrent request. Each runs against `cutout serve`
 // on its defaults, then again inside a 600 MB cgroup where this process may make one (root), where the
 // budget for bodies is sized down to two largest bodies. The other key's statuses are the row's; the
-// uploads' answers, and when they came, go in its last column.
+// uploads' answers, and when they came, go in its last column. `--upload-mb N` declares N MB instead
+// (15: a sandbox body that fits an address's share of the default budget).
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
+import { loadConfig } from '../src/config.js';
 import { makeMemoryCgroup, type MemoryCgroup } from './memory-cgroup.js';
 import { multipartBody } from './multipart.js';
 import { balance, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
@@ -19,7 +23,9 @@ export const STARVATION_FAULTS = ['sandbox-starvation', 'key-starvation'] as con
 export type StarvationFault = (typeof STARVATION_FAULTS)[number];
 
 const UPLOADS = 9;
-const DECLARED_BYTES = 30 * 1024 * 1024;
+const uploadMbArg = process.argv.indexOf('--upload-mb');
+const declaredBytes = (cgroup: boolean): number =>
+  uploadMbArg > 0 ? Math.round(Number(process.argv[uploadMbArg + 1]) * 1024 * 1024) : cgroup ? loadConfig([], {}).maxBodyBytes : Math.floor(loadConfig([], {}).bodyMemoryBytes / UPLOADS);
 const CHUNK_BYTES = 2048;
 const CHUNK_EVERY_MS = 100;
 /** Each upload gives up after this long (the issue's window). */
@@ -54,7 +60,7 @@ interface UploadEnd {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One trickling upload on a raw socket: its answer's status (or how it ended) and when. */
-function trickle(url: string, pathName: string, headers: Record<string, string>): Promise<UploadEnd> {
+function trickle(url: string, pathName: string, headers: Record<string, string>, declared: number): Promise<UploadEnd> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const t0 = performance.now();
@@ -71,7 +77,7 @@ function trickle(url: string, pathName: string, headers: Record<string, string>)
     const limit = setTimeout(() => done('still open (client gave up)'), UPLOAD_MAX_MS);
     socket.on('connect', () => {
       const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-      socket.write(`POST ${pathName} HTTP/1.1\r\nHost: x\r\n${extra}Content-Type: multipart/form-data; boundary=b\r\nContent-Length: ${DECLARED_BYTES}\r\n\r\n`);
+      socket.write(`POST ${pathName} HTTP/1.1\r\nHost: x\r\n${extra}Content-Type: multipart/form-data; boundary=b\r\nContent-Length: ${declared}\r\n\r\n`);
       tick = setInterval(() => socket.write(chunk), CHUNK_EVERY_MS);
     });
     socket.on('data', (d) => {
@@ -99,7 +105,8 @@ function count(xs: string[]): Record<string, number> {
 
 /** The fault once: on a server's defaults, or in a cgroup of `cgroup` bytes. */
 async function once(fault: StarvationFault, body: { body: Buffer; type: string }, cgroup: MemoryCgroup | undefined): Promise<StarvationReport> {
-  const label = cgroup ? `${fault} (600 MB cgroup)` : fault;
+  const declared = declaredBytes(cgroup !== undefined);
+  const label = `${fault}, ${declared} B uploads${cgroup ? ' (600 MB cgroup)' : ''}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-faults-starve-'));
   let server: Server | undefined;
   try {
@@ -113,7 +120,7 @@ async function once(fault: StarvationFault, body: { body: Buffer; type: string }
 
     const t0 = performance.now();
     const target: { path: string; headers: Record<string, string> } = fault === 'sandbox-starvation' ? { path: '/sandbox/v1.0/removebg', headers: {} } : { path: '/v1.0/removebg', headers: { 'X-Api-Key': capped } };
-    const uploads = Array.from({ length: UPLOADS }, () => trickle(srv.url, target.path, target.headers));
+    const uploads = Array.from({ length: UPLOADS }, () => trickle(srv.url, target.path, target.headers, declared));
     await sleep(SETTLE_MS);
     const answers: Array<{ status: number; code: string; credits: number; endMs: number }> = [];
     for (let i = 0; i < REQUESTS; i++) {
@@ -161,11 +168,14 @@ async function once(fault: StarvationFault, body: { body: Buffer; type: string }
 
 /** The fault on a server's defaults, then in a 600 MB cgroup (skipped with the reason where none can be made). */
 export async function starvation(fault: StarvationFault): Promise<StarvationReport[]> {
-  const png = await sharp({ create: { width: 320, height: 240, channels: 3, background: { r: 40, g: 120, b: 200 } } })
-    .composite([{ input: { create: { width: 120, height: 160, channels: 3, background: { r: 230, g: 60, b: 30 } } }, left: 100, top: 40 }])
-    .png()
-    .toBuffer();
+  // Seeded noise does not compress: 820 x 820 RGB is a ~2 MB PNG.
+  const side = 820;
+  const noise = Buffer.alloc(side * side * 3);
+  let seed = 1;
+  for (let i = 0; i < noise.length; i++) noise[i] = (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
+  const png = await sharp(noise, { raw: { width: side, height: side, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
   const body = multipartBody(png, { size: 'preview', format: 'png' });
+  console.error(`bench:faults: ${fault}: the other key's body is ${body.body.length} bytes`);
   const reports = [await once(fault, body, undefined)];
   const cgroup = makeMemoryCgroup(`cutout-faults-starve-${process.pid}`, CGROUP_BYTES);
   if (typeof cgroup === 'string') return [...reports, { fault, label: `${fault} (600 MB cgroup)`, skipped: cgroup }];
