@@ -39,7 +39,9 @@ export const UPLOAD_MIN_BYTES_PER_S = 16 * 1024;
 /**
  * The longest a body may hold its bytes at the slowest rate allowed: a body must arrive at least this
  * fast in proportion to what it holds (a 30 MB body at 256 kB/s, 2 Mbit/s), so memory held for an
- * upload is held for at most about this long, whoever sends it.
+ * upload is held for at most about this long, whoever sends it. It is the default request deadline
+ * (`--request-timeout`): a body slower than this would get its 408 then anyway, so the rule costs an
+ * honest client nothing on the defaults and frees a trickle's bytes after one upload window.
  */
 export const UPLOAD_MAX_HOLD_S = 120;
 
