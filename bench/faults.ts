@@ -12,6 +12,8 @@
 //   shutdown      SIGTERM during a 12 MP size=full request, 20 trials (bench/fault-shutdown.ts): its own row
 //   many-fields   bodies of a million JSON keys or 300,000 multipart parts, two at a time, keyed and
 //                 sandbox, while /healthz is polled every 20 ms (bench/fault-many-fields.ts); no photo stream
+//   sandbox-starvation, key-starvation  9 uploads declaring 30 MB at 2 kB per 100 ms, to the sandbox or
+//                 on a key capped at 1, while another key sends 10 small removals (bench/fault-starvation.ts)
 // Per fault it prints the statuses of the stream's requests (answered from the fault's start to the end of the
 // window), cuts (connections closed without an answer), 500s, the credits the 200s announced against the
 // balance's fall, the first 200 after the fault ended, and 429s among requests started 5 s or more after
@@ -29,13 +31,14 @@ import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { benchPhotos } from './photos.js';
 import { formatHealthz, manyFields, type ManyFieldsResult } from './fault-many-fields.js';
 import { makeMemoryCgroup } from './memory-cgroup.js';
+import { starvation, STARVATION_FAULTS, type StarvationFault } from './fault-starvation.js';
 import { multipartBody } from './multipart.js';
 import { startPostgresServer, type PostgresServer } from './postgres-server.js';
 import { balance, cpuInfo, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
 import { shutdownClean, shutdownFault, shutdownRow, type ShutdownReport } from './fault-shutdown.js';
 import { describe as describeDiskFull, diskFullSustained, isBad as diskFullBad, type DiskFullSustained } from './fault-disk-full-sustained.js';
 
-const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit', 'disk-full-sustained', 'shutdown', 'many-fields'] as const;
+const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit', 'disk-full-sustained', 'shutdown', 'many-fields', ...STARVATION_FAULTS] as const;
 type Fault = (typeof FAULTS)[number];
 
 function arg(name: string): string | undefined {
@@ -63,6 +66,8 @@ interface Sent {
 
 interface FaultReport {
   fault: Fault;
+  /** The row's name when not the fault's. */
+  label?: string;
   skipped?: string;
   faultMs?: number;
   requests?: number;
@@ -297,13 +302,16 @@ async function main() {
     console.error('bench:faults: many-fields…');
     reports.push({ fault: 'many-fields', ...(await manyFields()), firstOkAfterS: null, late429: 0 });
   }
-  const photos = faults.some((f) => f !== 'many-fields') ? await benchPhotos() : [];
+  // These faults make their own bodies; the rest stream the bench photos.
+  const needsPhotos = faults.some((f) => !['many-fields', 'disk-full-sustained', 'sandbox-starvation', 'key-starvation'].includes(f));
+  const photos = needsPhotos ? await benchPhotos() : [];
   const small = photos.find((p) => p.name === 'dev-am_GT04-0.45mp') ?? photos[0];
   const mid = photos.find((p) => p.name === 'ladybird-4mp');
-  if (!small && faults.some((f) => f !== 'many-fields')) throw new Error('bench:faults: no photos');
+  if (!small && needsPhotos) throw new Error('bench:faults: no photos');
   const bodies = [small, mid].filter((p) => p !== undefined).flatMap((p) => ['preview', 'full'].map((size) => multipartBody(fs.readFileSync(p.file), { size, format: 'png' })));
 
-  const pgFaults = faults.filter((f) => !['disk-full', 'memory-limit', 'disk-full-sustained', 'shutdown', 'many-fields'].includes(f));
+  const isStarvation = (f: Fault): f is StarvationFault => (STARVATION_FAULTS as readonly string[]).includes(f);
+  const pgFaults = faults.filter((f) => !['disk-full', 'memory-limit', 'disk-full-sustained', 'shutdown', 'many-fields'].includes(f) && !isStarvation(f));
   if (pgFaults.length > 0) reports.push(...(await postgresFaults(pgFaults, bodies)));
   if (faults.includes('disk-full')) reports.push(await diskFull(bodies));
   if (faults.includes('disk-full-sustained')) {
@@ -319,6 +327,7 @@ async function main() {
     const photo = photos.find((p) => /12mp/.test(p.name));
     reports.push(photo ? { fault: 'shutdown', shutdown: await shutdownFault(photo.file) } : { fault: 'shutdown', skipped: 'no 12 MP bench photo' });
   }
+  for (const f of faults.filter(isStarvation)) reports.push(...(await starvation(f)));
 
   const cpu = cpuInfo();
   console.log(`bench:faults, ${CLIENTS} clients on one key (cap ${CLIENTS}, no free calls), photos ${[small, mid].filter(Boolean).map((p) => p!.name).join(', ')}, preview/full; ${cpu.model}, ${cpu.cores} cores, flags ${cpu.flags.join(' ')}`);
@@ -326,7 +335,7 @@ async function main() {
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of reports) {
     if (r.skipped) {
-      console.log(`| ${r.fault} | skipped: ${r.skipped} |`);
+      console.log(`| ${r.label ?? r.fault} | skipped: ${r.skipped} |`);
       continue;
     }
     if (r.shutdown) {
@@ -335,8 +344,8 @@ async function main() {
     }
     const fmt = (o: Record<string, number> | undefined) => Object.entries(o ?? {}).map(([k, v]) => `${k}×${v}`).join(' ') || '-';
     if (r.diskFullSustained) console.error(describeDiskFull(r.diskFullSustained));
-    if (r.memory) console.error(`bench:faults: memory-limit: cgroup ${r.memory.limitMb} MB, peak ${r.memory.peakMb ?? '?'} MB, OOM kills ${r.memory.oomKills}, server ${r.memory.alive ? 'up' : 'GONE'}`);
-    console.log(`| ${r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? (r.healthz ? formatHealthz(r.healthz) : '-')} |`);
+    if (r.memory) console.error(`bench:faults: ${r.label ?? r.fault}: cgroup ${r.memory.limitMb} MB, peak ${r.memory.peakMb ?? '?'} MB, OOM kills ${r.memory.oomKills}, server ${r.memory.alive ? 'up' : 'GONE'}`);
+    console.log(`| ${r.label ?? r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? (r.healthz ? formatHealthz(r.healthz) : '-')} |`);
   }
   const outDir = path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });

@@ -1,7 +1,10 @@
-// The per-key admission rules /removebg and /improve share, in one place: a concurrency slot (429 when
-// the key is at its cap), then one rate unit up front (429 + rate headers when over the minute's units).
+// The per-key admission rules /removebg and /improve share, in one place: whose share of the
+// bodies-in-memory budget the body counts against (http/body-budget.ts: its concurrency cap × the body
+// limit; 429 over it, before the body is read), then, once the body is in, a concurrency slot (429 when
+// the key is at its cap) and one rate unit up front (429 + rate headers when over the minute's units).
 
 import type { AccountView, Ledger, RateState, Slot } from '../ledger/ledger.js';
+import type { BodyOwner } from '../http/body-budget.js';
 import { rateHeaders } from './auth.js';
 import { concurrencyLimitExceeded, rateLimitExceeded, withHeaders } from './errors.js';
 
@@ -10,6 +13,11 @@ export interface Admission {
   slot: Slot;
   /** The rate state after this request's first unit. */
   rate: RateState;
+}
+
+/** The key's account as the owner of a body: its share of the budget follows its concurrency cap. */
+export function bodyOwner(account: AccountView): BodyOwner {
+  return { account: account.id, concurrency: account.concurrency };
 }
 
 export async function admit(ledger: Ledger, account: AccountView): Promise<Admission> {

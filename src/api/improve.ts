@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Ledger } from '../ledger/ledger.js';
 import type { RequestContext } from '../http/context.js';
 import { authenticate, rateHeaders } from './auth.js';
-import { admit } from './admission.js';
+import { admit, bodyOwner } from './admission.js';
 import { storageQuotaExceeded, withHeaders } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
 import { parseImproveRequest } from './params/improve-request.js';
@@ -27,7 +27,7 @@ export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Pro
   const account = await authenticate(ctx, ledger);
   ctx.checkBodyLength(); // 413 before the body is read
 
-  const request = parseImproveRequest(await ctx.readFields());
+  const request = parseImproveRequest(await ctx.readFields(bodyOwner(account)));
   ctx.throwIfAborted();
 
   // The /removebg rules: a slot, one rate unit (nothing is decoded here, so no megapixel units follow).

@@ -8,9 +8,10 @@ import { backlogSeconds, type RemovalPool, type RunPriority } from '../pool/pool
 import type { RemoveOptions, RequestedSize, SizeTier } from '../domain/removal.js';
 import type { RemoveSuccess } from '../pool/task.js';
 import type { RequestContext } from '../http/context.js';
+import type { BodyOwner } from '../http/body-budget.js';
 import { InsufficientCreditsError } from '../ledger/ledger.js';
 import { authenticate, rateHeaders } from './auth.js';
-import { admit } from './admission.js';
+import { admit, bodyOwner } from './admission.js';
 import { fromRemoveFailure, insufficientCredits, ledgerUnavailable, serviceBusy } from './errors.js';
 import { loadImage, type ImageInputDeps } from './image-input.js';
 import { wantsJson } from './params/accept.js';
@@ -42,6 +43,8 @@ export interface Charge {
  * the images, the pool, the answer) is the one path below, `runRemoval`.
  */
 export interface RemovalTerms {
+  /** Whose share of the bodies-in-memory budget the body counts against (http/body-budget.ts). */
+  bodyOwner: BodyOwner;
   /** Hold what the removal costs at `size` (402 when the account cannot pay). */
   reserve(size: RequestedSize): Promise<Charge>;
   /** The rate headers of the 200, once the input's size is known (a keyed request pays its further units here). */
@@ -82,6 +85,7 @@ function keyedTerms(ledger: Ledger, account: AccountView): RemovalTerms & { rele
   let rate: RateState | undefined;
   return {
     priority: 'normal',
+    bodyOwner: bodyOwner(account),
     async admit() {
       ({ slot, rate } = await admit(ledger, account));
     },
@@ -119,7 +123,7 @@ function keyedTerms(ledger: Ledger, account: AccountView): RemovalTerms & { rele
 /** body → params → images → hold → pool → settle or refund → respond. Credits move only in try/finally pairs. */
 export async function runRemoval(ctx: RequestContext, deps: RemoveBgDeps, terms: RemovalTerms): Promise<void> {
   const { pool } = deps;
-  const request = parseRemoveRequest(await ctx.readFields());
+  const request = parseRemoveRequest(await ctx.readFields(terms.bodyOwner));
   ctx.throwIfAborted();
   await terms.admit?.(); // the body is in: from here the request is worked on (its downloads included)
   ctx.throwIfAborted();

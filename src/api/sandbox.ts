@@ -8,6 +8,7 @@
 import type { RequestContext } from '../http/context.js';
 import type { RateDecision } from '../ledger/ledger.js';
 import { addressGroup } from '../http/client-address.js';
+import { HttpError } from '../http/http-error.js';
 import { backlogSeconds } from '../pool/pool-api.js';
 import { rateHeaders } from './auth.js';
 import { rateLimitExceeded, withHeaders } from './errors.js';
@@ -35,7 +36,10 @@ const FREE: Charge = Object.freeze({ size: 'preview', credits: 0, settle: async 
 /** The sandbox's handler, counting each client's requests in `window`. */
 export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, window: RateWindow): (ctx: RequestContext) => Promise<void> {
   return async (ctx) => {
-    ctx.checkBodyLength(); // 413 before the client's minute is counted
+    // No key: the body counts against the sandbox's share of the bodies-in-memory budget and its
+    // address's part of that (http/body-budget.ts), which also bounds a sandbox body's size.
+    const owner = { address: ctx.clientAddress };
+    ctx.checkBodyLength(owner); // 413 before the client's minute is counted
     const rate = await window.take(addressGroup(ctx.clientAddress));
     if (!rate.ok) {
       ctx.notes.rejection = 'sandbox_rate';
@@ -43,6 +47,7 @@ export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, window
     }
     const terms: RemovalTerms = {
       priority: 'low',
+      bodyOwner: owner,
       reserve: async () => FREE,
       rateAfter: () => rate,
       shareFull() {
@@ -50,6 +55,15 @@ export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, window
         return withHeaders(rateLimitExceeded(backlogSeconds(deps.pool.stats()), 'The sandbox is at its share of the service; please retry later, or use an API key.'), rateHeaders(rate));
       },
     };
-    await runRemoval(ctx, deps, terms);
+    try {
+      await runRemoval(ctx, deps, terms);
+    } catch (err) {
+      // A body over the sandbox's share of memory is refused by http/, which knows no window: every
+      // sandbox 429 reports the client's.
+      if (err instanceof HttpError && err.status === 429 && err.headers['X-RateLimit-Limit'] === undefined) {
+        throw new HttpError(err.status, err.code, err.title, err.detail, { ...rateHeaders(rate), ...err.headers });
+      }
+      throw err;
+    }
   };
 }

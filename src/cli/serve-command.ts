@@ -80,7 +80,9 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
   --max-body-bytes N   largest request body (CUTOUT_MAX_BODY_BYTES)
   --fetch-timeout-ms MS  image_url / bg_image_url download limit in ms (CUTOUT_FETCH_TIMEOUT_MS, default 20000)
   --body-memory-bytes N  request bodies and downloaded images held in memory at once before 503
-                       (CUTOUT_BODY_MEMORY_BYTES, default 256 MB, lowered to fit a memory limit)
+                       (CUTOUT_BODY_MEMORY_BYTES, default 256 MB, lowered to fit a memory limit);
+                       the sandbox's bodies hold 1/8 of it, an address's 1/16, a key's its
+                       concurrency cap x --max-body-bytes (429 beyond a share)
   --improve-quota-bytes N  /v1.0/improve storage per account (CUTOUT_IMPROVE_QUOTA_BYTES, default 100 MB)
   --durability D       periodic | fsync: ledger commits flushed every second, or each one (CUTOUT_DURABILITY, default periodic)
   --sandbox on|off     POST /sandbox/v1.0/removebg: the API without a key, at preview size, free (CUTOUT_SANDBOX, default on)

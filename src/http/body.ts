@@ -28,47 +28,6 @@ export interface ReadBodyOptions {
   inspect?: (received: Buffer) => void;
 }
 
-/**
- * The process-wide cap on request-body bytes held in memory. A request takes its share before the first
- * byte is read (its Content-Length, or the whole body limit without one) and gives it back when it is
- * answered or its client leaves: the body, and the image taken from it, live about that long. Images a
- * request downloads are added as they arrive (RequestContext.holdInput) and go back at the same moment.
- */
-export class BodyBudget {
-  private used = 0;
-
-  constructor(readonly limitBytes: number) {}
-
-  /** Bytes held by requests now. */
-  get inUse(): number {
-    return this.used;
-  }
-
-  /** Count `bytes` more (a download as it arrives); false, and nothing counted, when that would pass the limit. */
-  add(bytes: number): boolean {
-    if (this.used + bytes > this.limitBytes) return false;
-    this.used += bytes;
-    return true;
-  }
-
-  /** Give back `bytes` counted by add. */
-  remove(bytes: number): void {
-    this.used -= bytes;
-  }
-
-  /** Take `bytes`; returns the release (idempotent), or null when that would pass the limit. */
-  take(bytes: number): (() => void) | null {
-    if (this.used + bytes > this.limitBytes) return null;
-    this.used += bytes;
-    let given = false;
-    return () => {
-      if (given) return;
-      given = true;
-      this.used -= bytes;
-    };
-  }
-}
-
 /** Content-Length as a number, null when absent; NaN for garbage (caller answers 400). */
 export function parseContentLength(header: string | undefined): number | null {
   if (header === undefined || header === '') return null;

@@ -8,13 +8,14 @@
 // http's own types), its signal and phase, and the corked answer. Imports nothing from api/.
 
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { abortError, declaredLengthError, parseContentLength, readBody, type BodyBudget } from './body.js';
+import { abortError, declaredLengthError, parseContentLength, readBody } from './body.js';
+import { isRefusal, minUploadRate, type BodyBudget, type BodyHold, type BodyOwner } from './body-budget.js';
 import { EarlyBody } from './early-body.js';
 import type { MemoryPressure } from '../process/memory-pressure.js';
 import type { RawFields } from './fields.js';
 import { parseForm } from './forms.js';
 import { fieldCounter, type FieldCounter } from './field-limits.js';
-import { bodiesBusy, deadlineExceeded, memoryBusy, invalidBody, requestTimeout, STATUS_TEXT, uploadTooSlow, type HttpError } from './http-error.js';
+import { bodiesBusy, bodyShareFull, deadlineExceeded, memoryBusy, invalidBody, requestTimeout, STATUS_TEXT, uploadTooSlow, type HttpError } from './http-error.js';
 import { clientAddress } from './client-address.js';
 import { requestIdFor } from './request-id.js';
 
@@ -55,14 +56,15 @@ export interface ContextOptions {
   onDeadline?: (ctx: RequestContext) => void;
   /**
    * The minimum upload rate's window, ms (Config.uploadWindowMs): while the body is read, each window must
-   * bring UPLOAD_MIN_BYTES_PER_S × its length, or the request is answered 408. None when absent.
+   * bring the body's minimum rate (body-budget.ts minUploadRate) × its length, or the request is answered 408.
+   * None when absent.
    */
   uploadWindowMs?: number;
   /** An upload was answered 408 for its rate (the log line). */
   onSlowUpload?: (ctx: RequestContext) => void;
   /** Retry-After for a deadline 503, in seconds (from the pool's backlog). */
   retryAfterSeconds?: () => number;
-  /** The process's cap on body bytes in memory; checked by readBody before the first byte. */
+  /** The process's cap on body bytes in memory and its shares; checked by readBody before the first byte. */
   bodyBudget?: BodyBudget;
   /** The process's resident memory against its limit; checked by readBody before the first byte (503 when high). */
   memoryPressure?: MemoryPressure;
@@ -78,9 +80,6 @@ const LINGER_MS = 5_000;
 
 /** How long after the deadline a handler may take to unwind before the answer is sent without it. */
 const UNWIND_GRACE_MS = 1_000;
-
-/** The minimum upload rate, bytes a second: uWS's own (160 kB per 10 s), which it enforces by closing without an answer. */
-export const UPLOAD_MIN_BYTES_PER_S = 16 * 1024;
 
 /**
  * How often a body being read restarts uWS's idle timer (EarlyBody.keepAlive). uSockets checks timers
@@ -165,8 +164,8 @@ export class RequestContext {
   private streamedBytes = 0;
   private streamTotal = 0;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Gives this request's body bytes back to the budget; called once the request is done. */
-  private releaseBody: (() => void) | undefined;
+  /** This request's body bytes in the budget; released once the request is done. */
+  private bodyHold: BodyHold | undefined;
   /** Bytes of downloaded images this request holds in the budget (holdInput). */
   private heldInput = 0;
   /** Body chunks that arrive before the handler reads the body (it may await the ledger first). */
@@ -283,7 +282,7 @@ export class RequestContext {
 
   /** This request's body and downloads back to the budget (once: the counts are zeroed). */
   private releaseInputs(): void {
-    this.releaseBody?.(); // idempotent
+    this.bodyHold?.release(); // idempotent
     if (this.heldInput > 0) this.opts.bodyBudget?.remove(this.heldInput);
     this.heldInput = 0;
   }
@@ -323,38 +322,49 @@ export class RequestContext {
   }
 
   /**
-   * The body limit on the declared Content-Length (413, or 400 for a garbled one). A handler calls it
-   * once it knows who asks and before it holds anything (a slot, a rate unit), so an oversized upload
-   * costs nothing; readFields checks it again for handlers that do not.
+   * The body limit on the declared Content-Length (413, or 400 for a garbled one): `--max-body-bytes`,
+   * or a sandbox body's smaller one (`owner` without a key). A handler calls it once it knows who asks
+   * and before it holds anything (a slot, a rate unit), so an oversized upload costs nothing;
+   * readFields checks it again for handlers that do not.
    */
-  checkBodyLength(): void {
-    const refused = declaredLengthError(this.declaredLength, this.opts.maxBodyBytes);
+  checkBodyLength(owner?: BodyOwner): void {
+    const refused = declaredLengthError(this.declaredLength, this.bodyLimit(owner));
     if (refused) throw refused;
   }
 
-  /**
-   * Read the whole body (bounded, counted against the bodies-in-memory cap) and parse it into fields.
-   * Its fields are counted as it arrives: one over the limit is answered without reading the rest.
-   */
-  async readFields(): Promise<RawFields> {
-    const type = this.header('content-type');
-    return parseForm(type, await this.readBody(fieldCounter(type)));
+  private bodyLimit(owner: BodyOwner | undefined): number {
+    return Math.min(this.opts.maxBodyBytes, this.opts.bodyBudget?.largestBody(owner) ?? Infinity);
   }
 
-  private async readBody(counter: FieldCounter | undefined): Promise<Buffer> {
-    const limit = this.opts.maxBodyBytes;
-    this.checkBodyLength(); // a body that cannot fit takes no memory
+  /**
+   * Read the whole body (bounded, counted against the bodies-in-memory budget and `owner`'s share of
+   * it: a key's, or without a key the sandbox's and its address's) and parse it into fields. Its fields
+   * are counted as it arrives: one over the limit is answered without reading the rest.
+   */
+  async readFields(owner?: BodyOwner): Promise<RawFields> {
+    const type = this.header('content-type');
+    return parseForm(type, await this.readBody(owner, fieldCounter(type)));
+  }
+
+  private async readBody(owner: BodyOwner | undefined, counter: FieldCounter | undefined): Promise<Buffer> {
+    const limit = this.bodyLimit(owner);
+    this.checkBodyLength(owner); // a body that cannot fit takes no memory
     const pressure = this.opts.memoryPressure;
-    if (!this.releaseBody && pressure?.high()) throw memoryBusy(pressure.rssBytes(), pressure.limitBytes);
+    if (!this.bodyHold && pressure?.high()) throw memoryBusy(pressure.rssBytes(), pressure.limitBytes);
     const budget = this.opts.bodyBudget;
-    if (budget && !this.releaseBody) {
-      const release = budget.take(this.declaredLength ?? limit);
-      if (!release) throw bodiesBusy(budget.inUse, budget.limitBytes);
-      if (this.done) release();
-      else this.releaseBody = release;
+    if (budget && !this.bodyHold) {
+      // Refused before the first byte is read: the answer goes out and uWS skips the body.
+      const hold = budget.take(this.declaredLength ?? limit, owner);
+      if (isRefusal(hold)) {
+        if (hold.refused === 'budget') throw bodiesBusy(hold.heldBytes, hold.limitBytes);
+        this.notes.rejection = `body_share_${hold.refused}`;
+        throw bodyShareFull(hold.refused, hold.heldBytes, hold.limitBytes);
+      }
+      if (this.done) hold.release();
+      else this.bodyHold = hold;
     }
     this.phase = 'body';
-    const stopWatch = this.watchUpload();
+    const stopWatch = this.watchUpload(this.bodyHold?.bytes ?? 0);
     try {
       const body = await readBody(this.early ?? this.res, {
         declaredLength: this.declaredLength,
@@ -371,16 +381,17 @@ export class RequestContext {
   }
 
   /**
-   * The minimum upload rate, while the body is read: every `uploadWindowMs` must bring
-   * UPLOAD_MIN_BYTES_PER_S × the window (or the rest of the body), else 408 and the connection closed.
+   * The minimum upload rate, while the body is read: every `uploadWindowMs` must bring the rate for
+   * the `heldBytes` the body holds in the budget (minUploadRate: at least 16 kB/s, more for a larger
+   * body) × the window (or the rest of the body), else 408, the connection closed and the bytes freed.
    * Meanwhile uWS's idle timer is restarted (it would close the connection without an answer, 8–12 s
    * into a body slower than 16 kB/s). Returns the stop.
    */
-  private watchUpload(): () => void {
+  private watchUpload(heldBytes: number): () => void {
     const early = this.early;
     const windowMs = this.opts.uploadWindowMs;
     if (!early || windowMs === undefined || early.complete) return () => {};
-    const minBytes = Math.ceil((UPLOAD_MIN_BYTES_PER_S * windowMs) / 1000);
+    const minBytes = Math.ceil((minUploadRate(heldBytes) * windowMs) / 1000);
     const tickMs = Math.min(UPLOAD_KEEPALIVE_MS, windowMs);
     let windowStart = performance.now();
     let mark = early.received;

@@ -92,6 +92,24 @@ export function bodiesBusy(inUseBytes: number, limitBytes: number): HttpError {
   );
 }
 
+/**
+ * This body would take its owner past its share of the bodies-in-memory budget (http/body-budget.ts):
+ * a key's uploads in progress, the sandbox's, or one address's in the sandbox. remove.bg's 429, as for
+ * a key at its concurrency cap: the client's own uploads hold the memory, and a 429 with Retry-After
+ * is what its clients already wait and retry on (a 503 would say the service is down for everyone).
+ */
+export function bodyShareFull(share: 'key' | 'sandbox' | 'address', heldBytes: number, shareBytes: number): HttpError {
+  const whose = { key: "This API key's uploads in progress", sandbox: 'Uploads to the sandbox in progress', address: 'Your uploads to the sandbox in progress' }[share];
+  const hint = share === 'key' ? 'please retry when one has arrived' : 'please retry later, or use an API key';
+  return new HttpError(
+    429,
+    'rate_limit_exceeded',
+    'Rate limit exceeded',
+    `${whose} hold ${formatSize(heldBytes)} of their ${formatSize(shareBytes)} share of the server's memory for request bodies; ${hint}.`,
+    retryAfter(1),
+  );
+}
+
 /** The process is near its memory limit (process/memory-pressure.ts): no new body is taken now. */
 export function memoryBusy(rssBytes: number, limitBytes: number): HttpError {
   return new HttpError(
@@ -108,7 +126,7 @@ export function requestTimeout(timeoutMs: number): HttpError {
   return new HttpError(408, 'request_timeout', 'Request timeout', `The request body did not arrive within ${formatSeconds(timeoutMs)}.`);
 }
 
-/** The body arrived slower than the minimum upload rate (a slow or stuck client; docs/http.md, "Connection limits"). */
+/** The body arrived slower than its minimum upload rate (a slow or stuck client; http/body-budget.ts minUploadRate, docs/http.md). */
 export function uploadTooSlow(bytes: number, windowMs: number, minBytes: number): HttpError {
   return new HttpError(
     408,

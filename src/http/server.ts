@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import { createApi, type ApiDeps } from '../api/routes.js';
 import type { MemoryPressure } from '../process/memory-pressure.js';
-import { BodyBudget } from './body.js';
+import { BodyBudget } from './body-budget.js';
 import { RequestContext, type ContextOptions, type RequestNotes } from './context.js';
 import { HttpError, internalError, methodNotAllowed, notFound, shuttingDown } from './http-error.js';
 import { assertNativeUws } from './native-check.js';
@@ -91,6 +91,8 @@ export interface CutoutServer {
   readonly url: string;
   /** Requests currently being handled. */
   readonly inflight: number;
+  /** Request bodies and downloads in memory: the budget and its shares (http/body-budget.ts). */
+  readonly bodyBudget: BodyBudget;
   /** Resolves when no request is in flight. */
   whenIdle(): Promise<void>;
   /**
@@ -230,6 +232,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
     }
   };
 
+  const bodyBudget = new BodyBudget(config.bodyMemoryBytes, config.maxBodyBytes);
   const contextOptions: ContextOptions = {
     maxBodyBytes: config.maxBodyBytes,
     timeoutMs: config.requestTimeoutMs,
@@ -242,11 +245,11 @@ export function createServer(deps: ServerDeps): CutoutServer {
     uploadWindowMs: config.uploadWindowMs,
     onSlowUpload: (c) =>
       log.info(
-        `upload: request #${c.id} ${c.method} ${c.path} from ${c.remoteAddress} sent its body slower than 16 kB/s ` +
+        `upload: request #${c.id} ${c.method} ${c.path} from ${c.remoteAddress} sent its body slower than its minimum rate ` +
           `(${c.expiredWith?.detail ?? ''}); answered 408 and closed the connection`,
       ),
     retryAfterSeconds: api.retryAfterSeconds,
-    bodyBudget: new BodyBudget(config.bodyMemoryBytes),
+    bodyBudget,
     ...(deps.memoryPressure && { memoryPressure: deps.memoryPressure }),
     trustProxy: config.trustProxy,
   };
@@ -303,6 +306,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
     get inflight() {
       return inflight;
     },
+    bodyBudget,
     whenIdle() {
       return inflight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
     },

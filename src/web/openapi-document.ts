@@ -215,11 +215,14 @@ function removeBgResponses(sandbox: boolean): JsonObject {
     ...ANY_ROUTE,
     '400': errorResponse('A bad field, source or image, or too many fields; also ambiguous framing headers.', REMOVEBG_400),
     ...BODY_ROUTE,
-    '413': errorResponse('The request body is over `--max-body-bytes` (checked on Content-Length first), or the image over 22 MB.', ['file_too_large']),
+    '413': errorResponse(
+      `The request body is over \`--max-body-bytes\`${sandbox ? " or the sandbox's body limit (1/16 of `--body-memory-bytes`)" : ''} (checked on Content-Length first), or the image over 22 MB.`,
+      ['file_too_large'],
+    ),
     '429': errorResponse(
       sandbox
-        ? "This client address has used its sandbox requests for the minute (`--sandbox-rate-per-minute`), or the sandbox holds its whole share of the pool (`--sandbox-share`); the rate headers report the client's window."
-        : 'The key is at its concurrency cap, or its minute has no rate unit left (then with the rate headers).',
+        ? "This client address has used its sandbox requests for the minute (`--sandbox-rate-per-minute`), the sandbox holds its whole share of the pool (`--sandbox-share`), or uploads in progress from this address or to the sandbox hold their share of the memory for request bodies (checked before the body is read); the rate headers report the client's window."
+        : "The key is at its concurrency cap, its minute has no rate unit left (then with the rate headers), or the key's uploads in progress hold its share of the memory for request bodies (its concurrency cap × `--max-body-bytes`; checked before the body is read).",
       ['rate_limit_exceeded'],
       { ...retryAfter, ...rateHeaders(sandbox) },
     ),
@@ -286,7 +289,7 @@ export function openApiDocument(): JsonObject {
     summary: sandbox ? 'Remove the background, without a key (sandbox)' : 'Remove the background',
     description: sandbox
       ? 'The same fields and wire as `/v1.0/removebg`, without a key and charged nothing (`X-Credits-Charged: 0`); sizes above `preview` are capped at preview. Limited per client address and to a small share of capacity. Answers 404 when the sandbox is off (`--sandbox off`).'
-      : 'remove.bg\'s endpoint. Checks, in order: the key (403), the declared body length (413), the key\'s concurrency slot and rate unit (429), request bodies in memory (503), the body and its fields (400), the image (400/413), credits (402), the queue (503).',
+      : 'remove.bg\'s endpoint. Checks, in order: the key (403), the declared body length (413), request bodies in memory (429 over the key\'s share, 503 over the total), the key\'s concurrency slot and rate unit (429), the body and its fields (400), the image (400/413), credits (402), the queue (503).',
     operationId: sandbox ? 'removeBgSandbox' : 'removeBg',
     tags: ['Removal'],
     ...(sandbox ? { security: [] } : {}),
