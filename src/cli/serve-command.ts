@@ -12,6 +12,7 @@ import { ConfigError, loadConfig, minBodyMemoryBytes, type Config } from '../con
 import type { LedgerBackend, ReconcileReport } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/open-ledger.js';
 import { redactUrl } from '../ledger/ledger-url.js';
+import { listeningLine, localHint } from './listen-line.js';
 import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';
 import { createRemovalPool } from '../pool/pool.js';
 import { estimateMemory, formatMemoryEstimate } from '../pool/memory-estimate.js';
@@ -306,7 +307,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   process.stdout.write(`${describePool(service.pool)}\n`);
   if (service.pool.info) process.stdout.write(`${describeModelFacts(service.pool)}\n${describeModelLicense(service.pool.info.model, service.pool.info.ownModelFile)}\n`);
   const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
-  process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)}${ledgerAt})\n`);
+  process.stdout.write(`${listeningLine(service.server.url, config.host, service.server.port)} (data: ${resolve(config.dataDir)}${ledgerAt})${localHint(service.server.url, config.host)}\n`);
   const release = service.pool.info?.memoryRelease;
   process.stdout.write(`${formatMemoryEstimate(estimateMemory(service.pool.info?.modelFileSize ?? service.pool.info?.model ?? config.model, service.pool.stats().workers, release))}\n`);
   if (service.pool.info?.memoryFit) process.stdout.write(`memory limit: ${service.pool.info.memoryFit}\n`);
