@@ -49,8 +49,12 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
                        (CUTOUT_MODEL_FAMILY, default: the descriptor's "family")
   --model-descriptor P the model file's JSON descriptor (CUTOUT_MODEL_DESCRIPTOR, default: PATH.json
                        beside the file when there is one; family custom needs one)
-  --quality Q          fast | balanced | best: what each removal may spend on quality (CUTOUT_QUALITY,
-                       default balanced; the table in the README)
+  --quality Q          what each removal may spend on its edges (CUTOUT_QUALITY, default balanced):
+                       fast: the model's mask upscaled, no edge stages (~0.8x the time of balanced
+                       on a 12 MP photo); balanced: + guided refinement, matting and foreground
+                       colour; best: + the mirrored photo through the model where the mask is unsure
+                       (~1.6-2.2x balanced on a CPU: one more inference; balanced on a GPU for now).
+                       Figures: docs/performance.md, "Quality levels"
   --device D           auto | cpu | cuda | cuda:N (CUTOUT_DEVICE, default auto: CUDA when its provider
                        libraries and a GPU are present, else the CPU; an explicit cuda never falls back)
   --processes N        server processes sharing the port via SO_REUSEPORT (CUTOUT_PROCESSES, default 1)
