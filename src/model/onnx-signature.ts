@@ -59,7 +59,7 @@ export interface OnnxGraphFacts extends OnnxSignature {
 /**
  * Why the bytes are no usable ONNX model, in words for whoever gave the file: `not-onnx` (its bytes
  * are not laid out as an ONNX model), `incomplete` (an ONNX model cut short: `present` of at least
- * `needed` bytes), or `damaged` (laid out as one, but its graph's records do not fit together).
+ * `needed` bytes), or `damaged` (laid out as one, but its records do not fit together).
  * The message completes "The model file F is …".
  */
 export class OnnxFormatError extends Error {
@@ -138,8 +138,14 @@ function fileSource(fd: number, length: number): ByteSource {
       return window[pos - at]!;
     },
     slice(start, end) {
+      // A name is read from the window (loaded at it when outside): node names come thousands at a
+      // time, and one read each would cost a system call apiece.
+      if (end - start <= WINDOW) {
+        if (start < at || end > at + filled) load(start);
+        return Buffer.from(window.subarray(start - at, end - at));
+      }
       const out = Buffer.allocUnsafe(end - start);
-      if (end > start) fs.readSync(fd, out, 0, end - start, start);
+      fs.readSync(fd, out, 0, end - start, start);
       return out;
     },
   };
