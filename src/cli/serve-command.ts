@@ -13,6 +13,7 @@ import type { LedgerBackend, ReconcileReport } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/open-ledger.js';
 import { redactUrl } from '../ledger/ledger-url.js';
 import { listeningLine, localHint } from './listen-line.js';
+import { describeModelWarnings } from './model-warnings.js';
 import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';
 import { createRemovalPool } from '../pool/pool.js';
 import { estimateMemory, formatMemoryEstimate } from '../pool/memory-estimate.js';
@@ -310,7 +311,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
   process.stdout.write(`${describePool(service.pool)}\n`);
   if (service.pool.info) process.stdout.write(`${describeModelFacts(service.pool)}\n${describeModelLicense(service.pool.info.model, service.pool.info.ownModelFile)}\n`);
-  for (const line of describeModelWarnings(service.pool)) process.stderr.write(`${line}\n`);
+  for (const line of describeModelWarnings(service.pool, 'cutout serve')) process.stderr.write(`${line}\n`);
   const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
   process.stdout.write(`${listeningLine(service.server.url, config.host, service.server.port)} (data: ${resolve(config.dataDir)}${ledgerAt})${localHint(service.server.url, config.host)}\n`);
   const release = service.pool.info?.memoryRelease;
@@ -414,16 +415,6 @@ export function describeModelFacts(pool: RemovalPool): string {
   if (i.device.kind !== 'cuda' || i.batching) return line;
   const why = i.modelBatch === 'fixed' ? "the file's batch dimension is fixed at 1" : 'no batching across requests on this path';
   return `${line}; one photo per inference run (${why})`;
-}
-
-/**
- * `cutout serve: warning: model m.onnx does not look like a birefnet file: …`, one per sign that the
- * model file is of another family (families.ts familyWarnings). It still runs: the signs are strong,
- * not proof, and a descriptor may say otherwise on purpose.
- */
-export function describeModelWarnings(pool: RemovalPool): string[] {
-  const i = pool.info;
-  return (i?.modelWarnings ?? []).map((w) => `cutout serve: warning: model ${i!.model} does not look like a ${i!.modelFamily ?? 'model'} file: ${w}`);
 }
 
 function stripFlag(argv: string[], name: string): string[] {
