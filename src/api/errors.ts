@@ -69,6 +69,16 @@ export function invalidFileType(received: string, field = 'image'): ApiError {
   return new ApiError(400, 'invalid_file_type', 'Invalid file type', detail);
 }
 
+/**
+ * A file upload of 0 bytes: invalid_file_type, as remove.bg answers bytes that are no jpg/png/webp
+ * before any decode (an empty file has no type at all; failed_to_read_image is for a file of an
+ * accepted type that does not decode), with a detail that says the file is empty.
+ */
+export function emptyFile(field: 'image_file' | 'bg_image_file', filename: string): ApiError {
+  const name = filename.length > 100 ? `${filename.slice(0, 99)}…` : filename;
+  return invalidFileType(`an empty file ('${name}' has 0 bytes; was it saved or copied completely?)`, field === 'image_file' ? 'image' : field);
+}
+
 export function failedToReadImage(detail = 'The image could not be decoded.'): ApiError {
   return new ApiError(400, 'failed_to_read_image', 'Failed to read image', detail);
 }

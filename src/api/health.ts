@@ -16,7 +16,8 @@ export function handleHealth(ctx: RequestContext, pool: RemovalPool, ledger: Led
   ctx.sendJson(200, {
     status: 'ok',
     ledger: ledger.isOpen() ? 'up' : 'down',
-    ...(i && { device: i.device.label, device_reason: i.device.reason, model: i.model, workers: i.workers }),
+    // Anyone may ask: the device's reason loses the folders it names (the start-up output keeps them).
+    ...(i && { device: withoutPaths(i.device.label), device_reason: withoutPaths(i.device.reason), model: withoutPaths(i.model), workers: i.workers }),
     // Which file runs, by its family and hash (a model file of the user's own, or a bundled one).
     ...(i?.modelFamily !== undefined && { model_family: i.modelFamily }),
     ...(i?.modelSha256 !== undefined && { model_sha256: i.modelSha256 }),
@@ -38,4 +39,13 @@ export function handleReady(ctx: RequestContext, pool: RemovalPool, ledger: Ledg
   const checks = { pool: pool.ready, ledger: ledger.isOpen(), accepting };
   const ready = checks.pool && checks.ledger && checks.accepting;
   ctx.sendJson(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
+}
+
+/**
+ * A filesystem path (`build/Release`, `/proc/driver/nvidia/gpus`, `./data/x`: anything with a slash
+ * between names, not part of a URL) as `[path]`: an unauthenticated answer must not map the host's
+ * folders. Names without a folder (`libonnxruntime.so.1`) stay.
+ */
+export function withoutPaths(text: string): string {
+  return text.replace(/(?<![\w:/.~-])(?:~|\.{1,2})?\/?(?:[\w.@+~-]+\/)+[\w.@+~-]*/g, (m) => (m.includes('/') ? '[path]' : m));
 }

@@ -150,6 +150,7 @@ export async function runRemoval(ctx: RequestContext, deps: RemoveBgDeps, terms:
     }
     ctx.throwIfAborted(); // finished after the client left or past the deadline: refund below
     if (!result.ok) {
+      if (result.cause) ctx.notes.cause = result.cause; // the decoder's own words, for the request log
       const err = fromRemoveFailure(result.code, result.message);
       // The client sees a generic 500; the operator needs the worker's own words.
       if (err.code === 'internal_error') deps.log.error(`internal_error on request #${ctx.id} ${ctx.method} ${ctx.path}: worker failed (${result.code}): ${result.message}`);

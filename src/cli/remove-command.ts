@@ -6,6 +6,7 @@ import { checkFlags, parseArgs } from './args.js';
 import { collectInputs, RESULT_EXTENSION, resultStems } from './collect-inputs.js';
 import { ConfigError, modelChoice } from '../config.js';
 import { MODEL_FAMILIES, parseModelFamily } from '../model/families.js';
+import { describeModelWarnings } from './model-warnings.js';
 
 const SIZES: Record<string, SizeTier> = {
   preview: 'preview', small: 'preview', regular: 'preview', medium: 'medium', hd: 'hd', full: 'full', '4k': 'full', '50mp': '50MP', auto: 'full',
@@ -131,6 +132,7 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
     io.stderr.write(`cutout: ${(err as Error).message}\n`);
     return 1;
   }
+  for (const line of describeModelWarnings(remover.pool, 'cutout')) io.stderr.write(`${line}\n`);
   let ok = 0;
   let failed = unreadable.length;
   const started = Date.now();

@@ -12,6 +12,8 @@ import { ConfigError, loadConfig, minBodyMemoryBytes, type Config } from '../con
 import type { LedgerBackend, ReconcileReport } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/open-ledger.js';
 import { redactUrl } from '../ledger/ledger-url.js';
+import { listeningLine, localHint } from './listen-line.js';
+import { describeModelWarnings } from './model-warnings.js';
 import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';
 import { createRemovalPool } from '../pool/pool.js';
 import { estimateMemory, formatMemoryEstimate } from '../pool/memory-estimate.js';
@@ -48,8 +50,12 @@ export const SERVE_USAGE = `Usage: cutout serve [options]
                        (CUTOUT_MODEL_FAMILY, default: the descriptor's "family")
   --model-descriptor P the model file's JSON descriptor (CUTOUT_MODEL_DESCRIPTOR, default: PATH.json
                        beside the file when there is one; family custom needs one)
-  --quality Q          fast | balanced | best: what each removal may spend on quality (CUTOUT_QUALITY,
-                       default balanced; the table in the README)
+  --quality Q          what each removal may spend on its edges (CUTOUT_QUALITY, default balanced):
+                       fast: the model's mask upscaled, no edge stages (~0.8x the time of balanced
+                       on a 12 MP photo); balanced: + guided refinement, matting and foreground
+                       colour; best: + the mirrored photo through the model where the mask is unsure
+                       (~1.6-2.2x balanced on a CPU: one more inference; balanced on a GPU for now).
+                       Figures: docs/performance.md, "Quality levels"
   --device D           auto | cpu | cuda | cuda:N (CUTOUT_DEVICE, default auto: CUDA when its provider
                        libraries and a GPU are present, else the CPU; an explicit cuda never falls back)
   --processes N        server processes sharing the port via SO_REUSEPORT (CUTOUT_PROCESSES, default 1)
@@ -308,8 +314,9 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
   process.stdout.write(`${describePool(service.pool)}\n`);
   if (service.pool.info) process.stdout.write(`${describeModelFacts(service.pool)}\n${describeModelLicense(service.pool.info.model, service.pool.info.ownModelFile)}\n`);
+  for (const line of describeModelWarnings(service.pool, 'cutout serve')) process.stderr.write(`${line}\n`);
   const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
-  process.stdout.write(`cutout listening on ${service.server.url} (data: ${resolve(config.dataDir)}${ledgerAt})\n`);
+  process.stdout.write(`${listeningLine(service.server.url, config.host, service.server.port)} (data: ${resolve(config.dataDir)}${ledgerAt})${localHint(service.server.url, config.host)}\n`);
   const release = service.pool.info?.memoryRelease;
   process.stdout.write(`${formatMemoryEstimate(estimateMemory(service.pool.info?.modelFileSize ?? service.pool.info?.model ?? config.model, service.pool.stats().workers, release))}\n`);
   if (service.pool.info?.memoryFit) process.stdout.write(`memory limit: ${service.pool.info.memoryFit}\n`);

@@ -37,6 +37,8 @@ export interface RequestNotes {
   creditsCharged?: number;
   /** Why a 402/429/503 was given, where the error code alone does not say (e.g. 'sandbox_share'). */
   rejection?: string;
+  /** A failed removal's cause in the library's own words (a decoder's), where the client got plainer ones. */
+  cause?: string;
 }
 
 /** A route's handler: answers one request through its context. */

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionOptions, TensorType } from './manifest.js';
-import { elemTypeName, formatDims, ONNX_FLOAT, ONNX_FLOAT16, OnnxFormatError, readOnnxSignatureFile, type OnnxDim, type OnnxSignature, type OnnxValue } from './onnx-signature.js';
+import { elemTypeName, formatDims, ONNX_FLOAT, ONNX_FLOAT16, OnnxFormatError, readOnnxSignatureFile, type OnnxDim, type OnnxGraphFacts, type OnnxProducer, type OnnxSignature, type OnnxValue } from './onnx-signature.js';
 
 export const MODEL_FAMILIES = ['isnet', 'u2net', 'birefnet', 'rmbg', 'custom'] as const;
 export type ModelFamily = (typeof MODEL_FAMILIES)[number];
@@ -104,6 +104,8 @@ export interface ModelFile {
    * file can run several photos at once on the staged, batching path; 'fixed' otherwise.
    */
   batch: 'symbolic' | 'fixed';
+  /** Signs that the file is of another family than the one given (familyWarnings): printed at start, not refused. */
+  warnings: string[];
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -315,17 +317,67 @@ function hashFile(file: string): string {
  */
 export function checkModelFile(req: ModelFileRequest): ModelFile {
   const { family, convention, descriptor } = resolveConvention(req);
-  let sig: OnnxSignature;
+  let sig: OnnxGraphFacts;
   try {
-    sig = readOnnxSignatureFile(req.file);
+    sig = readOnnxSignatureFile(req.file, { nodes: true });
   } catch (err) {
-    if (err instanceof OnnxFormatError) throw new ModelFileError(`The model file ${req.file} is not an ONNX model: ${err.message}`);
+    // "… is not an ONNX file (…)", "… is incomplete (N of M bytes, …)": OnnxFormatError's words.
+    if (err instanceof OnnxFormatError) throw new ModelFileError(`The model file ${req.file} is ${err.message}`);
     throw new ModelFileError(`Could not read the model file ${req.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   const what = `The model file ${req.file} (family ${family}${descriptor ? `, descriptor ${path.basename(descriptor)}` : ''})`;
   const names = checkSignature(sig, convention, what);
+  const warnings = familyWarnings(sig.producers, names.outputName, convention, family);
   const sha256 = hashFile(req.file);
-  return { path: path.resolve(req.file), family, sha256, convention, ...names, float16WeightBytes: sig.float16WeightBytes, ...(descriptor ? { descriptor } : {}) };
+  return { path: path.resolve(req.file), family, sha256, convention, ...names, float16WeightBytes: sig.float16WeightBytes, warnings, ...(descriptor ? { descriptor } : {}) };
+}
+
+/**
+ * Operators that pass a value's range through unchanged (type, layout, quantisation, resizing):
+ * looked through to find what computed a mask. A quantised ISNet's mask is Sigmoid → Cast.
+ */
+const RANGE_KEEPING_OPS = new Set(['Cast', 'Identity', 'Reshape', 'Squeeze', 'Unsqueeze', 'Flatten', 'Transpose', 'Slice', 'Resize', 'Upsample', 'QuantizeLinear', 'DequantizeLinear']);
+/** Operators whose result lies in [0, 1] (or a bounded range): a probability already. */
+const BOUNDED_OPS = new Set(['Sigmoid', 'HardSigmoid', 'Softmax', 'Clip']);
+
+/** The operator that last changed a value's range: the node computing it, looking through RANGE_KEEPING_OPS. */
+export function rangeOp(producers: ReadonlyMap<string, OnnxProducer>, value: string): string | undefined {
+  let name = value;
+  for (let step = 0; step < 16; step++) {
+    const node = producers.get(name);
+    if (!node) return undefined;
+    if (!RANGE_KEEPING_OPS.has(node.op) || node.inputs[0] === undefined) return node.op;
+    name = node.inputs[0];
+  }
+  return undefined;
+}
+
+/**
+ * Signs, from the graph itself, that the file is not of the family given. The reliable one: what
+ * computes the mask. ISNet, U²-Net and RMBG-1.4 end in a Sigmoid (a probability); BiRefNet and RMBG-2.0
+ * give logits (a convolution's output). A probability read as logits gets a second sigmoid (the mask
+ * never falls below 0.5: nothing is removed); logits read as a probability are cut to 0 and 1.
+ * Names and output counts vary between exports, so they are not used. Nothing is said where the
+ * mask's producer is not found (an output that is a graph input, or a chain of unknown operators).
+ */
+export function familyWarnings(producers: ReadonlyMap<string, OnnxProducer>, outputName: string, c: ModelConvention, family: ModelFamily): string[] {
+  const op = rangeOp(producers, outputName);
+  if (op === undefined) return [];
+  const bounded = BOUNDED_OPS.has(op);
+  if (c.output.activation === 'sigmoid' && bounded) {
+    return [
+      `the mask output '${outputName}' comes out of a ${op}: it is a probability already, but family ${family} reads it as logits and applies a sigmoid again ` +
+        '(the mask would never fall below 0.5). An ISNet, U²-Net or RMBG-1.4 file? Give --model-family isnet, u2net or rmbg',
+    ];
+  }
+  // A min-max stretch (u2net, rmbg) makes any monotonic output a usable mask: only a mask read as it is can be cut.
+  if (c.output.activation === 'none' && c.output.range === 'unit' && !bounded) {
+    return [
+      `the mask output '${outputName}' comes out of a ${op}, not a Sigmoid: family ${family} reads it as a probability already, and logits would be cut to 0 and 1. ` +
+        'A BiRefNet or RMBG-2.0 file? Give --model-family birefnet',
+    ];
+  }
+  return [];
 }
 
 /** The addon's Session options for a checked file: mean and std in the 0..255 units the addon works in. */

@@ -45,12 +45,55 @@ export interface OnnxSignature {
   float16WeightBytes: number;
 }
 
+/** The node that computes a value: its operator and inputs (only read when asked: readOnnxSignatureFile's `nodes`). */
+export interface OnnxProducer {
+  op: string;
+  inputs: string[];
+}
+
+export interface OnnxGraphFacts extends OnnxSignature {
+  /** Value name → the node computing it. */
+  producers: Map<string, OnnxProducer>;
+}
+
+/**
+ * Why the bytes are no usable ONNX model, in words for whoever gave the file: `not-onnx` (its bytes
+ * are not laid out as an ONNX model), `incomplete` (an ONNX model cut short: `present` of at least
+ * `needed` bytes), or `damaged` (laid out as one, but its records do not fit together).
+ * The message completes "The model file F is …".
+ */
 export class OnnxFormatError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly kind: 'not-onnx' | 'incomplete' | 'damaged',
+    readonly present?: number,
+    readonly needed?: number,
+  ) {
     super(message);
     this.name = 'OnnxFormatError';
   }
 }
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** ModelProto's fields (onnx.proto3) and their wire types: anything else at the top is not ONNX. */
+const MODEL_FIELD_NAMES: Readonly<Record<number, string>> = {
+  1: 'ir_version', 2: 'producer_name', 3: 'producer_version', 4: 'domain', 5: 'model_version', 6: 'doc_string',
+  7: 'graph', 8: 'opset_import', 14: 'metadata_props', 20: 'training_info', 25: 'functions', 26: 'configuration',
+};
+const VARINT_MODEL_FIELDS = new Set([1, 5]);
+
+const notOnnx = (why: string) => new OnnxFormatError(`not an ONNX file (${why})`, 'not-onnx');
+const incomplete = (present: number, needed: number | undefined, inside: string) =>
+  new OnnxFormatError(
+    needed === undefined
+      ? `incomplete (${count(present)} bytes, ending inside its ${inside}): copy or download it again`
+      : `incomplete (${count(present)} of ${count(needed)} bytes, ending inside its ${inside}): copy or download it again`,
+    'incomplete',
+    present,
+    needed,
+  );
+const damaged = () => new OnnxFormatError("damaged: it is laid out as an ONNX model, but its records do not fit together", 'damaged');
 
 /** The element type as ONNX Runtime names it (`float16`), or `type N`. */
 export function elemTypeName(t: number): string {
@@ -95,19 +138,33 @@ function fileSource(fd: number, length: number): ByteSource {
       return window[pos - at]!;
     },
     slice(start, end) {
+      // A name is read from the window (loaded at it when outside): node names come thousands at a
+      // time, and one read each would cost a system call apiece.
+      if (end - start <= WINDOW) {
+        if (start < at || end > at + filled) load(start);
+        return Buffer.from(window.subarray(start - at, end - at));
+      }
       const out = Buffer.allocUnsafe(end - start);
-      if (end > start) fs.readSync(fd, out, 0, end - start, start);
+      fs.readSync(fd, out, 0, end - start, start);
       return out;
     },
   };
 }
 
+/**
+ * Reads one message's fields. `overrun` says what a field running past this message's end means:
+ * at the top of the file, that the file was cut short (the file ends before the field does); inside
+ * a message that fits in the file, that the records are damaged.
+ */
 class Reader {
   pos: number;
+  /** The top-level field being read (for "ending inside its graph"). */
+  field = 'first record';
   constructor(
     readonly src: ByteSource,
     start = 0,
     readonly end = src.length,
+    readonly top = false,
   ) {
     this.pos = start;
   }
@@ -116,17 +173,21 @@ class Reader {
     return this.pos >= this.end;
   }
 
+  private overrun(needed?: number): OnnxFormatError {
+    return this.top ? incomplete(this.src.length, needed, this.field) : damaged();
+  }
+
   varint(): number {
     let result = 0;
     let scale = 1;
     for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) throw new OnnxFormatError('truncated varint');
+      if (this.pos >= this.end) throw this.overrun();
       const b = this.src.byteAt(this.pos++);
       result += (b & 0x7f) * scale;
       if (b < 0x80) return result;
       scale *= 128;
     }
-    throw new OnnxFormatError('varint longer than 10 bytes');
+    throw this.top ? notOnnx('its bytes are not laid out as an ONNX model') : damaged();
   }
 
   /** The next field's number and wire type. */
@@ -139,14 +200,14 @@ class Reader {
   bytes(): { start: number; end: number } {
     const len = this.varint();
     const start = this.pos;
-    if (start + len > this.end) throw new OnnxFormatError('a field runs past the end of its message');
+    if (start + len > this.end) throw this.overrun(start + len);
     this.pos = start + len;
     return { start, end: start + len };
   }
 
   string(): string {
     const { start, end } = this.bytes();
-    if (end - start > 1 << 20) throw new OnnxFormatError('a name longer than 1 MiB');
+    if (end - start > 1 << 20) throw damaged(); // a name longer than 1 MiB
     return Buffer.from(this.src.slice(start, end)).toString('utf8');
   }
 
@@ -160,13 +221,17 @@ class Reader {
     else if (wire === 1) this.pos += 8;
     else if (wire === 2) this.bytes();
     else if (wire === 5) this.pos += 4;
-    else throw new OnnxFormatError(`unsupported wire type ${wire}`);
-    if (this.pos > this.end) throw new OnnxFormatError('a field runs past the end of its message');
+    else throw this.top ? notOnnx('its bytes are not laid out as an ONNX model') : damaged(); // wire types 3, 4 (groups), 6, 7: none in ONNX
+    if (this.pos > this.end) throw this.overrun(this.pos);
   }
 }
 
 // Field numbers from onnx.proto3.
 const MODEL_GRAPH = 7;
+const GRAPH_NODE = 1;
+const NODE_INPUT = 1;
+const NODE_OUTPUT = 2;
+const NODE_OP_TYPE = 4;
 const GRAPH_INITIALIZER = 5;
 const GRAPH_INPUT = 11;
 const GRAPH_OUTPUT = 12;
@@ -227,36 +292,61 @@ function readValueInfo(r: Reader): OnnxValue {
   return value;
 }
 
-/** The graph's signature; throws OnnxFormatError when the bytes are not an ONNX model with a graph. */
-export function readOnnxSignature(bytes: Uint8Array): OnnxSignature {
-  return signatureOf(new Reader(memorySource(bytes)));
+function readNode(r: Reader, producers: Map<string, OnnxProducer>): void {
+  const node: OnnxProducer = { op: '', inputs: [] };
+  const outputs: string[] = [];
+  while (!r.done) {
+    const { field, wire } = r.tag();
+    if (field === NODE_INPUT && wire === 2) node.inputs.push(r.string());
+    else if (field === NODE_OUTPUT && wire === 2) outputs.push(r.string());
+    else if (field === NODE_OP_TYPE && wire === 2) node.op = r.string();
+    else r.skip(wire);
+  }
+  for (const o of outputs) producers.set(o, node);
 }
 
-/** The same, read from a file a window at a time (the weights are never read). */
-export function readOnnxSignatureFile(file: string): OnnxSignature {
+/** The graph's signature; throws OnnxFormatError when the bytes are not an ONNX model with a graph. */
+export function readOnnxSignature(bytes: Uint8Array): OnnxSignature {
+  return signatureOf(new Reader(memorySource(bytes), 0, bytes.length, true));
+}
+
+/**
+ * The same, read from a file a window at a time (the weights are never read); with `nodes`, also
+ * which node computes each value (the family checks' warnings: families.ts).
+ */
+export function readOnnxSignatureFile(file: string): OnnxSignature;
+export function readOnnxSignatureFile(file: string, opts: { nodes: true }): OnnxGraphFacts;
+export function readOnnxSignatureFile(file: string, opts?: { nodes: true }): OnnxSignature | OnnxGraphFacts {
   const fd = fs.openSync(file, 'r');
   try {
-    return signatureOf(new Reader(fileSource(fd, fs.fstatSync(fd).size)));
+    const size = fs.fstatSync(fd).size;
+    return signatureOf(new Reader(fileSource(fd, size), 0, size, true), opts?.nodes ? new Map() : undefined);
   } finally {
     fs.closeSync(fd);
   }
 }
 
-function signatureOf(model: Reader): OnnxSignature {
+function signatureOf(model: Reader, producers?: Map<string, OnnxProducer>): OnnxSignature | OnnxGraphFacts {
+  if (model.src.length === 0) throw notOnnx('it is empty');
   let graph: Reader | undefined;
   while (!model.done) {
     const { field, wire } = model.tag();
-    if (field === MODEL_GRAPH && wire === 2) graph = model.sub();
+    const name = MODEL_FIELD_NAMES[field];
+    // A JPEG, a zip, a text file or a safetensors header fails here, at its first bytes.
+    if (name === undefined || wire !== (VARINT_MODEL_FIELDS.has(field) ? 0 : 2)) throw notOnnx('its bytes are not laid out as an ONNX model');
+    model.field = name;
+    if (field === MODEL_GRAPH) graph = model.sub();
     else model.skip(wire);
   }
-  if (!graph) throw new OnnxFormatError('no graph in the file');
+  if (!graph) throw notOnnx('it holds no graph');
   const inputs: OnnxValue[] = [];
   const outputs: OnnxValue[] = [];
   const initializers = new Set<string>();
   let float16WeightBytes = 0;
   while (!graph.done) {
     const { field, wire } = graph.tag();
-    if (field === GRAPH_INPUT && wire === 2) inputs.push(readValueInfo(graph.sub()));
+    if (field === GRAPH_NODE && wire === 2 && producers) readNode(graph.sub(), producers);
+    else if (field === GRAPH_INPUT && wire === 2) inputs.push(readValueInfo(graph.sub()));
     else if (field === GRAPH_OUTPUT && wire === 2) outputs.push(readValueInfo(graph.sub()));
     else if (field === GRAPH_INITIALIZER && wire === 2) {
       // The name, type and size: the tensor's data is skipped by its length.
@@ -281,6 +371,7 @@ function signatureOf(model: Reader): OnnxSignature {
       if (type === ONNX_FLOAT16) float16WeightBytes += raw >= 0 ? raw : 2 * elements;
     } else graph.skip(wire);
   }
-  if (outputs.length === 0) throw new OnnxFormatError('the graph has no outputs');
-  return { inputs: inputs.filter((i) => !initializers.has(i.name)), outputs, float16WeightBytes };
+  if (outputs.length === 0) throw new OnnxFormatError('an ONNX model whose graph has no outputs', 'damaged');
+  const sig = { inputs: inputs.filter((i) => !initializers.has(i.name)), outputs, float16WeightBytes };
+  return producers ? { ...sig, producers } : sig;
 }

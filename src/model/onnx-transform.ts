@@ -1,8 +1,6 @@
 // Offline graph rewrites on an ONNX ModelProto: widen fp16 to fp32, and drop outputs nothing reads.
-import { createRequire } from 'node:module';
+import { requireDevPackage } from './dev-package.js';
 import { widenHalfBytes } from './fp16.js';
-
-const require = createRequire(import.meta.url);
 
 // onnx-proto is generated protobufjs code with loose types; we touch only a few fields.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -11,12 +9,9 @@ export type Proto = any;
 const FLOAT = 1;
 const FLOAT16 = 10;
 
+/** onnx-proto's classes; MissingPackageError (dev-package.ts) where it is not installed. */
 export function loadOnnx(): Proto {
-  try {
-    return require('onnx-proto').onnx;
-  } catch (err) {
-    throw new Error(`Model assembly needs the 'onnx-proto' package (a dev dependency): ${(err as Error).message}`);
-  }
+  return requireDevPackage<{ onnx: Proto }>('onnx-proto').onnx;
 }
 
 export function decodeModel(bytes: Uint8Array): Proto {

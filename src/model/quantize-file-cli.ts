@@ -3,7 +3,9 @@
 // quantises (quantize-file.ts) and prints what was written and how to run it. Exit 0 done, 1 the file
 // or the calibration failed, 2 a usage error.
 import { parseArgs } from 'node:util';
+import { MissingPackageError } from './dev-package.js';
 import { ModelFileError, parseModelFamily } from './families.js';
+import { loadOnnx } from './onnx-transform.js';
 import { photosIn, quantizeModelFile } from './quantize-file.js';
 import type { CliIo } from '../cli/remove-command.js';
 
@@ -54,6 +56,8 @@ export async function runQuantizeFileCli(args: string[], io: CliIo = process): P
     return 2;
   }
   try {
+    // Before any work: after `npm prune --omit=dev` the ONNX classes are gone, and only that is said.
+    loadOnnx();
     const started = Date.now();
     const photosDir = values['calibration-photos'] as string | undefined;
     const r = await quantizeModelFile({
@@ -74,7 +78,7 @@ export async function runQuantizeFileCli(args: string[], io: CliIo = process): P
     );
     return 0;
   } catch (err) {
-    const known = err instanceof ModelFileError;
+    const known = err instanceof ModelFileError || err instanceof MissingPackageError;
     io.stderr.write(`cutout model: ${known ? '' : 'failed: '}${(err as Error).message}\n`);
     return 1;
   }

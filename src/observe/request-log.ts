@@ -60,6 +60,7 @@ export function createRequestLog(opts: RequestLogOptions = {}): RequestLog {
         status: info.status,
         ...(info.errorCode !== undefined && { code: info.errorCode }),
         ...(n.rejection !== undefined && { rejection: n.rejection }),
+        ...(n.cause !== undefined && { cause: n.cause }),
         account: n.accountId ?? null,
         client: info.clientAddress,
         ...(n.width !== undefined && n.height !== undefined && { output: `${n.width}x${n.height}` }),

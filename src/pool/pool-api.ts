@@ -107,6 +107,8 @@ export interface PoolInfo {
   modelFileSize?: ModelFileSize;
   /** A model file's batch dimension: 'fixed' (1) means one photo per inference run, whatever the device. */
   modelBatch?: 'symbolic' | 'fixed';
+  /** A model file whose graph does not look like its family's (families.ts familyWarnings): said at start. */
+  modelWarnings?: string[];
   workers: number;
   /** ONNX Runtime threads per worker on the CPU path; threads per photo on the staged path. */
   threadsPerWorker: number;

@@ -104,6 +104,7 @@ function startFilePool(opts: PoolOptions, device: DeviceChoice, file: ModelFile)
     batch: file.batch === 'symbolic' && (opts.fileBatching ?? device.kind === 'cuda'),
     fileBatch: file.batch,
     float16WeightBytes: file.float16WeightBytes,
+    ...(file.warnings.length ? { warnings: file.warnings } : {}),
     session: (threads) => sessionOptionsForFile(file, threads),
   });
 }
@@ -133,6 +134,8 @@ interface ChosenModel {
   float16WeightBytes?: number;
   /** A model file's batch dimension (families.ts). */
   fileBatch?: 'symbolic' | 'fixed';
+  /** Signs that a model file is of another family than the one given (families.ts familyWarnings). */
+  warnings?: string[];
   path: string;
   batch: boolean;
   session: (threads: number) => ReturnType<typeof sessionOptionsFor>;
@@ -158,6 +161,7 @@ async function startPoolWith(opts: PoolOptions, device: DeviceChoice, chosen: Ch
     ...(chosen.own ? { ownModelFile: true } : {}),
     ...(modelFileSize ? { modelFileSize } : {}),
     ...(chosen.fileBatch ? { modelBatch: chosen.fileBatch } : {}),
+    ...(chosen.warnings ? { modelWarnings: chosen.warnings } : {}),
   };
   const maxQueue = opts.maxQueue ?? DEFAULT_MAX_QUEUE;
   const cudaOptions = opts.cudaOptions ?? process.env.CUTOUT_CUDA_OPTIONS;

@@ -31,7 +31,10 @@ export type RemoveErrorCode =
 export interface RemoveFailure {
   ok: false;
   code: RemoveErrorCode;
+  /** The client's words (the error's detail). */
   message: string;
+  /** The operator's: the library's own words where they differ (a decoder's), for the request log. */
+  cause?: string;
 }
 
 export type RemoveResult = RemoveSuccess | RemoveFailure;

@@ -7,7 +7,7 @@ import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '
 import type { DecodeMemory } from '../pool/decode-memory.js';
 import { MAX_DECODE_BYTES, MAX_INPUT_PIXELS, MAX_INPUT_SIDE, OVERLAP_DECODE_MAX_BYTES, type QualityLevel, type RemoveOptions } from '../domain/removal.js';
 import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
-import { decoderMessage } from '../image/decoder-message.js';
+import { decoderMessage, describeDecodeFailure } from '../image/decoder-message.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 import * as codec from './codec.js';
 import { addBytes, decodeCost, describeDecode, toMB, type DecodeCost } from './decode-budget.js';
@@ -61,14 +61,17 @@ function fail(code: RemoveFailure['code'], message: string): RemoveFailure {
   return { ok: false, code, message };
 }
 
-/** The photo did not decode: libvips' reason as one line. */
-function unreadable(err: unknown): RemoveFailure {
-  return fail('failed_to_read_image', `Failed to read image: ${decoderMessage(err)}`);
+/**
+ * The photo did not decode: what is wrong with the file in the client's words, libvips' own as the
+ * cause (the request log's). `bytes` names the format where libvips' words do not.
+ */
+function unreadable(err: unknown, bytes?: Uint8Array): RemoveFailure {
+  return { ...fail('failed_to_read_image', describeDecodeFailure(err, bytes)), cause: decoderMessage(err) };
 }
 
 /** The background image did not decode. */
-function unreadableBackground(err: unknown): RemoveFailure {
-  return fail('failed_bg_image', `Failed to read background image: ${decoderMessage(err)}`);
+function unreadableBackground(err: unknown, bytes?: Uint8Array): RemoveFailure {
+  return { ...fail('failed_bg_image', `Background image: ${describeDecodeFailure(err, bytes)}`), cause: decoderMessage(err) };
 }
 
 /**
@@ -159,7 +162,7 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
     probe = await codec.probe(input);
   } catch (err) {
     if (err instanceof codec.UnsupportedFormatError) return fail('invalid_file_type', `Expected jpg/png/webp, received ${err.format}`);
-    return unreadable(err);
+    return unreadable(err, input);
   }
   const inputPixels = probe.width * probe.height;
   if (inputPixels > MAX_INPUT_PIXELS) {
@@ -230,7 +233,7 @@ async function planBackground(bgImage: Uint8Array, out: { width: number; height:
   try {
     probe = await codec.probe(bgImage);
   } catch (err) {
-    return unreadableBackground(err);
+    return unreadableBackground(err, bgImage);
   }
   const pixels = probe.width * probe.height;
   if (pixels > MAX_INPUT_PIXELS) {
@@ -273,7 +276,7 @@ async function decodeModelInput(ctx: PipelineContext, input: Uint8Array, plan: R
   try {
     return await codec.decodeForModel(input, MAX_INPUT_PIXELS, ctx.model.width, ctx.model.height, photo, ctx.threads);
   } catch (err) {
-    return unreadable(err);
+    return unreadable(err, input);
   }
 }
 
@@ -304,7 +307,7 @@ async function decodeOnce(ctx: PipelineContext, input: Uint8Array, plan: Removal
     const kept = ctx.photoBuffer;
     work = full ? await decodeFullSize(input, plan, kept && ((bytes) => kept.take(bytes))) : await codec.decodeRgba(input, MAX_INPUT_PIXELS, working.width, working.height, false);
   } catch (err) {
-    return unreadable(err);
+    return unreadable(err, input);
   }
   const { width: mw, height: mh } = ctx.model;
   const modelInput = await codec.resizeForModel(work, mw, mh, !plan.hasAlpha, ctx.threads, ctx.modelInputBuffer?.take(mw * mh * 3));
@@ -402,7 +405,7 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
     try {
       rgba = await decodeFullSize(task.input, plan, (bytes) => viewOf(task.photoMemory, bytes));
     } catch (err) {
-      return unreadable(err);
+      return unreadable(err, task.input);
     }
     modelInput = await codec.resizeForModel(rgba, ctx.model.width, ctx.model.height, true, ctx.threads);
     // A plain photo's bytes are already ours (the task's photo memory, or their own); sharp's Buffers
@@ -452,7 +455,7 @@ async function finishRemoval(
   try {
     rgba = await rgbaPromise;
   } catch (err) {
-    return unreadable(err);
+    return unreadable(err, task.input);
   }
   watch.mark('decodeOutput');
 
@@ -490,7 +493,7 @@ async function finishRemoval(
     try {
       bg = await codec.decodeBackground(options.bgImage, result.width, result.height);
     } catch (err) {
-      return unreadableBackground(err);
+      return unreadableBackground(err, options.bgImage);
     }
     ctx.binding.blendOver(result.data, bg.data);
   } else if (options.bgColor) {

@@ -131,7 +131,21 @@ t.test('a photo with a key: the cut-out, its pixels, headers, download, backgrou
   t.match(await fact('X-Width'), new RegExp(`^${photoMeta.width} × ${photoMeta.height} px, \\d+\\.\\d+ (KB|MB)$`), 'X-Width × X-Height and the PNG size');
   t.equal(await fact('X-Processing-Time-Ms'), `${response.headers()['x-processing-time-ms']} ms`);
   t.equal(await fact('X-Credits-Charged'), response.headers()['x-credits-charged']);
-  t.match(await fact('Server-Timing'), /infer \d+ ms/, 'the stages from Server-Timing');
+  // The stages from Server-Timing in a reader's words; the header keeps its names (the dd's title shows it).
+  const stages = (await fact('Server-Timing'))!;
+  const sent = response.headers()['server-timing']!;
+  t.match(sent, /(^|, )infer;dur=/, 'the header names the stages as the tools read them');
+  t.match(stages, /^[A-Z]/, 'capitalised');
+  const parts = stages.split(' · ');
+  const label = (part: string) => part.replace(/ \d+ ms$/, '').toLowerCase();
+  t.ok(parts.map(label).includes('waiting in line'), `the queue (${stages})`);
+  t.ok(parts.map(label).includes('finding the subject'), 'the model run');
+  t.ok(parts.map(label).includes('saving the image'), 'the encode');
+  t.ok(parts.every((p) => / \d+ ms$/.test(p)), 'every stage with its milliseconds');
+  const names = sent.split(',').map((e) => e.trim().split(';')[0]!);
+  t.equal(parts.length, names.length, 'one part per stage sent');
+  for (const name of names.filter((n) => n !== 'total')) t.notOk(parts.some((p) => label(p) === name.toLowerCase()), `no internal name: ${name}`);
+  t.equal(await page.getAttribute('#facts dd[data-header="Server-Timing"]', 'title'), `Server-Timing: ${sent}`, 'the header as sent, on hover');
   const box = (n: string) => response.headers()[`x-foreground-${n}`];
   t.equal(
     await fact('X-Foreground-Width'),

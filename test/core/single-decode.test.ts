@@ -180,7 +180,8 @@ t.test('a plain JPEG decodes straight into memory of our own: staged, handed on 
   const cut = new Uint8Array(input.subarray(0, Math.floor(input.length * 0.6)));
   const failed = await runPipeline(keptCtx, { input: cut, options: full });
   t.equal(!failed.ok && failed.code, 'failed_to_read_image', 'truncated: the typed failure');
-  t.match(!failed.ok && failed.message, /^Failed to read image: .+/, 'with libvips\' reason');
+  t.equal(!failed.ok && failed.message, 'The image file is truncated or corrupt (JPEG data ends early).', 'in the client\'s words');
+  t.match(!failed.ok && failed.cause, /premature end of JPEG image/, 'libvips\' reason kept for the log');
   const after = await runPipeline(keptCtx, { input, options: full });
   t.ok(after.ok && expected.ok && Buffer.from(after.data).equals(Buffer.from(expected.data)), 'the next photo is unaffected');
 

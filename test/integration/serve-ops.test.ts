@@ -81,6 +81,8 @@ t.test('CUTOUT_SANDBOX=off and a non-loopback bind without a token: 404 and 403,
   const s = serve(t, ['--host', '0.0.0.0', '--no-demo-key'], { CUTOUT_SANDBOX: 'off' });
   const [, port] = await waitFor(s.child, s.stdout, /listening on http:\/\/\S+:(\d+)/);
   await waitFor(s.child, s.stdout, /^metrics: .*$/m);
+  // The address bound, not a loopback one: what the bind exposes, then the URL to open locally.
+  t.match(s.stdout(), new RegExp(`^cutout listening on http://0\\.0\\.0\\.0:${port} \\(data: [^)]+\\); every IPv4 interface: open http://127\\.0\\.0\\.1:${port}/ on this machine$`, 'm'));
   t.match(s.stdout(), /^sandbox: off \(\/sandbox\/v1\.0\/removebg answers 404; --sandbox on to serve it\)$/m);
   t.match(s.stdout(), /^metrics: GET \/metrics is refused on 0\.0\.0\.0 without a token; set --metrics-token \(or CUTOUT_METRICS_TOKEN\) to serve it$/m);
   const base = `http://127.0.0.1:${port}`;

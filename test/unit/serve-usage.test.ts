@@ -14,3 +14,23 @@ t.test('every flag is in serve --help and in docs/http.md', async (t) => {
     t.match(httpDoc, new RegExp(`\`--${name}\``), `--${name} in docs/http.md`);
   }
 });
+
+t.test('what the help cites is there: each docs/X.md, "Section" names a heading of that file', async (t) => {
+  const cited = [...SERVE_USAGE.matchAll(/(docs\/[\w-]+\.md)(?:, "([^"]+)")?/g)];
+  t.ok(cited.length >= 2, `${cited.length} citations`);
+  for (const [, file, section] of cited) {
+    const text = readFileSync(join(PACKAGE_ROOT, file!), 'utf8');
+    if (section) t.match(text, new RegExp(`^#+ ${section.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'), `${file}, "${section}"`);
+  }
+});
+
+t.test('--quality says what each level does and costs', async (t) => {
+  const block = /^ {2}--quality Q[^]*?(?=^ {2}--)/m.exec(SERVE_USAGE)?.[0] ?? '';
+  t.notMatch(block, /README/, 'no table that is not there');
+  t.match(block, /fast: the model's mask upscaled, no edge stages/);
+  t.match(block, /balanced: \+ guided refinement, matting and foreground\s+colour/);
+  t.match(block, /best: \+ the mirrored photo through the model where the mask is unsure/);
+  t.match(block, /~0\.8x the time of balanced/, 'what fast saves');
+  t.match(block, /~1\.6-2\.2x balanced on a CPU/, 'what best costs');
+  t.match(block, /docs\/performance\.md, "Quality levels"/);
+});

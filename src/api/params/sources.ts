@@ -2,7 +2,7 @@
 // bg_image_file / bg_image_url, before any I/O (api/image-input.ts fetches and sniffs). Pure.
 
 import { isFilePart, type RawFields } from '../../http/fields.js';
-import { invalidImageUrl, invalidParameter, missingSource, multipleSources } from '../errors.js';
+import { emptyFile, invalidImageUrl, invalidParameter, missingSource, multipleSources } from '../errors.js';
 import { readText } from './fields.js';
 
 /** Where an image comes from, before any I/O. */
@@ -33,12 +33,19 @@ export function readUrl(fields: RawFields, name: 'image_url' | 'bg_image_url'): 
   return url;
 }
 
-/** A file part; undefined when not given or empty. */
+/**
+ * A file part; undefined when not given. An empty part without a file name is "not given" (the empty
+ * string of a text field, or a browser form's file input left empty: filename=""); an empty file
+ * that has a name was sent, and is refused as what it is.
+ */
 export function readFile(fields: RawFields, name: 'image_file' | 'bg_image_file'): ImageSource | undefined {
   const v = fields.get(name);
   if (v === undefined || v === null || v === '') return undefined;
   if (isFilePart(v)) {
-    if (v.data.byteLength === 0) return undefined;
+    if (v.data.byteLength === 0) {
+      if (!v.filename) return undefined;
+      throw emptyFile(name, v.filename);
+    }
     return { kind: 'bytes', field: name, data: v.data, filename: v.filename, type: v.type };
   }
   // JSON/urlencoded bodies cannot carry binary; a string here is a client mistake, not a file.

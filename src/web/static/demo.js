@@ -192,10 +192,29 @@ function showFacts(xhr, endpoint, bytes) {
       const dd = document.createElement('dd');
       dd.textContent = value ?? '—';
       if (headerName) dd.dataset.header = headerName;
+      // The header as sent, for whoever reads the names the tools use.
+      if (headerName === 'Server-Timing' && h(headerName)) dd.title = `Server-Timing: ${h(headerName)}`;
       return [dt, dd];
     }),
   );
 }
+
+// Server-Timing's stage names (the worker's: src/worker/pipeline.ts, src/pool/staged-pool.ts) in a
+// reader's words. The header keeps its names: tools and benchmarks read them.
+const STAGE_LABELS = {
+  queue: 'waiting in line',
+  probe: 'reading the file',
+  decodeWait: 'waiting for memory',
+  decode: 'decoding',
+  batchWait: 'waiting for a batch',
+  infer: 'finding the subject',
+  decodeOutput: 'decoding at full size',
+  composite: 'cutting out the edges',
+  layout: 'cropping and placing',
+  background: 'adding the background',
+  encode: 'saving the image',
+  total: 'total',
+};
 
 function formatServerTiming(value) {
   if (!value) return '—';
@@ -204,8 +223,14 @@ function formatServerTiming(value) {
     .map((entry) => {
       const [name, ...params] = entry.trim().split(';');
       const dur = params.map((p) => p.trim()).find((p) => p.startsWith('dur='));
-      return dur ? `${name} ${Number(dur.slice(4)).toFixed(0)} ms` : name;
+      const n = dur ? Number(dur.slice(4)) : NaN;
+      // Not a duration: how many photos shared the model run.
+      if (name === 'batch') return Number.isFinite(n) ? `${n} photo${n === 1 ? '' : 's'} per model run` : null;
+      const label = Object.hasOwn(STAGE_LABELS, name) ? STAGE_LABELS[name] : name;
+      return Number.isFinite(n) ? `${label} ${n.toFixed(0)} ms` : label;
     })
+    .filter((part) => part !== null)
+    .map((part, i) => (i === 0 ? part[0].toUpperCase() + part.slice(1) : part))
     .join(' · ');
 }
 
