@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import sharp from 'sharp';
+import { fillDisk } from './fault-report.js';
 import { multipartBody } from './multipart.js';
 import { cutoutCli, startServer, type Server } from './soak-driver.js';
 import { openLmdbBackend, isDiskFailure } from '../src/ledger/lmdb-backend.js';
@@ -54,23 +55,6 @@ async function smallBodies(): Promise<Array<{ body: Buffer; type: string }>> {
   return out;
 }
 
-/** Fill `file` until the filesystem refuses: a megabyte at a time, then page by page. */
-function fill(file: string): void {
-  const fd = fs.openSync(file, 'w');
-  const mb = Buffer.alloc(1 << 20, 1);
-  try {
-    for (;;) fs.writeSync(fd, mb);
-  } catch {
-    // ENOSPC
-  }
-  try {
-    for (;;) fs.writeSync(fd, mb, 0, 4096);
-  } catch {
-    // the last pages
-  }
-  fs.closeSync(fd);
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function sigterm(server: Server): Promise<{ exit: string; ms: number }> {
@@ -105,7 +89,7 @@ export async function diskFullSustained<R extends object>(credits: number, clien
     let upThroughFault = false;
     report = (await underFault(srv, key, bodies, async () => {
       const t0 = performance.now();
-      fill(filler);
+      fillDisk(filler);
       await sleep(ROOM_MS);
       // Another process on the folder grows the ledger (long labels: quick) until it refuses a write.
       const other = openLmdbBackend(dataDir);

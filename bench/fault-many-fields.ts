@@ -11,6 +11,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { errorCodeOf } from './fault-report.js';
 import { balance, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
 import { quantile } from './stats.js';
 
@@ -75,14 +76,7 @@ async function sendAll(url: string, headers: Record<string, string>, bodies: Bod
     while (next < bodies.length) {
       const { type, body } = bodies[next++]!;
       const r = await send(agent, url, 'POST', { ...headers, 'Content-Type': type, 'Content-Length': body.length }, body, CLIENT_TIMEOUT_MS);
-      let code = '';
-      if (r && r.status !== 200) {
-        try {
-          code = (JSON.parse(r.body.toString()) as { errors?: Array<{ code?: string }> }).errors?.[0]?.code ?? '';
-        } catch {
-          code = 'not-json';
-        }
-      }
+      const code = r && r.status !== 200 ? errorCodeOf(r.body) : '';
       answers.push({ status: r?.status ?? 0, code, credits: Number(r?.headers['x-credits-charged'] ?? 0) });
     }
   };

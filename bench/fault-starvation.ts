@@ -16,6 +16,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.js';
 import { makeMemoryCgroup, type MemoryCgroup } from './memory-cgroup.js';
+import { errorCodeOf, type StreamRow } from './fault-report.js';
 import { multipartBody } from './multipart.js';
 import { balance, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
 
@@ -35,21 +36,9 @@ const REQUESTS = 10;
 const SETTLE_MS = 1_000;
 const CGROUP_BYTES = 600 * 1024 * 1024;
 
-export interface StarvationReport {
+export interface StarvationReport extends StreamRow {
   fault: StarvationFault;
   label: string;
-  skipped?: string;
-  faultMs?: number;
-  requests?: number;
-  statuses?: Record<string, number>;
-  codes?: Record<string, number>;
-  cuts?: number;
-  errors500?: number;
-  credits?: { fromHeaders: number; balanceFall: number; exact: boolean };
-  firstOkAfterS?: number | null;
-  late429?: number;
-  slowUploads?: string[];
-  memory?: { limitMb: number; peakMb: number | null; oomKills: number; alive: boolean };
 }
 
 interface UploadEnd {
@@ -125,14 +114,7 @@ async function once(fault: StarvationFault, body: { body: Buffer; type: string }
     const answers: Array<{ status: number; code: string; credits: number; endMs: number }> = [];
     for (let i = 0; i < REQUESTS; i++) {
       const r = await send(agent, `${srv.url}/v1.0/removebg`, 'POST', { 'X-Api-Key': victim, 'Content-Type': body.type, 'Content-Length': body.body.length }, body.body, 60_000);
-      let code = '';
-      if (r && r.status !== 200) {
-        try {
-          code = (JSON.parse(r.body.toString()) as { errors?: Array<{ code?: string }> }).errors?.[0]?.code ?? '';
-        } catch {
-          code = 'not-json';
-        }
-      }
+      const code = r && r.status !== 200 ? errorCodeOf(r.body) : '';
       answers.push({ status: r?.status ?? 0, code, credits: Number(r?.headers['x-credits-charged'] ?? 0), endMs: performance.now() - t0 });
     }
     const ends = await Promise.all(uploads);

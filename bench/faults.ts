@@ -32,6 +32,7 @@ import { benchPhotos } from './photos.js';
 import { formatHealthz, manyFields, type ManyFieldsResult } from './fault-many-fields.js';
 import { makeMemoryCgroup } from './memory-cgroup.js';
 import { starvation, STARVATION_FAULTS, type StarvationFault } from './fault-starvation.js';
+import { errorCodeOf, fillDisk, type StreamRow } from './fault-report.js';
 import { multipartBody } from './multipart.js';
 import { startPostgresServer, type PostgresServer } from './postgres-server.js';
 import { balance, cpuInfo, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
@@ -64,22 +65,10 @@ interface Sent {
   credits: number;
 }
 
-interface FaultReport {
+interface FaultReport extends StreamRow {
   fault: Fault;
   /** The row's name when not the fault's. */
   label?: string;
-  skipped?: string;
-  faultMs?: number;
-  requests?: number;
-  statuses?: Record<string, number>;
-  codes?: Record<string, number>;
-  cuts?: number;
-  errors500?: number;
-  credits?: { fromHeaders: number; balanceFall: number; exact: boolean };
-  firstOkAfterS?: number | null;
-  late429?: number;
-  slowUploads?: string[];
-  memory?: { limitMb: number; peakMb: number | null; oomKills: number; alive: boolean };
   shutdown?: ShutdownReport;
   healthz?: ManyFieldsResult['healthz'];
   diskFullSustained?: DiskFullSustained;
@@ -92,14 +81,7 @@ async function client(url: string, key: string, bodies: Array<{ body: Buffer; ty
     const { body, type } = bodies[i % bodies.length]!;
     const startMs = performance.now() - t0;
     const r = await send(agent, `${url}/v1.0/removebg`, 'POST', { 'X-Api-Key': key, 'Content-Type': type, 'Content-Length': body.length }, body, CLIENT_TIMEOUT_MS, { keepBody: (s) => s !== 200 });
-    let code = '';
-    if (r && r.status !== 200) {
-      try {
-        code = (JSON.parse(r.body.toString()) as { errors?: Array<{ code?: string }> }).errors?.[0]?.code ?? '';
-      } catch {
-        code = 'not-json';
-      }
-    }
+    const code = r && r.status !== 200 ? errorCodeOf(r.body) : '';
     log.push({ startMs, endMs: performance.now() - t0, status: r?.status ?? 0, code, credits: Number(r?.headers['x-credits-charged'] ?? 0) });
     // A refused request comes back at once: pace the retries as a client would.
     if (!r || r.status !== 200) await sleep(200);
@@ -234,20 +216,7 @@ async function diskFull(bodies: Array<{ body: Buffer; type: string }>): Promise<
     const key = cutoutCli(['keys', 'create', '--credits', String(CREDITS), '--free-calls', '0', '--concurrency', String(CLIENTS), '--rate', '1000000', '--label', 'faults'], dataDir);
     server = await startServer(dataDir, { args: ['--workers', '1'] });
     return await underFault('disk-full', server, key, bodies, async () => {
-      // Fill what is left, a megabyte at a time, until the filesystem says no.
-      const fd = fs.openSync(filler, 'w');
-      const mb = Buffer.alloc(1 << 20);
-      try {
-        for (;;) fs.writeSync(fd, mb);
-      } catch {
-        // ENOSPC: full
-      }
-      try {
-        for (;;) fs.writeSync(fd, mb, 0, 4096);
-      } catch {
-        // the last pages
-      }
-      fs.closeSync(fd);
+      fillDisk(filler);
       await sleep(10_000);
       fs.rmSync(filler);
       return {};
