@@ -319,7 +319,7 @@ async function main() {
   const outDir = path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'faults.json'), JSON.stringify({ date: new Date().toISOString(), cpu, reports }, null, 2));
-  const bad = reports.filter((r) => !r.skipped && (r.shutdown ? !shutdownClean(r.shutdown) : r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0 || (r.memory && (r.memory.oomKills > 0 || !r.memory.alive)) || r.healthz?.ok === false || (r.diskFullSustained !== undefined && diskFullBad(r.diskFullSustained))));
+  const bad = reports.filter((r) => !r.skipped && (r.shutdown ? !shutdownClean(r.shutdown) : r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0 || (r.memory && (r.memory.oomKills > 0 || !r.memory.alive)) || r.healthz?.ok === false || (isStarvation(r.fault) && r.statuses?.['200'] !== r.requests) || (r.diskFullSustained !== undefined && diskFullBad(r.diskFullSustained))));
   if (bad.length > 0) {
     console.log(`bench:faults: not clean: ${bad.map((r) => r.fault).join(', ')}`);
     process.exitCode = 1;
