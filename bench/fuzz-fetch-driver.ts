@@ -1,7 +1,7 @@
 // Fuzz driver for image_url downloads: hostile image hosts (fuzz-hosts.ts) on loopback, fetched for
 // a time from several lanes, either by the fetcher itself (`fetchImage`, src/fetch/image-url.ts) or
 // through one real `cutout serve` (POST /v1.0/removebg with image_url or bg_image_url, POST
-// /v1.0/improve with image_url; loopback let through by CUTOUT_TEST_ALLOW_LOOPBACK_FETCH). Checked
+// /v1.0/improve with image_url; loopback let through by bench/serve-loopback-entry.ts). Checked
 // for every scenario:
 // - the fetch settles: before the timeout unless the host stalls, never later than just after it;
 // - a download gives exactly the bytes the host framed, never part of them; an error is an
@@ -18,12 +18,16 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { FetchGate } from '../src/fetch/fetch-gate.js';
 import { fetchImage, ImageFetchError } from '../src/fetch/image-url.js';
 import { HostileHost, hostileScenario, type FetchLimits, type Scenario } from './fuzz-hosts.js';
 import { Rng, smallImages } from './fuzz-requests.js';
 import { balance, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
+
+/** The server, with loopback image URLs allowed: the hostile hosts listen on 127.0.0.1. */
+const SERVE_LOOPBACK_ENTRY = fileURLToPath(new URL('./serve-loopback-entry.js', import.meta.url));
 
 export interface FetchFuzzOptions {
   seconds: number;
@@ -329,7 +333,7 @@ async function runService(ctx: LaneContext, opts: FetchFuzzOptions, rngOf: (lane
   const key = cutoutCli(['keys', 'create', '--credits', '1000000', '--free-calls', '0', '--concurrency', String(opts.lanes + 2), '--rate', '1000000'], dataDir);
   const server = await startServer(dataDir, {
     args: ['--workers', '1', '--fetch-timeout-ms', String(SERVICE_LIMITS.totalTimeoutMs)],
-    env: { CUTOUT_TEST_ALLOW_LOOPBACK_FETCH: '1' },
+    entry: SERVE_LOOPBACK_ENTRY,
   });
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.lanes });
   try {

@@ -190,6 +190,8 @@ export interface ServerOptions {
   args: string[];
   /** Extra environment for the server process. */
   env?: NodeJS.ProcessEnv;
+  /** A module run instead of the cutout CLI, given the serve flags without the verb (bench/serve-loopback-entry.ts). */
+  entry?: string;
   /** A cgroup's `cgroup.procs` (bench/memory-cgroup.ts): the server joins it before node starts, so it reads its limit. */
   cgroupProcs?: string;
 }
@@ -211,11 +213,11 @@ function soakServerArgs(opts: SoakOptions): string[] {
 }
 
 /**
- * Starts `cutout serve` as a child process on a free loopback port and resolves once it listens.
+ * Starts `cutout serve` (or `opts.entry`) as a child process on a free loopback port and resolves once it listens.
  * Rejects with the server's stderr (its reason) when it exits before listening.
  */
 export async function startServer(dataDir: string, opts: ServerOptions): Promise<Server> {
-  const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--no-demo-key', ...opts.args];
+  const args = [...(opts.entry ? [opts.entry] : [CLI, 'serve']), '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--no-demo-key', ...opts.args];
   // As bin/cutout starts it (huge pages for malloc's big blocks), unless the caller's env says otherwise.
   const env = launchEnv({ ...process.env, ...opts.env });
   const child = opts.cgroupProcs

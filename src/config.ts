@@ -66,8 +66,6 @@ export interface Config {
   readonly uploadWindowMs: number;
   readonly fetchConnectTimeoutMs: number;
   readonly fetchTimeoutMs: number;
-  /** TESTS ONLY (CUTOUT_TEST_ALLOW_LOOPBACK_FETCH=1): image_url may reach 127.0.0.1/::1. */
-  readonly testAllowLoopbackFetch: boolean;
   /** Create and print a demo key on first start. */
   readonly demoKey: boolean;
   /** How ledger commits reach the disk: `periodic` (flush every second) or `fsync` (every commit). */
@@ -386,7 +384,6 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
       uploadWindowMs: DEFAULTS.uploadWindowMs,
       fetchConnectTimeoutMs: DEFAULTS.fetchConnectTimeoutMs,
       fetchTimeoutMs: integer('fetch-timeout-ms', get('fetch-timeout-ms'), 100, 600_000) ?? DEFAULTS.fetchTimeoutMs,
-      testAllowLoopbackFetch: bool('CUTOUT_TEST_ALLOW_LOOPBACK_FETCH', env.CUTOUT_TEST_ALLOW_LOOPBACK_FETCH),
       demoKey: !bool('no-demo-key', get('no-demo-key')),
       durability: durability(get('durability')),
       sandbox: onOff('sandbox', get('sandbox'), true),

@@ -54,7 +54,6 @@ export function createApi(deps: ApiDeps, accepting: () => boolean): Api {
   const fetchOptions: Partial<FetchImageOptions> = {
     connectTimeoutMs: config.fetchConnectTimeoutMs,
     totalTimeoutMs: config.fetchTimeoutMs,
-    ...(config.testAllowLoopbackFetch && { allowLoopback: true }),
     ...deps.fetchOptions,
   };
   const imageDeps = { maxImageBytes: config.maxImageBytes, fetchOptions };

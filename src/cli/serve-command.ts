@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, minBodyMemoryBytes, type Config } from '../config.js';
+import type { FetchImageOptions } from '../fetch/image-url.js';
 import type { LedgerBackend, ReconcileReport } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/open-ledger.js';
 import { redactUrl } from '../ledger/ledger-url.js';
@@ -138,11 +139,26 @@ export function describeSandbox(config: Config): string {
   );
 }
 
+/** What a program starting the service may add that no flag or env var can (the CLI passes none). */
+export interface ServiceOptions {
+  /** Overrides for image_url fetching, e.g. a test's `allowLoopback` for its image host on 127.0.0.1. */
+  fetchOptions?: Partial<FetchImageOptions>;
+}
+
+/** ServiceOptions, and for `--processes N` the module each process runs. */
+export interface ServeCommandOptions extends ServiceOptions {
+  /**
+   * Module the supervisor forks for each process (given the serve flags without the verb), so the
+   * processes start with the same ServiceOptions as this one; default the cutout CLI.
+   */
+  childEntry?: URL;
+}
+
 /**
  * Open everything and listen. Exposed for tests; the CLI wraps it with signal handling. `requestLog`
  * gets one line per request (the CLI's writes to stdout; none when absent).
  */
-export async function startService(config: Config, log: Logger = consoleLogger, requestLog?: RequestLog): Promise<RunningService> {
+export async function startService(config: Config, log: Logger = consoleLogger, requestLog?: RequestLog, options: ServiceOptions = {}): Promise<RunningService> {
   assertNativeUws(); // before opening anything: never serve on uWS's slow JS fallback
   if (config.tlsCert && config.tlsKey) checkTlsFiles(config.tlsCert, config.tlsKey); // before the model loads
   const dataDir = resolve(config.dataDir);
@@ -209,7 +225,7 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     const memoryPressure = new MemoryPressure(limit.bytes);
     // The bodies-in-memory budget as fitted beside the pool (the operator's own when given).
     const served = { ...config, bodyMemoryBytes: pool.info?.inputCeilingBytes ?? config.bodyMemoryBytes };
-    const server = createServer({ config: served, pool, ledger, log, metrics, observers, memoryPressure, sharePort: group !== null, ...shared });
+    const server = createServer({ config: served, pool, ledger, log, metrics, observers, memoryPressure, sharePort: group !== null, ...shared, fetchOptions: options.fetchOptions });
     await server.listen();
     // Start-up garbage (module sources, config parsing, the ledger's first reads) goes now rather
     // than at the first busy moment; the workers did the same after loading the model.
@@ -241,7 +257,6 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
   }
 }
 
-/** `cutout serve …`: resolves with the process exit code once the server has shut down. */
 /** How soon after a signal npm's forwarded copy of it arrives, at most (runServeCommand). */
 const NPM_FORWARD_MS = 500;
 
@@ -258,7 +273,8 @@ function parentIsNpm(): boolean {
   }
 }
 
-export async function runServeCommand(argv: string[]): Promise<number> {
+/** `cutout serve …`: resolves with the process exit code once the server has shut down. */
+export async function runServeCommand(argv: string[], options: ServeCommandOptions = {}): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(SERVE_USAGE);
     return 0;
@@ -296,12 +312,15 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   }
   if (config.processes > 1) {
     const hub = new GroupHub({ sandboxRatePerMinute: config.sandboxRatePerMinute });
-    return runSupervisor({ count: config.processes, childArgs: stripFlag(argv, 'processes'), hub });
+    const childArgs = stripFlag(argv, 'processes');
+    // The default entry is the CLI, to which the supervisor adds `serve` and `--processes 1` itself.
+    if (!options.childEntry) return runSupervisor({ count: config.processes, childArgs, hub });
+    return runSupervisor({ count: config.processes, childArgs: [...childArgs, '--processes', '1'], entry: options.childEntry, hub });
   }
 
   let service: RunningService;
   try {
-    service = await startService(config, consoleLogger, createRequestLog());
+    service = await startService(config, consoleLogger, createRequestLog(), { fetchOptions: options.fetchOptions });
   } catch (err) {
     if (err instanceof FallbackUwsError) {
       process.stderr.write(`cutout serve: ${err.message}\n`);

@@ -11,7 +11,10 @@ export interface SupervisorOptions {
   count: number;
   /** Arguments for each child's `serve` (without --processes). */
   childArgs: string[];
-  /** Module each process runs; default the cutout CLI (`serve … --processes 1`). Tests pass a stand-in. */
+  /**
+   * Module each process runs, given `childArgs` as they are; default the cutout CLI (`serve … --processes 1`).
+   * runServeCommand passes its caller's childEntry; tests pass a stand-in.
+   */
   entry?: URL;
   /** A process that exits more than this many times within `crashWindowMs` is given up (default 5 in 60 s). */
   maxCrashes?: number;

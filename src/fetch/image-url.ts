@@ -18,7 +18,10 @@ export interface FetchImageOptions {
   /** Whole download, redirects included. */
   totalTimeoutMs: number;
   maxRedirects: number;
-  /** TESTS ONLY: let loopback addresses through (never private/link-local ones). */
+  /**
+   * Let loopback addresses through (never private/link-local ones): for tests and benches whose image
+   * hosts listen on 127.0.0.1. No flag or env var sets it.
+   */
   allowLoopback?: boolean;
   /** Extra CA certificates for https (tests with a self-signed server). */
   ca?: string | Buffer;

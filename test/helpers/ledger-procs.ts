@@ -18,6 +18,8 @@ import { multipart, type TestResponse } from './http-client.js';
 import { freePort } from '../../bench/postgres-server.js';
 
 export const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+/** `cutout serve` whose image_url downloads may reach loopback: heldRequest's image host is on 127.0.0.1. */
+const SERVE_LOOPBACK = fileURLToPath(new URL('../../bench/serve-loopback-entry.js', import.meta.url));
 const REMOVEBG = '/v1.0/removebg';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -97,15 +99,14 @@ export interface Served {
   kill9(): Promise<void>;
 }
 
-/** `node dist/src/cli/main.js serve …` as a child; resolves once every process listens. */
+/** `cutout serve …` (bench/serve-loopback-entry.ts) as a child; resolves once every process listens. */
 export async function serve(t: Test, opts: ServeOptions): Promise<Served> {
   const processes = opts.processes ?? 1;
   const port = opts.port ?? (await freePort());
-  const args = [MAIN, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', opts.dataDir, '--workers', String(opts.workers ?? 1), '--no-demo-key'];
+  const args = [SERVE_LOOPBACK, '--host', '127.0.0.1', '--port', String(port), '--data', opts.dataDir, '--workers', String(opts.workers ?? 1), '--no-demo-key'];
   if (processes > 1) args.push('--processes', String(processes));
   args.push(...(opts.extraArgs ?? []));
-  // Loopback image URLs allowed: heldRequest's image host is on 127.0.0.1.
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CUTOUT_TEST_ALLOW_LOOPBACK_FETCH: '1' } });
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const pid = child.pid!;
   liveGroups.add(pid);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -235,7 +236,7 @@ export interface Outcome {
  * process's holding image host (heldImageHost), which answers only at `finish()`. The server takes the
  * request's concurrency slot once the body is in, then waits for the download, so the request holds a
  * slot and no credit until finish() (a slow upload holds nothing: test/integration/slow-upload.test.ts).
- * Servers must allow loopback image URLs (serve() sets CUTOUT_TEST_ALLOW_LOOPBACK_FETCH).
+ * Servers must allow loopback image URLs (serve() starts them so).
  * `outcome` never rejects and always settles within `timeoutMs`.
  */
 export interface HeldRequest {

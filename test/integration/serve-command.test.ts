@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { postImage } from '../helpers/api.js';
+import { firstError, postImage, postJson } from '../helpers/api.js';
 import { request } from '../helpers/http-client.js';
 import { makeImage } from '../helpers/images.js';
 import { realLedger } from '../helpers/real.js';
@@ -89,7 +89,8 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'cutout-serve-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   await realLedger(join(dataDir, 'probe')).close();
-  const { child, out, exit } = run(['--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--workers', '1']);
+  // The variable that once let image_url reach loopback, set as by mistake: no switch of the product any more.
+  const { child, out, exit } = run(['--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--workers', '1'], { CUTOUT_TEST_ALLOW_LOOPBACK_FETCH: '1' });
   t.teardown(() => void child.kill('SIGKILL'));
   const demo = waitForLine(child, /Demo API key \(shown once\): (\S+)/).catch(() => null);
   const [, deviceLine, base] = await waitForLine(child, /(device: .*\n)[^]*listening on (https?:\/\/\S+)/);
@@ -105,6 +106,9 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   t.ok(key, 'a demo key was printed on first start');
   const account = await request(`${base}/v1.0/account`, { headers: { 'X-Api-Key': key! } });
   t.equal(account.status, 200);
+  const ssrf = await postJson(base!, { image_url: `${base}/readyz` }, { 'X-Api-Key': key! });
+  t.equal(ssrf.status, 400, 'image_url on loopback refused');
+  t.match(firstError(ssrf), { code: 'failed_image_download', detail: /Refusing to connect to 127\.0\.0\.1 \(loopback address\)/ }, 'as a loopback address');
   // One removal in flight, then SIGTERM: it must complete, then the process exits 0.
   const inflight = postImage(base!, await makeImage('jpeg', 200, 150), {}, { 'X-Api-Key': key! });
   const health = await request(`${base}/healthz`); // the removal's request was read before this one
