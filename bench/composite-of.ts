@@ -1,6 +1,6 @@
 // The composite stages (compositeMask: refine, matting, foreground colour; scratch kept as the staged
 // pool keeps it) of one photo with several builds of the addon loaded side by side in one process,
-// taking turns call by call, so the host's noise hits them alike (docs/native.md's before/after rows):
+// taking turns call by call, so the host's noise hits them alike (docs/native.md, "Cost of the matte stages"):
 //   node dist/bench/composite-of.js --addon A.node --addon B.node --photo F [--runs 60] [--threads 1]
 // An addon from another checkout needs its libonnxruntime.so.1 beside it. The mask is the default CPU
 // model's for the photo (this checkout's build). Prints medians and quartiles, checks that every

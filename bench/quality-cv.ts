@@ -2,7 +2,7 @@
 // Leave one alphamatting photo out, leave one DAVIS sequence out: every tunable knob of a lever is
 // chosen on the other folds (coordinate descent, src/quality/cross-validation.ts) and scored on the
 // fold left out. The model's mattes come from the on-disk cache (bench/matte-cache.ts), so the
-// stages are scored without running inference again. See docs/quality.md, "Cross-validated".
+// stages are scored without running inference again. See docs/quality.md, "Cross-validated evaluation".
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';

@@ -9,7 +9,7 @@
 // that arrives before it has finished waits for it (`done`): for the GC and for the turn after it. A
 // task that went on at once would decode its photo on top of the last one's memory; it did so when
 // nothing before its decode yielded to the event loop (a synchronous header probe): +50 MB at
-// bench:memory's peak (docs/native.md, "back since the twenty-fifth").
+// bench:memory's peak (docs/native.md, "Memory per request").
 import { collectGarbage } from '../process/collect-garbage.js';
 
 /** A full GC, then the turn of the event loop whose finalizers free what it found. */
