@@ -1,6 +1,6 @@
 // One photo's staged halves (prepareRemoval + finishStaged, no model run) with the build of another
-// checkout, for before/after comparisons of the CPU side (docs/gpu.md, "The CPU side after that
-// lease"): every call goes to ROOT's dist, so an older worktree measures its own code.
+// checkout, for before/after comparisons of the CPU side (docs/gpu.md, "The CPU side"): every call
+// goes to ROOT's dist, so an older worktree measures its own code.
 //   node dist/bench/photo-stages-of.js ROOT PHOTO THREADS RUNS   → one JSON line of medians (ms; faults: minor page faults per photo)
 // Run each checkout in turn, a few rounds, photo by photo. ROOT's block cache keeps its own default
 // limit, as its pools run (no pool sets one: 1 GiB since the cache came; a 64 MB limit set here until

@@ -98,7 +98,8 @@ export function createMetrics(version: string, readFaults: () => PageFaults = ()
   });
   // Page faults of the whole process (every thread), read at scrape time: prom-client's default
   // process metrics have none. A minor fault is a page touched for the first time since it was
-  // mapped; under load they should stay near zero per request (docs/memory.md, "Hot while busy").
+  // mapped; under load they should stay near zero per request (docs/memory.md, "Hot while busy, lean
+  // when idle").
   for (const [kind, field] of [['minor', 'minorPageFault'], ['major', 'majorPageFault']] as const) {
     new Counter({
       name: `process_${kind}_page_faults_total`,

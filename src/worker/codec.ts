@@ -300,8 +300,9 @@ function pngBytes(data: Uint8Array, width: number, height: number, channels: num
 
 async function bytesOf(img: Sharp): Promise<Uint8Array> {
   // Not toUint8Array(): sharp 0.35.5 never frees its libvips output, leaking every result
-  // (docs/sharp-touint8array-leak.md); drop this once a fixed sharp is out. toBuffer()'s Buffer is
-  // marked untransferable, so copy it once into an ArrayBuffer of its own that move() can transfer.
+  // (docs/memory.md, "sharp's toUint8Array leak"); drop this once a fixed sharp is out. toBuffer()'s
+  // Buffer is marked untransferable, so copy it once into an ArrayBuffer of its own that move() can
+  // transfer.
   return new Uint8Array(await img.toBuffer());
 }
 

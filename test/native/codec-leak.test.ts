@@ -11,7 +11,8 @@ const CHILD = fileURLToPath(new URL('../helpers/sharp-leak-child.js', import.met
 const MIB = 1024 * 1024;
 
 // sharp 0.35.5's toUint8Array() never freed libvips' output: every result leaked its full size
-// (docs/sharp-touint8array-leak.md). A child process keeps other tests' memory out of the reading.
+// (docs/memory.md, "sharp's toUint8Array leak"). A child process keeps other tests' memory out of the
+// reading.
 t.test('300 encodes of a ~1.5 MB PNG keep RSS flat', async (t) => {
   const r = spawnSync(process.execPath, ['--expose-gc', CHILD], { encoding: 'utf8' });
   t.equal(r.status, 0, r.stderr);
