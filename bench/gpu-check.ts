@@ -40,7 +40,7 @@ import { modelEntry, PACKAGE_ROOT, type SessionOptions } from '../src/model/mani
 import { loadBinding, sessionOptionsFor, type BatchSessionOptions } from '../src/native/binding.js';
 import { createRemovalPool } from '../src/pool/pool.js';
 import { DEFAULT_OPTIONS } from '../src/domain/removal.js';
-import type { RemoveResult, RemoveSuccess } from '../src/pool/task.js';
+import type { RemoveResult, RemoveSuccess } from '../src/pool/protocol.js';
 import { evalDir } from '../src/quality/eval-dir.js';
 import { parseManifest } from '../src/quality/manifest.js';
 import { iou, mae } from '../src/quality/metrics.js';

@@ -13,6 +13,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
+import { apiFactory } from '../src/api/routes.js';
 import { createServer } from '../src/http/server.js';
 import { openLmdbBackend } from '../src/ledger/lmdb-backend.js';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
   const pool = await createRemovalPool({ maxQueue: 64 });
   const poolStartMs = performance.now() - started;
   const config = Object.freeze({ ...loadConfig([], {}), host: '127.0.0.1', port: 0, demoKey: false });
-  const server = createServer({ config, pool, ledger, log: { info() {}, error: (m, e) => console.error(m, e) } });
+  const server = createServer({ config, api: apiFactory({ config, pool, ledger }), log: { info() {}, error: (m, e) => console.error(m, e) } });
   await server.listen();
   const base = server.url;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });

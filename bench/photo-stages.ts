@@ -23,7 +23,7 @@ import { DEFAULT_OPTIONS, DEFAULT_QUALITY } from '../src/domain/removal.js';
 import { loadBinding } from '../src/native/binding.js';
 import { modelEntry, PACKAGE_ROOT, sessionOptionsFor } from '../src/model/manifest.js';
 import { SPARE_PHOTO_MAX_BYTES } from '../src/pool/spare-photos.js';
-import type { PrepareResult, RemoveResult } from '../src/pool/task.js';
+import type { PrepareResult, RemoveResult } from '../src/pool/protocol.js';
 import * as codec from '../src/worker/codec.js';
 import { finishStaged, prepareRemoval, type PipelineContext } from '../src/worker/pipeline.js';
 import { cpuFacts } from './cpu-facts.js';

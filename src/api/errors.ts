@@ -158,7 +158,7 @@ export function serviceBusy(retryAfterSeconds: number, detail = 'The removal que
   );
 }
 
-/** Worker failure codes (pool/task.ts RemoveErrorCode) → client error; an unknown one is a generic 500. */
+/** Worker failure codes (pool/protocol.ts RemoveErrorCode) → client error; an unknown one is a generic 500. */
 export function fromRemoveFailure(code: string, message: string): HttpError {
   switch (code) {
     case 'failed_to_read_image':

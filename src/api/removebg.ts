@@ -6,7 +6,7 @@
 import type { AccountView, Ledger, RateState, Slot } from '../ledger/ledger.js';
 import { backlogSeconds, type RemovalPool, type RunPriority } from '../pool/pool-api.js';
 import type { RemoveOptions, RequestedSize, SizeTier } from '../domain/removal.js';
-import type { RemoveSuccess } from '../pool/task.js';
+import type { RemoveSuccess } from '../pool/protocol.js';
 import type { RequestContext } from '../http/context.js';
 import type { BodyOwner } from '../http/body-budget.js';
 import { InsufficientCreditsError } from '../ledger/ledger.js';

@@ -48,6 +48,11 @@ export interface Api {
   answerFor(err: unknown): HttpError | undefined;
 }
 
+/** The api as the http server builds it (ServerDeps.api): with the server's logger and accepting flag. */
+export function apiFactory(deps: Omit<ApiDeps, 'log'>): (log: ApiLogger, accepting: () => boolean) => Api {
+  return (log, accepting) => createApi({ ...deps, log }, accepting);
+}
+
 /** `accepting()` is false once the server stops taking new requests (GET /readyz says so). */
 export function createApi(deps: ApiDeps, accepting: () => boolean): Api {
   const { config, pool, ledger, log } = deps;

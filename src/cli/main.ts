@@ -26,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       return (await import('./serve-command.js')).runServeCommand(rest);
     case 'model':
-      return (await import('../model/quantize-file-cli.js')).runQuantizeFileCli(rest);
+      return (await import('./quantize-file-cli.js')).runQuantizeFileCli(rest);
     case 'keys':
     case 'usage': {
       const dataDir = process.env.CUTOUT_DATA_DIR ?? path.resolve('data');

@@ -26,6 +26,7 @@ import { GroupHub } from './group-hub.js';
 import { GroupClient } from '../process/group-client.js';
 import { groupMetrics } from '../observe/group-metrics.js';
 import { GroupWindow } from '../api/group-window.js';
+import { apiFactory } from '../api/routes.js';
 import { ClientWindow } from '../api/client-window.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 import { memoryLimit, type MemoryLimit } from '../process/memory-limit.js';
@@ -225,7 +226,8 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     const memoryPressure = new MemoryPressure(limit.bytes);
     // The bodies-in-memory budget as fitted beside the pool (the operator's own when given).
     const served = { ...config, bodyMemoryBytes: pool.info?.inputCeilingBytes ?? config.bodyMemoryBytes };
-    const server = createServer({ config: served, pool, ledger, log, metrics, observers, memoryPressure, sharePort: group !== null, ...shared, fetchOptions: options.fetchOptions });
+    const api = apiFactory({ config: served, pool, ledger, metrics, ...shared, fetchOptions: options.fetchOptions });
+    const server = createServer({ config: served, api, log, observers, memoryPressure, sharePort: group !== null });
     await server.listen();
     // Start-up garbage (module sources, config parsing, the ledger's first reads) goes now rather
     // than at the first busy moment; the workers did the same after loading the model.

@@ -11,7 +11,7 @@ import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { abortError, declaredLengthError, parseContentLength, readBody } from './body.js';
 import { isRefusal, minUploadRate, type BodyBudget, type BodyHold, type BodyOwner } from './body-budget.js';
 import { EarlyBody } from './early-body.js';
-import type { MemoryPressure } from '../process/memory-pressure.js';
+import type { MemoryPressure } from './memory-pressure.js';
 import type { RawFields } from './fields.js';
 import { parseForm } from './forms.js';
 import { fieldCounter, type FieldCounter } from './field-limits.js';

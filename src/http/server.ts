@@ -1,13 +1,13 @@
 // The HTTP service on uWebSockets.js: the try/catch perimeter, routing (404/405/CORS preflight) to
-// the api's route table, and a listen/close lifecycle that drains in-flight requests. Its one import
-// from api/ is that table (api/routes.ts), which gets the injected dependencies (pool, ledger).
+// the api's route table, and a listen/close lifecycle that drains in-flight requests. The route table
+// comes from the caller (ServerDeps.api, built by api/routes.ts), so http/ imports nothing above it.
 
 import { randomUUID } from 'node:crypto';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
-import { createApi, type ApiDeps } from '../api/routes.js';
-import type { MemoryPressure } from '../process/memory-pressure.js';
+import type { Config } from '../config.js';
+import type { MemoryPressure } from './memory-pressure.js';
 import { BodyBudget } from './body-budget.js';
-import { RequestContext, type ContextOptions, type RequestNotes } from './context.js';
+import { RequestContext, type ContextOptions, type RequestNotes, type Routes } from './context.js';
 import { HttpError, internalError, methodNotAllowed, notFound, shuttingDown } from './http-error.js';
 import { assertNativeUws } from './native-check.js';
 import { sslAppOptions } from './tls.js';
@@ -30,8 +30,25 @@ type ListenWithOptions = (host: string, port: number, options: number, cb: (toke
 const LISTEN_DEFAULT = 0;
 const LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1;
 
-/** What the api needs (config, pool, ledger, fetch options, metrics), a logger, and observation hooks. */
-export interface ServerDeps extends Omit<ApiDeps, 'log'> {
+/** What the server asks of the api it serves (api/routes.ts builds one). */
+export interface ServedApi {
+  routes: Routes;
+  /** Retry-After, in seconds, for a request whose deadline passed once its body was in. */
+  retryAfterSeconds(): number;
+  /** The answer for a failure that is not an HttpError but has one, else undefined (a 500). */
+  answerFor(err: unknown): HttpError | undefined;
+}
+
+/**
+ * Builds the api once the server has its logger and its accepting flag (`accepting()` is false once
+ * the server stops taking new requests). The caller passes it in, so http/ imports nothing of api/.
+ */
+export type ApiFactory = (log: Logger, accepting: () => boolean) => ServedApi;
+
+/** The config, the api to serve, a logger, and observation hooks. */
+export interface ServerDeps {
+  config: Config;
+  api: ApiFactory;
   log?: Logger;
   /** Observation points (tests): never affect the response. */
   hooks?: ServerHooks;
@@ -139,7 +156,7 @@ export function createServer(deps: ServerDeps): CutoutServer {
   const { config } = deps;
   const log = deps.log ?? consoleLogger;
   let closing = false;
-  const api = createApi({ ...deps, log }, () => !closing);
+  const api = deps.api(log, () => !closing);
   const routes = api.routes;
 
   let inflight = 0;

@@ -173,7 +173,7 @@ function main() {
     {
       title: 'models',
       cmd: process.execPath,
-      args: ['dist/src/model/assemble-cli.js'],
+      args: ['dist/src/cli/assemble-cli.js'],
       done: (output) => {
         const files = [...output.matchAll(/→ (\S+)/g)].map((m) => m[1]);
         return files.map((f) => `${rel(f)} ${formatBytes(sizeOf(f))}`).join(', ') + ', sha256 checked';
@@ -184,7 +184,7 @@ function main() {
     steps.push({
       title: 'GPU',
       cmd: process.execPath,
-      args: ['dist/src/device/install-gpu-cli.js', '--if-requested'],
+      args: ['dist/src/cli/install-gpu-cli.js', '--if-requested'],
       // Its last line says what --device auto will use here.
       done: (output) => output.trim().split('\n').pop().replace(/^cutout gpu: /, ''),
     });

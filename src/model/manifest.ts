@@ -129,6 +129,13 @@ export interface SessionOptions {
   memoryPattern?: boolean;
 }
 
+/** Options of a BatchSession: a Session's model options plus the largest batch. */
+export interface BatchSessionOptions extends SessionOptions {
+  maxBatch: number;
+  /** Page-locked host buffers from the CUDA provider (default true; ignored on the CPU). */
+  pinned?: boolean;
+}
+
 /** The addon's Session options for a model entry. */
 export function sessionOptionsFor(entry: ModelEntry, threads: number): SessionOptions {
   const { name, width, height, mean, std } = entry.input;

@@ -1,10 +1,11 @@
 // Typed facade over the native addon (build/Release/cutout.node). Only worker/ and tests load it.
 import fs from 'node:fs';
-import path from 'node:path';
 import { createRequire } from 'node:module';
-import { PACKAGE_ROOT, type SessionOptions } from '../model/manifest.js';
+import { ADDON_PATH } from './addon-path.js';
+import type { BatchSessionOptions, SessionOptions } from '../model/manifest.js';
 
-export { sessionOptionsFor, type SessionOptions } from '../model/manifest.js';
+export { ADDON_PATH } from './addon-path.js';
+export { sessionOptionsFor, type BatchSessionOptions, type SessionOptions } from '../model/manifest.js';
 
 export interface CompositeOptions {
   /** Guided refinement; false = plain bilinear upscaling (and no matting). */
@@ -86,13 +87,6 @@ export interface NativeSession {
   releaseTensors(): void;
   readonly inputTensor: Float32Array;
   readonly outputTensor: Float32Array;
-}
-
-/** Options of a BatchSession: a Session's model options plus the largest batch. */
-export interface BatchSessionOptions extends SessionOptions {
-  maxBatch: number;
-  /** Page-locked host buffers from the CUDA provider (default true; ignored on the CPU). */
-  pinned?: boolean;
 }
 
 /** A batch-capable model (uint8 [N, H, W, 3] in, float [N, 1, H, W] out; or a model file's float input with a symbolic batch, normalised per photo) run on several photos at once. */
@@ -205,8 +199,6 @@ export interface NativeBinding {
   readonly mmapThreshold: number | null;
   readonly ortVersion: string;
 }
-
-export const ADDON_PATH = path.join(PACKAGE_ROOT, 'build', 'Release', 'cutout.node');
 
 let cached: NativeBinding | undefined;
 

@@ -4,23 +4,10 @@
 // the next scrape lands on another process. Plain data in, plain data out: the supervisor folds the
 // counts of processes that ended with it, without loading prom-client.
 
-/** One series' value, as prom-client's `getMetricsAsJSON()` gives it (histograms: `le` in labels). */
-export interface MetricSample {
-  value: number;
-  labels: Record<string, string | number>;
-  /** `<name>_bucket`, `_sum`, `_count` for a histogram's series. */
-  metricName?: string;
-}
+import type { MetricAggregator, MetricJson, MetricSample } from '../process/metric-json.js';
 
-export type MetricAggregator = 'sum' | 'first' | 'min' | 'max' | 'average' | 'omit';
-
-export interface MetricJson {
-  name: string;
-  help: string;
-  type: string;
-  aggregator: MetricAggregator;
-  values: MetricSample[];
-}
+// The wire form lives with the messages that carry it (process/), which sit below observe/.
+export type { MetricAggregator, MetricJson, MetricSample };
 
 /** A series' identity: its name and its labels in a fixed order. */
 function seriesKey(sample: MetricSample): string {

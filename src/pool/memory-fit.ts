@@ -94,7 +94,7 @@ export function fitToMemory(r: FitRequest): Fit {
 export const MIN_DECODE_CEILING_BYTES = 64 * MB;
 
 /**
- * What a process's photo decodes may hold at once under a memory limit (pool/decode-memory.ts): the
+ * What a process's photo decodes may hold at once under a memory limit (process/decode-memory.ts): the
  * planned share of the limit less the idle process (a decode for the model over 32 MiB runs with the
  * block cache handed back, so the rest is the decodes' own) and less the request inputs beside them,
  * within [MIN_DECODE_CEILING_BYTES, MAX_DECODE_BYTES_IN_FLIGHT]. The pipeline also refuses one decode

@@ -3,7 +3,7 @@ import type { MemoryRelease } from './memory-release.js';
 import type { MemoryLimit } from '../process/memory-limit.js';
 import type { CudaProbe, DeviceChoice, DeviceRequest } from '../device/device.js';
 import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
-import type { RemoveResult, RemoveTask } from './task.js';
+import type { RemoveResult, RemoveTask } from './protocol.js';
 import type { QualityLevel } from '../domain/removal.js';
 import type { ModelFamily } from '../model/families.js';
 import type { ModelFileSize } from './memory-estimate.js';

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chooseDevice, parseDevice, probeCuda, type DeviceChoice, type DeviceRequest } from '../device/device.js';
-import { ADDON_PATH } from '../native/binding.js';
+import { ADDON_PATH } from '../native/addon-path.js';
 import { modelEntry, sessionOptionsFor } from '../model/manifest.js';
 import { hashFileFor, verifyModelFile } from '../model/assemble.js';
 import { checkModelFile, ModelFileError, sessionOptionsForFile, type ModelFile } from '../model/families.js';

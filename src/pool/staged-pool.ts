@@ -13,7 +13,7 @@
 // whole is run again photo by photo, so no request fails for another (fifo-queue.ts).
 import type { Piscina } from 'piscina';
 import { claimExclusive, transferListOf } from '../image/owned-bytes.js';
-import { DecodeMemory } from './decode-memory.js';
+import { DecodeMemory } from '../process/decode-memory.js';
 import { photoThreadsNow } from './photo-threads.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
@@ -21,9 +21,7 @@ import { IdleRelease } from './idle-release.js';
 import type { BatchReport, PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
 import { SpareMasks } from './spare-masks.js';
 import { SparePhotos } from './spare-photos.js';
-import type { FinishReply, FinishTask, PrepareResult, RemoveResult, RemoveTask } from './task.js';
-import type { WorkerConfig } from '../worker/worker.js';
-import type { InferBatchResult, InferWorkerConfig } from '../worker/infer-worker.js';
+import type { FinishReply, FinishTask, InferBatchResult, InferWorkerConfig, PrepareResult, RemoveResult, RemoveTask, WorkerConfig } from './protocol.js';
 
 export interface StagedPoolConfig {
   info: PoolInfo;

@@ -1,14 +1,13 @@
 // The whole-removal pool (the CPU path): each worker owns a model session and runs removals start to
 // finish, one at a time; our FIFO decides who runs next.
 import { transferListOf } from '../image/owned-bytes.js';
-import { DecodeMemory } from './decode-memory.js';
+import { DecodeMemory } from '../process/decode-memory.js';
 import { photoThreadsNow } from './photo-threads.js';
 import { codedError, FifoQueue, type RunEvents } from './fifo-queue.js';
 import { startPiscina } from './start-piscina.js';
 import { IdleRelease } from './idle-release.js';
 import type { PoolInfo, PoolStats, RemovalPool, RunPriority } from './pool-api.js';
-import type { RemoveResult, RemoveTask } from './task.js';
-import type { WorkerConfig } from '../worker/worker.js';
+import type { RemoveResult, RemoveTask, WorkerConfig } from './protocol.js';
 
 /** V8 young generation of a worker thread, MB. */
 const WORKER_YOUNG_GENERATION_MB = 2;

@@ -3,7 +3,7 @@
 // supervisor that does not answer (gone, or stuck) fails them, and each caller decides what that
 // means (metrics: 503; the sandbox window: this process's own count).
 
-import type { MetricJson } from '../observe/metrics-merge.js';
+import type { MetricJson } from './metric-json.js';
 import { messageType, type AnswerMessage, type AskMessage, type CollectMetricsMessage, type GroupAnswers, type GroupQuestion, type IpcChannel, type MetricsPartMessage } from './group-messages.js';
 
 export class GroupUnavailableError extends Error {

@@ -4,7 +4,7 @@
 // and the supervisor collects each process's metrics for such a question.
 
 import type { RateDecision } from '../ledger/ledger.js';
-import type { MetricJson } from '../observe/metrics-merge.js';
+import type { MetricJson } from './metric-json.js';
 
 /** A question a process asks its supervisor. */
 export type GroupQuestion = { what: 'metrics' } | { what: 'sandbox-take'; client: string };

@@ -11,6 +11,7 @@ export const PRESSURE_SHARE = 0.95;
 /** How long one reading of the RSS stands (reading it is a /proc read; a burst of requests shares one). */
 const READ_EVERY_MS = 100;
 
+/** Fits the shape the server asks for (http/memory-pressure.ts) without importing it: process/ sits below http/. */
 export class MemoryPressure {
   /** RSS above which the process is under pressure. */
   readonly thresholdBytes: number;

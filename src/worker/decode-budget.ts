@@ -1,6 +1,6 @@
 // What one decode makes libvips hold, estimated from the image header before a pixel is decoded.
 // Pure arithmetic; the pipeline refuses a photo whose source side is over MAX_DECODE_BYTES and
-// reserves the total from the process's decode memory (src/pool/decode-memory.ts).
+// reserves the total from the process's decode memory (src/process/decode-memory.ts).
 //
 // Measured with sharp 0.35.5 / libvips 8.18 (docs/memory.md, "Decoding"): every term below is an
 // upper bound of what a decode of that kind held in a process of its own.

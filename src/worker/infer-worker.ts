@@ -4,29 +4,8 @@
 // batch of any size runs at full speed. Masks travel back by transfer, one ArrayBuffer each; the
 // pool hands finished photos' masks back with the next batch, to be filled again (no fresh pages).
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
-import { loadBinding, type BatchSessionOptions } from '../native/binding.js';
-
-export interface InferWorkerConfig extends BatchSessionOptions {
-  modelPath: string;
-  /** Run every bucket once at start (default true; tests of the scheduler turn it off). */
-  warmUp?: boolean;
-}
-
-export interface InferBatch {
-  images: Uint8Array[];
-  /** Masks of earlier batches handed back (transferred here), filled instead of new ones where given. */
-  outputs?: Float32Array[];
-}
-
-export interface InferBatchResult {
-  masks: Float32Array[];
-  /** Wall time of the batch run, ms. */
-  ms: number;
-  /** The bucket the batch was padded to. */
-  batch: number;
-  /** Masks written into the `outputs` handed in. */
-  reused: number;
-}
+import { loadBinding } from '../native/binding.js';
+import type { InferBatch, InferBatchResult, InferWorkerConfig } from '../pool/protocol.js';
 
 const config = workerData as InferWorkerConfig;
 const binding = loadBinding();

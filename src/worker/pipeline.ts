@@ -4,9 +4,9 @@
 // two halves of the staged path, where the inference runs in a batch elsewhere (src/pool/staged-pool.ts).
 // Typed failures are returned, never thrown.
 import type { CompositeOptions, NativeBinding, NativeBox, NativeSession } from '../native/binding.js';
-import type { DecodeMemory } from '../pool/decode-memory.js';
+import type { DecodeMemory } from '../process/decode-memory.js';
 import { MAX_DECODE_BYTES, MAX_INPUT_PIXELS, MAX_INPUT_SIDE, OVERLAP_DECODE_MAX_BYTES, type QualityLevel, type RemoveOptions } from '../domain/removal.js';
-import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
+import type { FinishTask, PrepareResult, RemovalPlan, RemoveFailure, RemoveResult, RemoveTask } from '../pool/protocol.js';
 import { decoderMessage, describeDecodeFailure } from '../image/decoder-message.js';
 import { collectGarbage } from '../process/collect-garbage.js';
 import * as codec from './codec.js';

@@ -6,30 +6,14 @@
 import os from 'node:os';
 import { threadId } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
-import { loadBinding, type SessionOptions } from '../native/binding.js';
-import type { FinishReply, FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask } from '../pool/task.js';
+import { loadBinding } from '../native/binding.js';
+import type { FinishReply, FinishTask, PrepareResult, RemoveFailure, RemoveResult, RemoveTask, WorkerConfig } from '../pool/protocol.js';
 import { DECODE_ONCE_MAX_BYTES, finishStaged, prepareRemoval, runPipeline, type PipelineContext } from './pipeline.js';
 import { PhotoBuffer } from './photo-buffer.js';
 import { AfterAnswerCollection, collectTaskGarbage } from './after-answer-collection.js';
 import { finishGarbageBytes, ReleasePolicy } from './release-policy.js';
-import { DecodeMemory, type DecodeMemoryShare } from '../pool/decode-memory.js';
-import { DEFAULT_QUALITY, OVERLAP_DECODE_MAX_BYTES, type QualityLevel } from '../domain/removal.js';
-import type { MemoryRelease } from '../pool/memory-release.js';
-
-export interface WorkerConfig extends SessionOptions {
-  mode: 'whole' | 'stages';
-  modelPath: string;
-  /** Threads one photo's composite passes and PNG deflate may use. */
-  photoThreads: number;
-  /** The process's decode memory, shared by every photo worker (src/pool/decode-memory.ts). */
-  decodeMemory?: DecodeMemoryShare;
-  /** The quality level of tasks that name none (PoolOptions.quality). */
-  quality?: QualityLevel;
-  /** This thread's nice value (PoolOptions.photoNice), set before the session starts its threads. */
-  nice?: number;
-  /** When this worker hands its memory back (src/pool/idle-release.ts; default 'idle'). */
-  memoryRelease?: MemoryRelease;
-}
+import { DecodeMemory } from '../process/decode-memory.js';
+import { DEFAULT_QUALITY, OVERLAP_DECODE_MAX_BYTES } from '../domain/removal.js';
 
 const config = workerData as WorkerConfig;
 // On Linux a nice value belongs to the thread: this worker and the threads it starts from here on

@@ -6,7 +6,7 @@ import http from 'node:http';
 import t from 'tap';
 import { multipart } from '../helpers/http-client.js';
 import { KEY, startTestServer } from '../helpers/server.js';
-import type { RemoveResult } from '../../src/pool/task.js';
+import type { RemoveResult } from '../../src/pool/protocol.js';
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 

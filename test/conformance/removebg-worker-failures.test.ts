@@ -3,7 +3,7 @@ import t from 'tap';
 import { firstError, postImage } from '../helpers/api.js';
 import { makeImage } from '../helpers/images.js';
 import { KEY, quietLogger, startTestServer } from '../helpers/server.js';
-import type { RemoveErrorCode } from '../../src/pool/task.js';
+import type { RemoveErrorCode } from '../../src/pool/protocol.js';
 
 t.test('typed failures', async (t) => {
   const { url, pool, ledger } = await startTestServer(t);

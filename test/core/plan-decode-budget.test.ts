@@ -58,7 +58,7 @@ t.test('the plan carries each decode\'s estimate', async (t) => {
 });
 
 t.test('under a memory limit the decode ceiling is the most one photo may need: a photo over it is refused, one under passes', async (t) => {
-  const { DecodeMemory } = await import('../../src/pool/decode-memory.js');
+  const { DecodeMemory } = await import('../../src/process/decode-memory.js');
   const limited = { ...ctx, decodeMemory: DecodeMemory.create(1, 150 * 1024 * 1024) } as PipelineContext;
   // Interlaced 16-bit RGBA, decoded whole: 4000x4000 needs ~241 MB (under 320), 2000x2000 under 150.
   const over = await prepareRemoval(limited, { input: sixteenBitInterlaced(4000, 4000), options: { ...DEFAULT_OPTIONS, size: 'preview' } });

@@ -9,7 +9,7 @@ import t from 'tap';
 import sharp from 'sharp';
 import { DEFAULT_OPTIONS, DEFAULT_QUALITY, type RemoveOptions } from '../../src/domain/removal.js';
 import { loadBinding } from '../../src/native/binding.js';
-import type { PreparedRemoval, PrepareResult, RemoveResult } from '../../src/pool/task.js';
+import type { PreparedRemoval, PrepareResult, RemoveResult } from '../../src/pool/protocol.js';
 import * as codec from '../../src/worker/codec.js';
 import { OVERLAP_DECODE_MAX_BYTES } from '../../src/domain/removal.js';
 import { finishStaged, LEAN_OVERLAP_DECODE_MAX_BYTES, prepareRemoval, runPipeline, type PipelineContext } from '../../src/worker/pipeline.js';

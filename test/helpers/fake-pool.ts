@@ -8,7 +8,7 @@ import { FifoQueue } from '../../src/pool/fifo-queue.js';
 import { transferListOf } from '../../src/image/owned-bytes.js';
 import type { PoolStats, RemovalPool, RunEvents, RunPriority } from '../../src/pool/pool-api.js';
 import type { ContentType } from '../../src/domain/removal.js';
-import type { RemoveResult, RemoveTask } from '../../src/pool/task.js';
+import type { RemoveResult, RemoveTask } from '../../src/pool/protocol.js';
 
 export interface Gate {
   /** Resolves when a run() has entered the gate ("inference" started). */

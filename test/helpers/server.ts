@@ -7,10 +7,11 @@ import type { Ledger } from '../../src/ledger/ledger.js';
 import type { RemovalPool } from '../../src/pool/pool-api.js';
 import { createServer, type CutoutServer, type Logger, type RequestInfo, type RequestObserver, type ServerHooks } from '../../src/http/server.js';
 import type { MetricsSource } from '../../src/api/metrics-endpoint.js';
+import { apiFactory } from '../../src/api/routes.js';
 import { FakeLedger } from './fake-ledger.js';
 import { FakePool } from './fake-pool.js';
 import { documentedOrigins } from './documented-origins.js';
-import type { MemoryPressure } from '../../src/process/memory-pressure.js';
+import type { MemoryPressure } from '../../src/http/memory-pressure.js';
 
 export const KEY = 'test-key-0123456789';
 
@@ -93,16 +94,20 @@ export async function startTestServer<P extends RemovalPool = FakePool, L extend
     dataDir: opts.config?.dataDir ?? t.testdir(),
   });
   const events = new ServerEvents();
-  const server = createServer({
+  const api = apiFactory({
     config,
     pool,
     ledger,
-    hooks: events,
-    log: opts.log ?? quietLogger,
     ...(opts.fetchOptions && { fetchOptions: opts.fetchOptions }),
     ...(opts.metrics && { metrics: opts.metrics }),
-    ...(opts.observers && { observers: opts.observers }),
     ...(opts.clock && { clock: opts.clock }),
+  });
+  const server = createServer({
+    config,
+    api,
+    hooks: events,
+    log: opts.log ?? quietLogger,
+    ...(opts.observers && { observers: opts.observers }),
     ...(opts.memoryPressure && { memoryPressure: opts.memoryPressure }),
   });
   await server.listen();

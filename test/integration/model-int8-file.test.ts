@@ -1,4 +1,4 @@
-// `npm run model -- --from FILE --int8` (src/model/quantize-file-cli.ts): a user's own fp32 (or fp16)
+// `npm run model -- --from FILE --int8` (src/cli/quantize-file-cli.ts): a user's own fp32 (or fp16)
 // file quantised to int8 with the bundled model's calibration and quantisation, checked and runnable with
 // `--model-file`. The file is the bundled ISNet rewritten to BiRefNet's conventions (ImageNet input,
 // logits, three outputs), calibrated on two dev photos (a mechanical check, not a quality figure: the
@@ -10,7 +10,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
 import { createRemover } from '../../src/lib/remove.js';
-import { runQuantizeFileCli } from '../../src/model/quantize-file-cli.js';
+import { runQuantizeFileCli } from '../../src/cli/quantize-file-cli.js';
 import { calibrationInput } from '../../src/model/calibration-run.js';
 import { decodeModel } from '../../src/model/onnx-transform.js';
 import { EVAL_DIR, EVAL_SKIP, syntheticFigure } from '../helpers/core-fixtures.js';

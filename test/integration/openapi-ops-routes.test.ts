@@ -5,6 +5,7 @@
 
 import t, { type Test } from 'tap';
 import { loadConfig, type Config } from '../../src/config.js';
+import { apiFactory } from '../../src/api/routes.js';
 import { createServer } from '../../src/http/server.js';
 import { createMetrics } from '../../src/observe/metrics.js';
 import { documentedOrigins } from '../helpers/documented-origins.js';
@@ -39,7 +40,7 @@ function sandboxBody(image: Uint8Array) {
 
 async function metricsServer(t: Test, config: Partial<Config>): Promise<string> {
   const full: Config = Object.freeze({ ...loadConfig([], {}), host: '127.0.0.1', port: 0, demoKey: false, dataDir: t.testdir(), ...config });
-  const server = createServer({ config: full, pool: new FakePool(), ledger: new FakeLedger(), log: quietLogger, metrics: createMetrics('test') });
+  const server = createServer({ config: full, api: apiFactory({ config: full, pool: new FakePool(), ledger: new FakeLedger(), metrics: createMetrics('test') }), log: quietLogger });
   await server.listen();
   t.teardown(() => server.close());
   documentedOrigins.add(new URL(server.url).origin);

@@ -10,7 +10,7 @@ import { IDLE_RELEASE_MS } from '../../src/pool/idle-release.js';
 import { loadBinding } from '../../src/native/binding.js';
 import { pollUntilAsync } from '../helpers/poll.js';
 import { DEFAULT_OPTIONS, type RemoveOptions } from '../../src/domain/removal.js';
-import type { RemoveResult } from '../../src/pool/task.js';
+import type { RemoveResult } from '../../src/pool/protocol.js';
 import type { BatchReport } from '../../src/pool/pool-api.js';
 import { writeTinyBatchModel } from '../helpers/tiny-batch-model.js';
 

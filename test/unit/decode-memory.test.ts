@@ -1,7 +1,7 @@
 // The process's decode memory: a decode that would pass the ceiling waits for a release, one alone always goes, a slot is freed whatever its worker did, and the counter is shared across threads.
 import { Worker } from 'node:worker_threads';
 import t from 'tap';
-import { DecodeMemory } from '../../src/pool/decode-memory.js';
+import { DecodeMemory } from '../../src/process/decode-memory.js';
 
 const MB = 1024 * 1024;
 
@@ -55,7 +55,7 @@ t.test('slots: the main thread hands one per running task and frees it whatever 
 t.test('shared across threads: a worker waits until the main thread releases', async (t) => {
   const mem = DecodeMemory.create(2, 100 * MB);
   await mem.acquire(0, 80 * MB);
-  const url = new URL('../../src/pool/decode-memory.js', import.meta.url).href;
+  const url = new URL('../../src/process/decode-memory.js', import.meta.url).href;
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
      // Atomics.waitAsync does not keep a thread's event loop alive; a Piscina worker's port does.

@@ -7,9 +7,9 @@
 // the evaluation set, so quality measured on eval/dev stays an honest held-out figure.
 import fs from 'node:fs';
 import path from 'node:path';
-import { calibrationInput, calibrationPhotoNames, CALIBRATION_DESCRIPTION, defaultCalibrationPhotos, measureRanges } from './calibration-run.js';
-import { MODELS_DIR, modelEntry } from './manifest.js';
-import type { CalibrationTable } from './quantize.js';
+import { calibrationInput, calibrationPhotoNames, CALIBRATION_DESCRIPTION, defaultCalibrationPhotos, measureRanges } from '../model/calibration-run.js';
+import { MODELS_DIR, modelEntry } from '../model/manifest.js';
+import type { CalibrationTable } from '../model/quantize.js';
 
 async function main(): Promise<void> {
   const source = modelEntry(process.argv[2] ?? 'isnet-fp32');

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run model [-- --all | NAME...]`: assemble the default (or named) models into models/.
 // `npm run model -- --from FILE --int8 …`: quantise a model file of one's own (quantize-file-cli.ts).
-import { assembleModel } from './assemble.js';
-import { readManifest } from './manifest.js';
+import { assembleModel } from '../model/assemble.js';
+import { readManifest } from '../model/manifest.js';
 import { runQuantizeFileCli } from './quantize-file-cli.js';
 
 const args = process.argv.slice(2);

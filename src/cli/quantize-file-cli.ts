@@ -3,11 +3,11 @@
 // quantises (quantize-file.ts) and prints what was written and how to run it. Exit 0 done, 1 the file
 // or the calibration failed, 2 a usage error.
 import { parseArgs } from 'node:util';
-import { MissingPackageError } from './dev-package.js';
-import { ModelFileError, parseModelFamily } from './families.js';
-import { loadOnnx } from './onnx-transform.js';
-import { photosIn, quantizeModelFile } from './quantize-file.js';
-import type { CliIo } from '../cli/remove-command.js';
+import { MissingPackageError } from '../model/dev-package.js';
+import { ModelFileError, parseModelFamily } from '../model/families.js';
+import { loadOnnx } from '../model/onnx-transform.js';
+import { photosIn, quantizeModelFile } from '../model/quantize-file.js';
+import type { CliIo } from './remove-command.js';
 
 export const QUANTIZE_FILE_USAGE = `usage: cutout model --from FILE --int8 [--model-family isnet|u2net|birefnet|rmbg|custom]
        [--model-descriptor JSON] [--out FILE] [--calibration-photos DIR]

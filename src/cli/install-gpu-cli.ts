@@ -4,12 +4,12 @@
 //   --if-requested   do nothing unless CUTOUT_GPU asks for it (the install script's call)
 //   --keep-tarball   keep the downloaded package in build/gpu-cache
 import path from 'node:path';
-import { ADDON_PATH } from '../native/binding.js';
+import { ADDON_PATH } from '../native/addon-path.js';
 import { PACKAGE_ROOT, readManifest } from '../model/manifest.js';
 import { assembleModel } from '../model/assemble.js';
-import { CUDA_PROVIDER_PACKAGE } from './cuda-provider-package.js';
-import { installProvider } from './install-provider.js';
-import { chooseDevice, probeCuda } from './device.js';
+import { CUDA_PROVIDER_PACKAGE } from '../device/cuda-provider-package.js';
+import { installProvider } from '../device/install-provider.js';
+import { chooseDevice, probeCuda } from '../device/device.js';
 
 const args = process.argv.slice(2);
 const wanted = process.env.CUTOUT_GPU;

@@ -1,8 +1,15 @@
-// The messages between the main thread and the Piscina workers: a task, its result, and the staged
-// path's halves. The vocabulary they carry (options, box, limits) is domain/removal.ts.
+// The protocol between the pool (main thread) and its Piscina workers: each worker's workerData, a
+// task, its result, the staged path's halves and the inference worker's batches. The one module
+// pool/ and worker/ share: the workers import nothing else of pool/, and pool/ no module of worker/.
+// The vocabulary they carry (options, box, limits) is domain/removal.ts.
 // Everything here must survive structured cloning: plain objects, numbers, strings, typed arrays.
 
-import type { Box, ContentType, RemoveOptions } from '../domain/removal.js';
+import type { Box, ContentType, QualityLevel, RemoveOptions } from '../domain/removal.js';
+import type { BatchSessionOptions, SessionOptions } from '../model/manifest.js';
+import type { DecodeMemoryShare } from '../process/decode-memory.js';
+import type { MemoryRelease } from './memory-release.js';
+
+export type { MemoryRelease };
 
 export interface RemoveSuccess {
   ok: true;
@@ -43,7 +50,7 @@ export type RemoveResult = RemoveSuccess | RemoveFailure;
 export interface RemoveTask {
   input: Uint8Array;
   options: RemoveOptions;
-  /** The task's slot in the process's decode memory (src/pool/decode-memory.ts); absent = not counted. */
+  /** The task's slot in the process's decode memory (src/process/decode-memory.ts); absent = not counted. */
   decodeSlot?: number;
   /** Threads this task's photo passes may use, set by the pool as it starts (src/pool/photo-threads.ts); absent = the worker's own. */
   threads?: number;
@@ -129,4 +136,43 @@ export interface FinishReply {
   spareMask?: ArrayBuffer;
   /** The task's photo's buffer (stage 1's decode) once the photo is finished (transferred back). */
   sparePhoto?: ArrayBuffer;
+}
+
+/** A photo worker's workerData (worker/worker.ts). */
+export interface WorkerConfig extends SessionOptions {
+  mode: 'whole' | 'stages';
+  modelPath: string;
+  /** Threads one photo's composite passes and PNG deflate may use. */
+  photoThreads: number;
+  /** The process's decode memory, shared by every photo worker (src/process/decode-memory.ts). */
+  decodeMemory?: DecodeMemoryShare;
+  /** The quality level of tasks that name none (PoolOptions.quality). */
+  quality?: QualityLevel;
+  /** This thread's nice value (PoolOptions.photoNice), set before the session starts its threads. */
+  nice?: number;
+  /** When this worker hands its memory back (src/pool/idle-release.ts; default 'idle'). */
+  memoryRelease?: MemoryRelease;
+}
+
+/** The inference worker's workerData and messages (worker/infer-worker.ts). */
+export interface InferWorkerConfig extends BatchSessionOptions {
+  modelPath: string;
+  /** Run every bucket once at start (default true; tests of the scheduler turn it off). */
+  warmUp?: boolean;
+}
+
+export interface InferBatch {
+  images: Uint8Array[];
+  /** Masks of earlier batches handed back (transferred here), filled instead of new ones where given. */
+  outputs?: Float32Array[];
+}
+
+export interface InferBatchResult {
+  masks: Float32Array[];
+  /** Wall time of the batch run, ms. */
+  ms: number;
+  /** The bucket the batch was padded to. */
+  batch: number;
+  /** Masks written into the `outputs` handed in. */
+  reused: number;
 }
