@@ -43,7 +43,7 @@ t.test('an empty part without a file name is not given', async (t) => {
     { name: 'image_file', value: EMPTY, filename: '' },
     { name: 'image_file_b64', value: Buffer.from(await makeImage('png')).toString('base64') },
   ]);
-  t.equal(withB64.status, 200, withB64.text());
+  t.equal(withB64.status, 200, withB64.status === 200 ? 'the file given in base64 is used' : withB64.text()); // the body only when it is an error (a PNG would put binary bytes in the log)
   t.equal(pool.tasks.length, 1);
   // A text field "" (the official CLI sends image_file_b64 as ""): not given, as documented.
   const emptyText = await postMultipart(url, [{ name: 'image_file_b64', value: '' }]);
