@@ -85,6 +85,17 @@ export interface RemoveOptions {
   decontaminate: boolean;
   /** Quality level; absent = the pool's (serve --quality / CUTOUT_QUALITY, else DEFAULT_QUALITY). */
   quality?: QualityLevel;
+  /** Shadow drawn under the subject from its matte; absent = none (as is opacity 0). */
+  shadow?: ShadowOptions;
+}
+
+/** remove.bg's shadow kinds (`shadow_type`): a soft offset drop, a cast ground shadow, a vehicle's contact shadow. */
+export type ShadowType = 'drop' | '3D' | 'car';
+
+export interface ShadowOptions {
+  type: ShadowType;
+  /** Darkest shadow alpha as a percentage, 1..100 (remove.bg's `shadow_opacity`). */
+  opacity: number;
 }
 
 export const DEFAULT_OPTIONS: Readonly<RemoveOptions> = Object.freeze({
