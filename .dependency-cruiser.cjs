@@ -85,7 +85,7 @@ module.exports = {
     {
       name: 'config-at-bottom',
       comment: 'config.ts is imported by anyone; it should import nothing above domain/.',
-      severity: 'warn',
+      severity: 'error',
       from: { path: '^src/config\\.ts$' },
       to: { path: '^src/', pathNot: '^src/domain/' },
     },

@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 import type { LedgerBackend } from '../src/ledger/ledger.js';
 import { openLedger } from '../src/ledger/open-ledger.js';
 import { cpuFacts } from './cpu-facts.js';
-import { parseDurability } from '../src/ledger/durability.js';
-import { parseLedgerUrl, redactUrl } from '../src/ledger/ledger-url.js';
+import { parseDurability } from '../src/domain/durability.js';
+import { parseLedgerUrl, redactUrl } from '../src/domain/ledger-url.js';
 
 const N = Number(process.env.LEDGER_BENCH_N ?? 5000);
 const WARMUP = Math.min(1000, N);

@@ -27,7 +27,7 @@ import {
   type AlphaScores,
   type Matte,
 } from '../src/quality/metrics.js';
-import { MODEL_FAMILIES, parseModelFamily } from '../src/model/families.js';
+import { MODEL_FAMILIES, parseModelFamily } from '../src/domain/model-family.js';
 import type { PoolOptions } from '../src/pool/pool-api.js';
 import { evalDir as findEvalDir } from '../src/quality/eval-dir.js';
 import { parseManifest, type ManifestRow } from '../src/quality/manifest.js';

@@ -2,12 +2,12 @@
 // ledger URL, memory-release and model-family parsers and the domain's image size limit.
 // Flags win over env vars; env vars win over defaults.
 
-import { DeviceError, parseDevice, type DeviceRequest } from './device/device.js';
-import { DEFAULT_DURABILITY, parseDurability, type Durability } from './ledger/durability.js';
-import { parseLedgerUrl } from './ledger/ledger-url.js';
+import { DeviceError, parseDevice, type DeviceRequest } from './domain/device-request.js';
+import { DEFAULT_DURABILITY, parseDurability, type Durability } from './domain/durability.js';
+import { parseLedgerUrl } from './domain/ledger-url.js';
 import { DEFAULT_QUALITY, MAX_INPUT_BYTES, MAX_INPUT_BYTES_IN_MEMORY, parseQuality, QUALITY_LEVELS, type QualityLevel } from './domain/removal.js';
-import { MEMORY_RELEASES, parseMemoryRelease, type MemoryRelease } from './pool/memory-release.js';
-import { MODEL_FAMILIES, parseModelFamily, type ModelFamily } from './model/families.js';
+import { MEMORY_RELEASES, parseMemoryRelease, type MemoryRelease } from './domain/memory-release.js';
+import { MODEL_FAMILIES, parseModelFamily, type ModelFamily } from './domain/model-family.js';
 
 export interface Config {
   readonly host: string;

@@ -5,7 +5,7 @@
 import { checkFlags, parseArgs, type ParsedArgs } from './args.js';
 import { openAdminLedger, LedgerCliError, type CommandIo } from './ledger-cli.js';
 import { BalanceLimitError, LedgerInputError, type AccountSummary, type BalanceName, type LedgerBackend } from '../ledger/ledger.js';
-import { parseDurability, type Durability } from '../ledger/durability.js';
+import { parseDurability, type Durability } from '../domain/durability.js';
 
 export type { CommandIo } from './ledger-cli.js';
 

@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ParsedArgs } from './args.js';
 import type { LedgerBackend } from '../ledger/ledger.js';
-import type { Durability } from '../ledger/durability.js';
-import { parseLedgerUrl } from '../ledger/ledger-url.js';
+import type { Durability } from '../domain/durability.js';
+import { parseLedgerUrl } from '../domain/ledger-url.js';
 import { openLedger } from '../ledger/open-ledger.js';
 
 export interface CommandIo {

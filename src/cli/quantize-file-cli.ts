@@ -4,7 +4,8 @@
 // or the calibration failed, 2 a usage error.
 import { parseArgs } from 'node:util';
 import { MissingPackageError } from '../model/dev-package.js';
-import { ModelFileError, parseModelFamily } from '../model/families.js';
+import { ModelFileError } from '../model/families.js';
+import { parseModelFamily } from '../domain/model-family.js';
 import { loadOnnx } from '../model/onnx-transform.js';
 import { photosIn, quantizeModelFile } from '../model/quantize-file.js';
 import type { CliIo } from './remove-command.js';

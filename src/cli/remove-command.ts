@@ -5,7 +5,7 @@ import { DEFAULT_OPTIONS, OUTPUT_FORMATS, parseQuality, QUALITY_LEVELS, type Out
 import { checkFlags, parseArgs } from './args.js';
 import { collectInputs, RESULT_EXTENSION, resultStems } from './collect-inputs.js';
 import { ConfigError, modelChoice } from '../config.js';
-import { MODEL_FAMILIES, parseModelFamily } from '../model/families.js';
+import { MODEL_FAMILIES, parseModelFamily } from '../domain/model-family.js';
 import { describeModelWarnings } from './model-warnings.js';
 
 const SIZES: Record<string, SizeTier> = {

@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, minBodyMemoryBytes, type Config } from '../con
 import type { FetchImageOptions } from '../fetch/image-url.js';
 import type { LedgerBackend, ReconcileReport } from '../ledger/ledger.js';
 import { openLedger } from '../ledger/open-ledger.js';
-import { redactUrl } from '../ledger/ledger-url.js';
+import { redactUrl } from '../domain/ledger-url.js';
 import { listeningLine, localHint } from './listen-line.js';
 import { describeModelWarnings } from './model-warnings.js';
 import type { PoolOptions, RemovalPool } from '../pool/pool-api.js';

@@ -8,13 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-export type DeviceKind = 'cpu' | 'cuda';
-
-export interface DeviceRequest {
-  kind: 'auto' | DeviceKind;
-  /** GPU index for cuda (cuda:N); 0 otherwise. */
-  index: number;
-}
+import { DeviceError, type DeviceKind, type DeviceRequest } from '../domain/device-request.js';
 
 export interface DeviceChoice {
   kind: DeviceKind;
@@ -25,23 +19,6 @@ export interface DeviceChoice {
   reason: string;
 }
 
-export class DeviceError extends Error {
-  readonly code = 'ERR_CUTOUT_DEVICE';
-  constructor(message: string) {
-    super(message);
-    this.name = 'DeviceError';
-  }
-}
-
-/** `auto`, `cpu`, `cuda`, `cuda:N` (any case). */
-export function parseDevice(text: string | undefined): DeviceRequest {
-  const v = (text ?? 'auto').trim().toLowerCase();
-  if (v === '' || v === 'auto') return { kind: 'auto', index: 0 };
-  if (v === 'cpu') return { kind: 'cpu', index: 0 };
-  const m = /^cuda(?::(\d{1,2}))?$/.exec(v);
-  if (m) return { kind: 'cuda', index: Number(m[1] ?? 0) };
-  throw new DeviceError(`Expected auto, cpu, cuda or cuda:N for device but received '${text}'`);
-}
 
 /** ONNX Runtime's CUDA provider: its two libraries belong beside libonnxruntime.so.1 (build/Release). */
 export const PROVIDER_LIBS = ['libonnxruntime_providers_shared.so', 'libonnxruntime_providers_cuda.so'] as const;

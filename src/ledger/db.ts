@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { AccountRecord, HoldRecord, KeyRecord, RateRecord, SlotRecord, StorageRecord, UsageEntry } from './records.js';
-import { DEFAULT_DURABILITY, type Durability } from './durability.js';
+import { DEFAULT_DURABILITY, type Durability } from '../domain/durability.js';
 import { DiskFullError, diskRoom, type WriteKind } from './disk-room.js';
 import { isDiskFailure } from './disk-failure.js';
 
@@ -15,7 +15,6 @@ import { isDiskFailure } from './disk-failure.js';
  * an OS crash or power loss can lose the last interval of writes (see docs/ledger.md).
  * `fsync`: LMDB's default durable commit (~0.5 ms+ per write on this machine).
  */
-export type { Durability } from './durability.js';
 
 export interface LedgerDb {
   root: RootDatabase;

@@ -19,7 +19,8 @@ import type {
   UsageSummary,
 } from './ledger.js';
 import type { RequestedSize } from '../domain/removal.js';
-import { openLedgerDb, type Durability } from './db.js';
+import type { Durability } from '../domain/durability.js';
+import { openLedgerDb } from './db.js';
 import { addCredits, createAccount, listAccounts, resolveAccountId, revoke } from './accounts.js';
 import { balancesOf, monthOf, viewOf } from './account-rules.js';
 import { hashApiKey } from './key-hash.js';

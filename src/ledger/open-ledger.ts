@@ -3,7 +3,7 @@
 
 import { mkdir } from 'node:fs/promises';
 import type { LedgerBackend, ReconcileReport } from './ledger.js';
-import type { Durability } from './durability.js';
+import type { Durability } from '../domain/durability.js';
 import { openLmdbBackend } from './lmdb-backend.js';
 
 export interface LedgerTarget {

@@ -10,8 +10,7 @@ import path from 'node:path';
 import type { SessionOptions, TensorType } from './manifest.js';
 import { elemTypeName, formatDims, ONNX_FLOAT, ONNX_FLOAT16, OnnxFormatError, readOnnxSignatureFile, type OnnxDim, type OnnxGraphFacts, type OnnxProducer, type OnnxSignature, type OnnxValue } from './onnx-signature.js';
 
-export const MODEL_FAMILIES = ['isnet', 'u2net', 'birefnet', 'rmbg', 'custom'] as const;
-export type ModelFamily = (typeof MODEL_FAMILIES)[number];
+import { MODEL_FAMILIES, type ModelFamily, parseModelFamily } from '../domain/model-family.js';
 
 type Rgb = [number, number, number];
 
@@ -69,9 +68,6 @@ export class ModelFileError extends Error {
   }
 }
 
-export function parseModelFamily(text: string): ModelFamily | undefined {
-  return (MODEL_FAMILIES as readonly string[]).includes(text) ? (text as ModelFamily) : undefined;
-}
 
 /** What the user gave: the file, and its family and/or descriptor. */
 export interface ModelFileRequest {

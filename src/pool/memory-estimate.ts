@@ -7,7 +7,7 @@
 // Runtime 1.29.0, sharp 0.35.5; `cutout serve` idle after start with 1 and 2 workers, then 30 requests at
 // concurrency 4 over 5 photos (0.45 to 20.4 MP) at preview and full size (docs/memory.md).
 import { modelEntry } from '../model/manifest.js';
-import { DEFAULT_MEMORY_RELEASE, type MemoryRelease } from './memory-release.js';
+import { DEFAULT_MEMORY_RELEASE, type MemoryRelease } from '../domain/memory-release.js';
 
 /**
  * Node, the main thread (uWS, LMDB), libvips, the ONNX Runtime library and one worker thread, without a

@@ -6,7 +6,7 @@
 import type { MemoryLimit } from '../process/memory-limit.js';
 import { MAX_DECODE_BYTES_IN_FLIGHT, MAX_INPUT_BYTES_IN_MEMORY } from '../domain/removal.js';
 import { estimateMemory, type EstimatedModel, type MemoryEstimate } from './memory-estimate.js';
-import type { MemoryRelease } from './memory-release.js';
+import type { MemoryRelease } from '../domain/memory-release.js';
 
 /**
  * The share of the limit the estimate may fill: the rest is for what it does not count (the model

@@ -1,11 +1,12 @@
 // The contract of the worker pool as seen by its callers (library API, CLI, HTTP layer).
-import type { MemoryRelease } from './memory-release.js';
+import type { MemoryRelease } from '../domain/memory-release.js';
 import type { MemoryLimit } from '../process/memory-limit.js';
-import type { CudaProbe, DeviceChoice, DeviceRequest } from '../device/device.js';
+import type { CudaProbe, DeviceChoice } from '../device/device.js';
+import type { DeviceRequest } from '../domain/device-request.js';
 import type { FifoQueueStats, RunEvents } from './fifo-queue.js';
 import type { RemoveResult, RemoveTask } from './protocol.js';
 import type { QualityLevel } from '../domain/removal.js';
-import type { ModelFamily } from '../model/families.js';
+import type { ModelFamily } from '../domain/model-family.js';
 import type { ModelFileSize } from './memory-estimate.js';
 
 export type { RunEvents } from './fifo-queue.js';
@@ -74,7 +75,7 @@ export interface PoolOptions {
   onBatch?: (batch: BatchReport) => void;
   /** Quality level of removals that name none (default DEFAULT_QUALITY, 'balanced'; docs/quality.md). */
   quality?: QualityLevel;
-  /** When the workers hand their memory back: 'idle' (default) or 'every-task' (src/pool/memory-release.ts). */
+  /** When the workers hand their memory back: 'idle' (default) or 'every-task' (src/domain/memory-release.ts). */
   memoryRelease?: MemoryRelease;
   /**
    * The memory the process may use (src/process/memory-limit.ts): the CPU path sizes its workers and

@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chooseDevice, parseDevice, probeCuda, type DeviceChoice, type DeviceRequest } from '../device/device.js';
+import { chooseDevice, probeCuda, type DeviceChoice } from '../device/device.js';
+import { parseDevice, type DeviceRequest } from '../domain/device-request.js';
 import { ADDON_PATH } from '../native/addon-path.js';
 import { modelEntry, sessionOptionsFor } from '../model/manifest.js';
 import { hashFileFor, verifyModelFile } from '../model/assemble.js';
@@ -13,7 +14,7 @@ import type { PoolInfo, PoolOptions, RemovalPool } from './pool-api.js';
 import { createStagedPool } from './staged-pool.js';
 import { createWholePool } from './whole-pool.js';
 import { fitToMemory, MemoryLimitError } from './memory-fit.js';
-import { DEFAULT_MEMORY_RELEASE } from './memory-release.js';
+import { DEFAULT_MEMORY_RELEASE } from '../domain/memory-release.js';
 import type { ModelFileSize } from './memory-estimate.js';
 
 export type { PoolOptions, PoolStats, RemovalPool } from './pool-api.js';

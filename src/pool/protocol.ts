@@ -7,7 +7,7 @@
 import type { Box, ContentType, QualityLevel, RemoveOptions } from '../domain/removal.js';
 import type { BatchSessionOptions, SessionOptions } from '../model/manifest.js';
 import type { DecodeMemoryShare } from '../process/decode-memory.js';
-import type { MemoryRelease } from './memory-release.js';
+import type { MemoryRelease } from '../domain/memory-release.js';
 
 export type { MemoryRelease };
 

@@ -7,7 +7,7 @@
 import t from 'tap';
 import { createRemovalPool } from '../../src/pool/pool.js';
 import { IDLE_RELEASE_MS } from '../../src/pool/idle-release.js';
-import type { MemoryRelease } from '../../src/pool/memory-release.js';
+import type { MemoryRelease } from '../../src/domain/memory-release.js';
 import { DEFAULT_OPTIONS } from '../../src/domain/removal.js';
 import { loadBinding } from '../../src/native/binding.js';
 import { syntheticPhoto } from '../helpers/core-fixtures.js';

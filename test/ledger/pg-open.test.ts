@@ -8,7 +8,7 @@ import pg from 'pg';
 import { openPgLedger } from '../../src/ledger/pg/pg-ledger.js';
 import { migrate } from '../../src/ledger/pg/migrate.js';
 import { MIGRATIONS } from '../../src/ledger/pg/migrations.js';
-import { parseLedgerUrl, redactUrl } from '../../src/ledger/ledger-url.js';
+import { parseLedgerUrl, redactUrl } from '../../src/domain/ledger-url.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { freePort } from '../helpers/ledger-procs.js';
 import { startPostgres } from '../helpers/postgres.js';
