@@ -91,7 +91,7 @@ function keyedTerms(ledger: Ledger, account: AccountView): RemovalTerms & { rele
     },
     release: async () => slot?.release(),
     async reserve(size) {
-      let reservation;
+      let reservation: Awaited<ReturnType<Ledger['reserve']>>;
       try {
         reservation = await ledger.reserve(account, size);
       } catch (err) {
@@ -137,7 +137,7 @@ export async function runRemoval(ctx: RequestContext, deps: RemoveBgDeps, terms:
     ctx.throwIfAborted();
     const options: RemoveOptions = { ...request.options, size: charge.size };
     if (bgImage) options.bgImage = bgImage;
-    let result;
+    let result: Awaited<ReturnType<RemovalPool['run']>>;
     ctx.phase = 'queued';
     try {
       result = await pool.run({ input, options }, ctx.signal, { onStart: () => (ctx.phase = 'running') }, terms.priority);

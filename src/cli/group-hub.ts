@@ -88,11 +88,13 @@ export class GroupHub {
   private onAsk(index: number, { id, question }: AskMessage): void {
     if (question?.what === 'sandbox-take') {
       const client = question.client;
-      if (typeof client !== 'string' || client.length > MAX_CLIENT_KEY) return this.answer(index, { type: 'cutout:answer', id, error: 'bad client key' });
-      return this.answer(index, { type: 'cutout:answer', id, value: this.window.take(client) });
+      if (typeof client !== 'string' || client.length > MAX_CLIENT_KEY) this.answer(index, { type: 'cutout:answer', id, error: 'bad client key' });
+      else this.answer(index, { type: 'cutout:answer', id, value: this.window.take(client) });
+    } else if (question?.what === 'metrics') {
+      this.collect(index, id);
+    } else {
+      this.answer(index, { type: 'cutout:answer', id, error: 'unknown question' });
     }
-    if (question?.what === 'metrics') return this.collect(index, id);
-    this.answer(index, { type: 'cutout:answer', id, error: 'unknown question' });
   }
 
   private collect(index: number, id: number): void {
@@ -117,7 +119,7 @@ export class GroupHub {
     if (!member || !isMetricParts(metrics)) return;
     member.latest = metrics;
     const round = this.rounds.get(roundId);
-    if (!round || !round.waiting.delete(index)) return;
+    if (!round?.waiting.delete(index)) return;
     round.got.set(index, metrics);
     if (round.waiting.size === 0) this.finish(roundId, round);
   }

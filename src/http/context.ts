@@ -519,8 +519,8 @@ export class RequestContext {
    * sends its body (RFC 9110 §10.1.1), and a declared body over the limit is not worth reading.
    */
   private closesAfterAnswer(): boolean {
-    if ((this.headers['connection'] ?? '').length !== 5) return false;
-    if (this.headers['expect'] !== undefined) return false;
+    if ((this.headers.connection ?? '').length !== 5) return false;
+    if (this.headers.expect !== undefined) return false;
     return this.declaredLength === null || this.declaredLength <= this.opts.maxBodyBytes;
   }
 

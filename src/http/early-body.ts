@@ -44,7 +44,7 @@ export class EarlyBody implements BodySource {
     this.sink = handler;
     const held = this.held;
     this.held = [];
-    held.forEach((chunk, i) => handler(chunk, this.last && i === held.length - 1));
+    for (const [i, chunk] of held.entries()) handler(chunk, this.last && i === held.length - 1);
     this.unpause();
   }
 

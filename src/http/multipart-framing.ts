@@ -22,6 +22,7 @@ const DASH = 0x2d;
 const CRLF = Buffer.from('\r\n');
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 /** RFC 9110 field-name (token) ':' OWS value OWS; the value may hold any byte but controls (HTAB aside). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the rule is about control bytes.
 const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*$/;
 
 /** What a part's Content-Disposition says. */

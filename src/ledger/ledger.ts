@@ -116,6 +116,7 @@ export interface Ledger {
    * PostgreSQL resolves `false` when this call found no hold (settled or refunded before, or lapsed and
    * swept, or lost with a crashed database's unflushed commits): nothing was charged by it.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: LMDB's settle resolves nothing, PostgreSQL's a boolean.
   settle(reservation: Reservation, usage: UsageRecord): Promise<boolean | void>;
   /** Give the hold back (error, abort, disconnect). Idempotent per reservation. */
   refund(reservation: Reservation): Promise<void>;

@@ -13,7 +13,10 @@ export function reconcileDeadOwners(db: LedgerDb): ReconcileReport {
   const isAlive = (o: Owner): boolean => {
     const k = `${o.pid}/${o.token}`;
     let v = alive.get(k);
-    if (v === undefined) alive.set(k, (v = isOwnerAlive(o)));
+    if (v === undefined) {
+      v = isOwnerAlive(o);
+      alive.set(k, v);
+    }
     return v;
   };
   db.write(() => {

@@ -3,7 +3,7 @@ import { requireDevPackage } from './dev-package.js';
 import { widenHalfBytes } from './fp16.js';
 
 // onnx-proto is generated protobufjs code with loose types; we touch only a few fields.
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// biome-ignore lint/suspicious/noExplicitAny: onnx-proto's generated types are loose; we touch only a few fields.
 export type Proto = any;
 
 const FLOAT = 1;

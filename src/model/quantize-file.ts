@@ -9,7 +9,7 @@ import path from 'node:path';
 import { sha256 } from './assemble.js';
 import { calibrationInput, CALIBRATION_DESCRIPTION, defaultCalibrationPhotos, measureRanges, type CalibrationInput } from './calibration-run.js';
 import { checkModelFile, ModelFileError, sessionOptionsForFile, type ModelFile } from './families.js';
-import { type ModelFamily } from '../domain/model-family.js';
+import type { ModelFamily } from '../domain/model-family.js';
 import { decodeModel, encodeModel, widenFp16 } from './onnx-transform.js';
 import { quantizeInt8, type CalibrationTable, type QuantizeStats } from './quantize.js';
 

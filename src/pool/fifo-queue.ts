@@ -231,7 +231,10 @@ export class FifoQueue<T, R> {
       const full = this.waiting.length >= this.maxBatch;
       if (!full && !oldest.solo && waited < this.maxWaitMs && !this.closed && (this.opts.companyExpected?.() ?? true)) {
         // Give the batch until the oldest task's wait runs out to fill up.
-        if (!this.timer) this.timer = setTimeout(() => ((this.timer = undefined), this.pump()), this.maxWaitMs - waited);
+        if (!this.timer) this.timer = setTimeout(() => {
+            this.timer = undefined;
+            this.pump();
+          }, this.maxWaitMs - waited);
         return;
       }
       this.clearTimer();
