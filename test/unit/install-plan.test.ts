@@ -42,8 +42,8 @@ t.test('package.json runs it as the install script', async (t) => {
 t.test('the build list is the devDependencies other than the test tools', async (t) => {
   const build = Object.keys(mod.BUILD_DEPENDENCIES).sort();
   // The runner, the browser driver, the OpenAPI and JSON Schema validators, the Prometheus text parser,
-  // the import-layer check (pretest's lint:layers).
-  const testOnly = ['tap', 'playwright-core', '@seriousme/openapi-schema-validator', 'ajv', 'ajv-formats', 'parse-prometheus-text-format', 'dependency-cruiser'];
+  // the linters pretest runs (npm run lint: biome, the layer check, clang-format; knip).
+  const testOnly = ['tap', 'playwright-core', '@seriousme/openapi-schema-validator', 'ajv', 'ajv-formats', 'parse-prometheus-text-format', 'dependency-cruiser', '@biomejs/biome', 'clang-format', 'knip'];
   t.same(build, Object.keys(pkg.devDependencies).filter((d) => !testOnly.includes(d)).sort());
 });
 
