@@ -151,74 +151,12 @@ function allowedMethods(route: Readonly<Record<string, unknown>>): string[] {
   return [...methods, ...(route.GET && !route.HEAD ? ['HEAD'] : []), 'OPTIONS'];
 }
 
-export function createServer(deps: ServerDeps): CutoutServer {
-  assertNativeUws();
-  const { config } = deps;
-  const log = deps.log ?? consoleLogger;
-  let closing = false;
-  const api = deps.api(log, () => !closing);
-  const routes = api.routes;
-
-  let inflight = 0;
-  /** The requests in flight, for the drain deadline's lines. */
-  const live = new Set<RequestContext>();
-  let idleWaiters: Array<() => void> = [];
-  const settle = () => {
-    inflight--;
-    if (inflight === 0) {
-      const waiters = idleWaiters;
-      idleWaiters = [];
-      for (const w of waiters) w();
-    }
-  };
-
-  /** The route each request matched (read by the observers when it ends). */
-  const matched = new WeakMap<RequestContext, string>();
-
-  async function dispatch(ctx: RequestContext): Promise<void> {
-    if (ctx.done) return; // refused at its headers (context.ts: framingProblem)
-    try {
-      const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
-      const route = routes[path];
-      if (!route) throw notFound(path);
-      matched.set(ctx, path);
-      if (ctx.method === 'OPTIONS') {
-        ctx.sendWithoutBody(204, { ...CORS_PREFLIGHT_HEADERS, Allow: allowedMethods(route).join(', ') }); // RFC 9110 §8.6: no Content-Length on a 204
-        return;
-      }
-      // HEAD is GET without the body (RFC 9110 §9.3.2): context.send writes GET's headers and no bytes.
-      const handler = route[ctx.method] ?? (ctx.method === 'HEAD' ? route.GET : undefined);
-      if (!handler) throw methodNotAllowed(ctx.method, path, allowedMethods(route));
-      if (closing && (path.startsWith('/v1.0/') || path.startsWith('/sandbox/'))) throw shuttingDown();
-      await handler(ctx);
-      if (!ctx.done) throw new Error(`handler for ${ctx.method} ${path} returned without responding`);
-    } catch (err) {
-      if (ctx.aborted) return; // nobody to answer; the handler's finally blocks already refunded
-      if (ctx.expiredWith) {
-        ctx.sendExpired(); // whatever the handler threw on its way out, the client gets the deadline's error
-        return;
-      }
-      const answer = err instanceof HttpError ? err : api.answerFor(err);
-      if (answer) {
-        if (!(err instanceof HttpError)) log.info(`${answer.status} ${answer.code} on request #${ctx.id} ${ctx.method} ${ctx.path}: ${(err as Error)?.message ?? String(err)}`);
-        ctx.sendError(answer);
-      } else {
-        log.error(`500 on ${ctx.method} ${ctx.path}`, err);
-        ctx.sendError(internalError());
-      }
-    }
-  }
-
-  // No `uWebSockets: 20` header on any response (undocumented switch of uWS.js; process-wide).
-  uWS._cfg('silent');
-  const app: TemplatedApp = config.tlsCert && config.tlsKey ? uWS.SSLApp(sslAppOptions(config.tlsCert, config.tlsKey)) : uWS.App();
-
-  const hooks = deps.hooks ?? {};
-  const observers = deps.observers ?? [];
-  const info = (ctx: RequestContext): RequestInfo => ({
+/** What a request was and how it went, for the observers and hooks; `route` is the path it matched (null: none). */
+function requestInfo(ctx: RequestContext, route: string | null): RequestInfo {
+  return {
     method: ctx.method,
     path: ctx.path,
-    route: matched.get(ctx) ?? null,
+    route,
     status: ctx.status,
     aborted: ctx.aborted,
     timedOut: ctx.expiredWith !== undefined,
@@ -229,31 +167,134 @@ export function createServer(deps: ServerDeps): CutoutServer {
     bytesOut: ctx.bytesOut,
     errorCode: ctx.errorCode,
     notes: ctx.notes,
-  });
-  const observe = (ctx: RequestContext) => {
-    if (observers.length === 0) return;
-    const done = info(ctx);
-    for (const o of observers) {
-      try {
-        o.onRequestEnd(done);
-      } catch (err) {
-        log.error('request observer failed', err);
+  };
+}
+
+/** Tells the observers and hooks about requests; nothing they do or throw reaches the answer or uWS. */
+class RequestReport {
+  /** The route each request matched (read by the observers when it ends). */
+  readonly matched = new WeakMap<RequestContext, string>();
+
+  constructor(
+    private readonly log: Logger,
+    readonly hooks: ServerHooks,
+    private readonly observers: readonly RequestObserver[],
+  ) {}
+
+  hook(fn: ((i: RequestInfo) => void) | undefined, ctx: RequestContext): void {
+    try {
+      fn?.(this.info(ctx));
+    } catch (err) {
+      this.log.error('server hook failed', err);
+    }
+  }
+
+  /** The request is completely done (answer written, credits settled, slot released). */
+  ended(ctx: RequestContext): void {
+    if (this.observers.length > 0) {
+      const done = this.info(ctx);
+      for (const o of this.observers) {
+        try {
+          o.onRequestEnd(done);
+        } catch (err) {
+          this.log.error('request observer failed', err);
+        }
       }
     }
-  };
-  const callHook = (fn: ((i: RequestInfo) => void) | undefined, ctx: RequestContext) => {
-    try {
-      fn?.(info(ctx));
-    } catch (err) {
-      log.error('server hook failed', err);
-    }
-  };
+    this.hook(this.hooks.onRequestEnd, ctx);
+  }
 
-  const bodyBudget = new BodyBudget(config.bodyMemoryBytes, config.maxBodyBytes);
-  const contextOptions: ContextOptions = {
+  private info(ctx: RequestContext): RequestInfo {
+    return requestInfo(ctx, this.matched.get(ctx) ?? null);
+  }
+}
+
+/** The requests in flight: how many, for whenIdle and the drain, and which, for the drain deadline's lines. */
+class InFlight {
+  private readonly live = new Set<RequestContext>();
+  private idleWaiters: Array<() => void> = [];
+
+  get count(): number {
+    return this.live.size;
+  }
+
+  get requests(): Iterable<RequestContext> {
+    return this.live;
+  }
+
+  add(ctx: RequestContext): void {
+    this.live.add(ctx);
+  }
+
+  remove(ctx: RequestContext): void {
+    this.live.delete(ctx);
+    if (this.live.size > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  whenIdle(): Promise<void> {
+    return this.live.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+}
+
+/** What routing a request needs: the api it serves, the log, where the matched route is kept, and whether the server is closing. */
+interface Router {
+  api: ServedApi;
+  log: Logger;
+  report: RequestReport;
+  closing(): boolean;
+}
+
+/** Routes one request to its handler (404/405/CORS preflight here) and answers whatever it throws. */
+async function dispatch(ctx: RequestContext, router: Router): Promise<void> {
+  if (ctx.done) return; // refused at its headers (context.ts: framingProblem)
+  try {
+    const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
+    const route = router.api.routes[path];
+    if (!route) throw notFound(path);
+    router.report.matched.set(ctx, path);
+    if (ctx.method === 'OPTIONS') {
+      ctx.sendWithoutBody(204, { ...CORS_PREFLIGHT_HEADERS, Allow: allowedMethods(route).join(', ') }); // RFC 9110 §8.6: no Content-Length on a 204
+      return;
+    }
+    // HEAD is GET without the body (RFC 9110 §9.3.2): context.send writes GET's headers and no bytes.
+    const handler = route[ctx.method] ?? (ctx.method === 'HEAD' ? route.GET : undefined);
+    if (!handler) throw methodNotAllowed(ctx.method, path, allowedMethods(route));
+    if (router.closing() && (path.startsWith('/v1.0/') || path.startsWith('/sandbox/'))) throw shuttingDown();
+    await handler(ctx);
+    if (!ctx.done) throw new Error(`handler for ${ctx.method} ${path} returned without responding`);
+  } catch (err) {
+    answerFailure(ctx, err, router);
+  }
+}
+
+/** The answer for what a handler threw: its HttpError, the api's mapping of it, or a 500 (logged). */
+function answerFailure(ctx: RequestContext, err: unknown, { api, log }: Router): void {
+  if (ctx.aborted) return; // nobody to answer; the handler's finally blocks already refunded
+  if (ctx.expiredWith) {
+    ctx.sendExpired(); // whatever the handler threw on its way out, the client gets the deadline's error
+    return;
+  }
+  const answer = err instanceof HttpError ? err : api.answerFor(err);
+  if (answer) {
+    if (!(err instanceof HttpError)) log.info(`${answer.status} ${answer.code} on request #${ctx.id} ${ctx.method} ${ctx.path}: ${(err as Error)?.message ?? String(err)}`);
+    ctx.sendError(answer);
+  } else {
+    log.error(`500 on ${ctx.method} ${ctx.path}`, err);
+    ctx.sendError(internalError());
+  }
+}
+
+/** What every request's context is given: the body limits and budget, the deadline and upload rate, and their log lines. */
+function contextOptions(deps: ServerDeps, log: Logger, api: ServedApi, bodyBudget: BodyBudget, report: RequestReport): ContextOptions {
+  const { config } = deps;
+  const onAbort = report.hooks.onAbort;
+  return {
     maxBodyBytes: config.maxBodyBytes,
     timeoutMs: config.requestTimeoutMs,
-    ...(hooks.onAbort && { onAbort: (c: RequestContext) => callHook(hooks.onAbort, c) }),
+    ...(onAbort && { onAbort: (c: RequestContext) => report.hook(onAbort, c) }),
     onDeadline: (c) =>
       log.info(
         `deadline: request #${c.id} ${c.method} ${c.path} from ${c.remoteAddress} passed ${config.requestTimeoutMs / 1000} s while ${c.phase}; ` +
@@ -270,82 +311,116 @@ export function createServer(deps: ServerDeps): CutoutServer {
     ...(deps.memoryPressure && { memoryPressure: deps.memoryPressure }),
     trustProxy: config.trustProxy,
   };
+}
 
-  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
-    // Perimeter: no exception may cross back into uWS.
+/** Binds host:port on `app`; resolves with the listen socket and the port it got. */
+function listenOn(app: TemplatedApp, config: Config, sharePort: boolean): Promise<{ token: us_listen_socket; port: number }> {
+  return new Promise((resolve, reject) => {
+    const listen = app.listen.bind(app) as unknown as ListenWithOptions;
+    listen(config.host, config.port, sharePort ? LISTEN_DEFAULT : LISTEN_EXCLUSIVE_PORT, (token) => {
+      if (!token) {
+        reject(new Error(`Could not listen on ${config.host}:${config.port} (in use or not permitted)`));
+        return;
+      }
+      resolve({ token, port: uWS.us_socket_local_port(token as unknown as uWS.us_socket) });
+    });
+  });
+}
+
+class UwsServer implements CutoutServer {
+  readonly bodyBudget: BodyBudget;
+  private closing = false;
+  private readonly router: Router;
+  private readonly app: TemplatedApp;
+  private readonly inFlight = new InFlight();
+  private listenSocket: us_listen_socket | null = null;
+  private boundPort = -1;
+
+  constructor(
+    private readonly deps: ServerDeps,
+    private readonly log: Logger,
+  ) {
+    const { config } = deps;
+    const api = deps.api(log, () => !this.closing);
+    const report = new RequestReport(log, deps.hooks ?? {}, deps.observers ?? []);
+    this.router = { api, log, report, closing: () => this.closing };
+    // No `uWebSockets: 20` header on any response (undocumented switch of uWS.js; process-wide).
+    uWS._cfg('silent');
+    this.app = config.tlsCert && config.tlsKey ? uWS.SSLApp(sslAppOptions(config.tlsCert, config.tlsKey)) : uWS.App();
+    this.bodyBudget = new BodyBudget(config.bodyMemoryBytes, config.maxBodyBytes);
+    const options = contextOptions(deps, log, api, this.bodyBudget, report);
+    this.app.any('/*', (res: HttpResponse, req: HttpRequest) => this.accept(res, req, options));
+  }
+
+  /** The perimeter: no exception may cross back into uWS. */
+  private accept(res: HttpResponse, req: HttpRequest, options: ContextOptions): void {
     let ctx: RequestContext;
     try {
-      ctx = new RequestContext(res, req, contextOptions);
+      ctx = new RequestContext(res, req, options);
     } catch (err) {
-      log.error('failed to read request', err);
+      this.log.error('failed to read request', err);
       res.cork(() => res.writeStatus('500 Internal Server Error').writeHeader('X-Request-Id', randomUUID()).end());
       return;
     }
-    inflight++;
-    live.add(ctx);
-    dispatch(ctx)
-      .catch((err) => log.error('unhandled error in dispatch', err))
+    this.inFlight.add(ctx);
+    dispatch(ctx, this.router)
+      .catch((err) => this.log.error('unhandled error in dispatch', err))
       .then(() => ctx.written())
       .finally(() => {
-        live.delete(ctx);
-        settle();
-        observe(ctx);
-        callHook(hooks.onRequestEnd, ctx);
+        this.inFlight.remove(ctx);
+        this.router.report.ended(ctx);
       });
-  });
+  }
 
-  let listenSocket: us_listen_socket | null = null;
-  let boundPort = -1;
-  const scheme = config.tlsCert ? 'https' : 'http';
+  async listen(): Promise<number> {
+    const { token, port } = await listenOn(this.app, this.deps.config, this.deps.sharePort ?? false);
+    this.listenSocket = token;
+    this.boundPort = port;
+    return port;
+  }
 
-  return {
-    listen() {
-      return new Promise<number>((resolve, reject) => {
-        const listen = app.listen.bind(app) as unknown as ListenWithOptions;
-        listen(config.host, config.port, deps.sharePort ? LISTEN_DEFAULT : LISTEN_EXCLUSIVE_PORT, (token) => {
-          if (!token) {
-            reject(new Error(`Could not listen on ${config.host}:${config.port} (in use or not permitted)`));
-            return;
-          }
-          listenSocket = token;
-          boundPort = uWS.us_socket_local_port(token as unknown as uWS.us_socket);
-          resolve(boundPort);
-        });
-      });
-    },
-    get port() {
-      return boundPort;
-    },
-    get url() {
-      const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-      return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
-    },
-    get inflight() {
-      return inflight;
-    },
-    bodyBudget,
-    whenIdle() {
-      return inflight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
-    },
-    async close() {
-      closing = true;
-      if (listenSocket) {
-        uWS.us_listen_socket_close(listenSocket);
-        listenSocket = null;
-      }
-      const drained = await within(this.whenIdle(), config.drainTimeoutMs);
-      if (!drained) {
-        log.info(`drain: ${inflight} request(s) still in flight after ${config.drainTimeoutMs / 1000} s (--drain-timeout); closing their connections`);
-        for (const ctx of live) log.info(cutLine(ctx));
-      }
-      // Closes every connection: idle keep-alive ones would hold the loop open, and a request still
-      // in flight sees its client leave (onAborted), so its handler refunds and frees its slot.
-      // Each answer drained before it is with the kernel, which sends it after the close (a FIN
-      // behind the data, not a reset: measured with a reader slower than the close).
-      (app as TemplatedApp & { close(): void }).close();
-      if (!drained && !(await within(this.whenIdle(), UNWIND_GRACE_MS))) {
-        log.error(`drain: ${inflight} request(s) still unwinding after their connections closed; stopping without them`);
-      }
-    },
-  };
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get url(): string {
+    const { host, tlsCert } = this.deps.config;
+    const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+    return `${tlsCert ? 'https' : 'http'}://${shown.includes(':') ? `[${shown}]` : shown}:${this.boundPort}`;
+  }
+
+  get inflight(): number {
+    return this.inFlight.count;
+  }
+
+  whenIdle(): Promise<void> {
+    return this.inFlight.whenIdle();
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.listenSocket) {
+      uWS.us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+    const { drainTimeoutMs } = this.deps.config;
+    const drained = await within(this.whenIdle(), drainTimeoutMs);
+    if (!drained) {
+      this.log.info(`drain: ${this.inflight} request(s) still in flight after ${drainTimeoutMs / 1000} s (--drain-timeout); closing their connections`);
+      for (const ctx of this.inFlight.requests) this.log.info(cutLine(ctx));
+    }
+    // Closes every connection: idle keep-alive ones would hold the loop open, and a request still
+    // in flight sees its client leave (onAborted), so its handler refunds and frees its slot.
+    // Each answer drained before it is with the kernel, which sends it after the close (a FIN
+    // behind the data, not a reset: measured with a reader slower than the close).
+    (this.app as TemplatedApp & { close(): void }).close();
+    if (!drained && !(await within(this.whenIdle(), UNWIND_GRACE_MS))) {
+      this.log.error(`drain: ${this.inflight} request(s) still unwinding after their connections closed; stopping without them`);
+    }
+  }
+}
+
+export function createServer(deps: ServerDeps): CutoutServer {
+  assertNativeUws();
+  return new UwsServer(deps, deps.log ?? consoleLogger);
 }

