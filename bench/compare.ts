@@ -25,8 +25,8 @@ import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { launchEnv } from '../src/process/launch-env.js';
 import { launchEnvOf } from './launch-env-rerun.js';
 import { namedBenchPhotos } from './photos.js';
-import { cpuInfo } from './soak-driver.js';
-import { markdownTable, median } from './stats.js';
+import { cpuInfo } from '../test/harness/soak-driver.js';
+import { markdownTable, median } from '../test/harness/stats.js';
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);

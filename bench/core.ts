@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { PACKAGE_ROOT, modelEntry } from '../src/model/manifest.js';
 import { benchPhotos, type Photo } from './photos.js';
-import { markdownTable, median, quantile } from './stats.js';
+import { markdownTable, median, quantile } from '../test/harness/stats.js';
 
 // The fp32 model throughout; the -int8 variants run the int8 model (the default) quantised from it.
 type Variant = 'ort-node' | 'addon' | 'addon-int8' | 'pipeline' | 'pipeline-bilinear' | 'pipeline-int8' | 'peer';

@@ -12,8 +12,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import sharp from 'sharp';
 import { fillDisk } from './fault-report.js';
-import { multipartBody } from './multipart.js';
-import { cutoutCli, startServer, type Server } from './soak-driver.js';
+import { multipartBody } from '../test/harness/multipart.js';
+import { cutoutCli, startServer, type Server } from '../test/harness/soak-driver.js';
 import { openLmdbBackend, isDiskFailure } from '../src/ledger/lmdb-backend.js';
 
 function arg(name: string): string | undefined {

@@ -12,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { errorCodeOf } from './fault-report.js';
-import { balance, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
-import { quantile } from './stats.js';
+import { balance, cutoutCli, send, startServer, stopServer, type Server } from '../test/harness/soak-driver.js';
+import { quantile } from '../test/harness/stats.js';
 
 const KEYED_BODIES = 10;
 const SANDBOX_BODIES = 4;

@@ -14,8 +14,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { multipartBody } from './multipart.js';
-import { cutoutCli, startServer, type Server } from './soak-driver.js';
+import { multipartBody } from '../test/harness/multipart.js';
+import { cutoutCli, startServer, type Server } from '../test/harness/soak-driver.js';
 
 const CREDITS = 10;
 /** The slow readers' pace: what the fault injection that found the cut answers read at. */

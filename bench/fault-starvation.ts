@@ -15,10 +15,10 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.js';
-import { makeMemoryCgroup, type MemoryCgroup } from './memory-cgroup.js';
+import { makeMemoryCgroup, type MemoryCgroup } from '../test/harness/memory-cgroup.js';
 import { errorCodeOf, type StreamRow } from './fault-report.js';
-import { multipartBody } from './multipart.js';
-import { balance, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
+import { multipartBody } from '../test/harness/multipart.js';
+import { balance, cutoutCli, send, startServer, stopServer, type Server } from '../test/harness/soak-driver.js';
 
 export const STARVATION_FAULTS = ['sandbox-starvation', 'key-starvation'] as const;
 export type StarvationFault = (typeof STARVATION_FAULTS)[number];

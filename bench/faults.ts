@@ -1,4 +1,4 @@
-// Fault benchmark (issue #30): 4 clients send a steady stream of real photos (preview and full
+// Fault benchmark: 4 clients send a steady stream of real photos (preview and full
 // alternating) on one key (1,000 credits, concurrency cap 4, no free calls) to a real `cutout serve`,
 // while faults are injected one at a time:
 //   pg-stop       PostgreSQL killed as `pg_ctl stop -m immediate` does, started again 10 s later
@@ -20,6 +20,11 @@
 // it (a slot left taken). Writes bench/results/faults.json.
 //
 //   npm run bench:faults [-- --faults pg-stop,pg-stall,slow-uploads,disk-full,many-fields] [--after-s 20]
+//
+// Attack runs, each alone and only when named, with their own flags and report (bench/fuzz-*.ts):
+//   npm run bench:faults -- --faults fuzz-http [--seconds 120] [--lanes 6] [--seed 1] [--tls] [--ledger URL] [-- <serve flags>]
+//   npm run bench:faults -- --faults fuzz-fetch [--seconds 60] [--lanes 8] [--seed 1] [--modes fetcher,service]
+//   npm run bench:faults -- --faults fuzz-images [--seconds 120] [--seed 1]
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -30,12 +35,12 @@ import { spawnSync } from 'node:child_process';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { benchPhotos } from './photos.js';
 import { formatHealthz, manyFields, type ManyFieldsResult } from './fault-many-fields.js';
-import { makeMemoryCgroup } from './memory-cgroup.js';
+import { makeMemoryCgroup } from '../test/harness/memory-cgroup.js';
 import { starvation, STARVATION_FAULTS, type StarvationFault } from './fault-starvation.js';
 import { errorCodeOf, fillDisk, type StreamRow } from './fault-report.js';
-import { multipartBody } from './multipart.js';
-import { startPostgresServer, type PostgresServer } from './postgres-server.js';
-import { balance, cpuInfo, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';
+import { multipartBody } from '../test/harness/multipart.js';
+import { startPostgresServer, type PostgresServer } from '../test/harness/postgres-server.js';
+import { balance, cpuInfo, cutoutCli, send, startServer, stopServer, type Server } from '../test/harness/soak-driver.js';
 import { shutdownClean, shutdownFault, shutdownRow, type ShutdownReport } from './fault-shutdown.js';
 import { describe as describeDiskFull, diskFullSustained, isBad as diskFullBad, type DiskFullSustained } from './fault-disk-full-sustained.js';
 
@@ -263,7 +268,17 @@ async function memoryLimit(bodies: Array<{ body: Buffer; type: string }>): Promi
   }
 }
 
+/** Runs the attack run `name` names (its module runs on import); false when it names none. */
+async function attackRun(name: string | undefined): Promise<boolean> {
+  if (name === 'fuzz-http') await import('./fuzz-http.js');
+  else if (name === 'fuzz-fetch') await import('./fuzz-fetch.js');
+  else if (name === 'fuzz-images') await import('./fuzz-images.js');
+  else return false;
+  return true;
+}
+
 async function main() {
+  if (await attackRun(arg('faults'))) return;
   const faults = (arg('faults') ?? FAULTS.join(',')).split(',').map((f) => f.trim()) as Fault[];
   for (const f of faults) if (!FAULTS.includes(f)) throw new Error(`bench:faults: unknown fault '${f}' (known: ${FAULTS.join(', ')})`);
   const reports: FaultReport[] = [];

@@ -1,16 +1,16 @@
-// bench:fuzz-fetch: hostile image hosts for image_url (bench/fuzz-hosts.ts: bad framing and headers,
+// bench:faults --faults fuzz-fetch: hostile image hosts for image_url (test/harness/fuzz-hosts.ts: bad framing and headers,
 // drips, stalls, resets, redirect chains), fetched for a while by the fetcher itself and then through
-// one real server (bench/fuzz-fetch-driver.ts), every outcome checked against what the host did.
+// one real server (test/harness/fuzz-fetch-driver.ts), every outcome checked against what the host did.
 // Prints a summary per mode, writes bench/results/fuzz-fetch.json, exits 1 when a check failed (the
 // first failures are printed with the seed, lane and index that replay them).
 //
-//   npm run bench:fuzz-fetch -- [--seconds 60] [--lanes 8] [--seed 1] [--modes fetcher,service]
+//   npm run bench:faults -- --faults fuzz-fetch [--seconds 60] [--lanes 8] [--seed 1] [--modes fetcher,service]
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { cpuFacts } from './cpu-facts.js';
-import { runFetchFuzz, type FetchFuzzReport } from './fuzz-fetch-driver.js';
+import { runFetchFuzz, type FetchFuzzReport } from '../test/harness/fuzz-fetch-driver.js';
 
 function flag(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -23,7 +23,7 @@ const seed = Number(flag('seed', '1'));
 const modes = flag('modes', 'fetcher,service').split(',');
 const reports: FetchFuzzReport[] = [];
 for (const mode of modes) {
-  console.log(`bench:fuzz-fetch (${mode}): ${lanes} lanes for ${seconds} s, seed ${seed}`);
+  console.log(`bench:faults --faults fuzz-fetch (${mode}): ${lanes} lanes for ${seconds} s, seed ${seed}`);
   const r = await runFetchFuzz({ seconds, lanes, seed, service: mode === 'service', timing: true });
   reports.push(r);
   console.log(`  ${r.scenarios} scenarios, slowest ${r.slowestMs} ms`);

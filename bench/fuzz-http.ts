@@ -1,8 +1,8 @@
-// bench:fuzz-http: hostile requests against one real server for a while (bench/fuzz-driver.ts), every
+// bench:faults --faults fuzz-http: hostile requests against one real server for a while (test/harness/fuzz-driver.ts), every
 // answer checked. Prints a summary, writes bench/results/fuzz-http.json, exits 1 when a check failed
 // (the first failures are printed with the seed, lane and index that replay them).
 //
-//   npm run bench:fuzz-http -- [--seconds 120] [--lanes 6] [--seed 1] [--tls] [--ledger postgres://…] [-- <serve flags>]
+//   npm run bench:faults -- --faults fuzz-http [--seconds 120] [--lanes 6] [--seed 1] [--tls] [--ledger postgres://…] [-- <serve flags>]
 //
 // --tls: the server serves HTTPS (a throwaway self-signed certificate) and every request goes over TLS;
 // --ledger: the key and the server use that PostgreSQL ledger (credits are still checked exactly);
@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { cpuFacts } from './cpu-facts.js';
-import { runFuzz } from './fuzz-driver.js';
+import { runFuzz } from '../test/harness/fuzz-driver.js';
 
 function flag(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -32,7 +32,7 @@ const opts = {
   ...(ledgerUrl ? { ledgerUrl } : {}),
 };
 const extra = [opts.tls && 'over TLS', ledgerUrl && 'a PostgreSQL ledger', serveArgs.length > 0 && `serve ${serveArgs.join(' ')}`].filter(Boolean).join(', ');
-console.log(`bench:fuzz-http: ${opts.lanes} lanes for ${opts.seconds} s, seed ${opts.seed}${extra ? `; ${extra}` : ''}`);
+console.log(`bench:faults --faults fuzz-http: ${opts.lanes} lanes for ${opts.seconds} s, seed ${opts.seed}${extra ? `; ${extra}` : ''}`);
 const r = await runFuzz(opts);
 const cpu = cpuFacts();
 console.log(`server: ${r.server}`);

@@ -1,4 +1,4 @@
-// bench:fuzz-images: corrupted real photos through the library (one real pool), for a while. Each
+// bench:faults --faults fuzz-images: corrupted real photos through the library (one real pool), for a while. Each
 // removal must give an image whose header says the size the result reports, or a RemoveError with a
 // code other than internal_error; never another exception, never a hang (60 s). The photos are the
 // eval/dev photos read in place (../shared/eval/dev), shrunk to 320 px and encoded as baseline and
@@ -6,17 +6,17 @@
 // overwritten, by a seeded generator. Prints the outcomes, writes bench/results/fuzz-images.json,
 // exits 1 on a failure (the failing inputs are kept in bench/results/fuzz-images/).
 //
-//   npm run bench:fuzz-images -- [--seconds 120] [--seed 1]
+//   npm run bench:faults -- --faults fuzz-images [--seconds 120] [--seed 1]
 
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
-import { evalDir } from '../src/quality/eval-dir.js';
+import { evalDir } from './quality/eval-dir.js';
 import { createRemover, RemoveError } from '../src/index.js';
 import { SIZE_TIERS } from '../src/domain/removal.js';
 import { cpuFacts } from './cpu-facts.js';
-import { Rng } from './fuzz-requests.js';
+import { Rng } from '../test/harness/fuzz-requests.js';
 
 function flag(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -73,7 +73,7 @@ const failDir = path.join(PACKAGE_ROOT, 'bench', 'results', 'fuzz-images');
 let sent = 0;
 let slowestMs = 0;
 const deadline = performance.now() + seconds * 1000;
-console.log(`bench:fuzz-images: ${seeds.length} encoded photos, corrupted, for ${seconds} s, seed ${seed}`);
+console.log(`bench:faults --faults fuzz-images: ${seeds.length} encoded photos, corrupted, for ${seconds} s, seed ${seed}`);
 
 while (performance.now() < deadline) {
   const input = corrupt(rng, rng.pick(seeds));

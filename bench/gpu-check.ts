@@ -42,12 +42,12 @@ import { loadBinding, sessionOptionsFor, type BatchSessionOptions } from '../src
 import { createRemovalPool } from '../src/pool/pool.js';
 import { DEFAULT_OPTIONS } from '../src/domain/removal.js';
 import type { RemoveResult, RemoveSuccess } from '../src/pool/protocol.js';
-import { evalDir } from '../src/quality/eval-dir.js';
-import { parseManifest } from '../src/quality/manifest.js';
-import { iou, mae } from '../src/quality/metrics.js';
+import { evalDir } from './quality/eval-dir.js';
+import { parseManifest } from './quality/manifest.js';
+import { iou, mae } from './quality/metrics.js';
 import { decodeForModel, probe } from '../src/worker/codec.js';
-import { cpuInfo } from './soak-driver.js';
-import { median, quantile } from './stats.js';
+import { cpuInfo } from '../test/harness/soak-driver.js';
+import { median, quantile } from '../test/harness/stats.js';
 
 const PARTS = ['masks', 'timing', 'load'] as const;
 type Part = (typeof PARTS)[number];

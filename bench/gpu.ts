@@ -31,11 +31,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
-import { multipartBody } from './multipart.js';
+import { multipartBody } from '../test/harness/multipart.js';
 import { sizedBenchPhotos, type SizedPhoto } from './photos.js';
-import { reapWithBench } from './server-reaper.js';
-import { cpuInfo, cutoutCli, processTreeRssMb, send, serverTimings, startServer, stopServer, type Server } from './soak-driver.js';
-import { markdownTable, median, quantile } from './stats.js';
+import { reapWithBench } from '../test/harness/server-reaper.js';
+import { cpuInfo, cutoutCli, processTreeRssMb, send, serverTimings, startServer, stopServer, type Server } from '../test/harness/soak-driver.js';
+import { markdownTable, median, quantile } from '../test/harness/stats.js';
 
 interface Options {
   devices: string[];

@@ -18,9 +18,9 @@ import { createServer } from '../src/http/server.js';
 import { openLmdbBackend } from '../src/ledger/lmdb-backend.js';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { createRemovalPool } from '../src/pool/pool.js';
-import { multipartBody } from './multipart.js';
+import { multipartBody } from '../test/harness/multipart.js';
 import { benchPhotos } from './photos.js';
-import { markdownTable, median, quantile } from './stats.js';
+import { markdownTable, median, quantile } from '../test/harness/stats.js';
 
 const SCALE = Number(process.env.BENCH_HTTP_SCALE ?? '1');
 const SIZE = process.env.BENCH_HTTP_SIZE ?? 'full';

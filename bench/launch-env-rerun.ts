@@ -1,4 +1,4 @@
-// Benches that time this process's own allocations (photo-stages, photo-stages-of) run in the
+// Benches that time this process's own allocations (photo-stages, compare) run in the
 // environment a checkout's bin/cutout gives node (src/process/launch-env.ts: malloc's big blocks on
 // huge pages), as the service runs. glibc reads GLIBC_TUNABLES only when a process starts, so where the
 // caller has not set it the bench starts itself again with it and exits with that run's status. A

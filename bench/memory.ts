@@ -17,10 +17,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openLmdbLedger } from '../src/ledger/lmdb-ledger.js';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { benchPhotos } from './photos.js';
-import { markdownTable, median } from './stats.js';
-import { multipartBody } from './multipart.js';
-import { reapWithBench } from './server-reaper.js';
-import { settledRss } from './soak-driver.js';
+import { markdownTable, median } from '../test/harness/stats.js';
+import { multipartBody } from '../test/harness/multipart.js';
+import { reapWithBench } from '../test/harness/server-reaper.js';
+import { settledRss } from '../test/harness/soak-driver.js';
 
 const CLI = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
 

@@ -29,7 +29,7 @@ import { finishStaged, prepareRemoval, type PipelineContext } from '../src/worke
 import { cpuFacts } from './cpu-facts.js';
 import { rerunInLaunchEnv } from './launch-env-rerun.js';
 import { sizedBenchPhotos } from './photos.js';
-import { markdownTable, median } from './stats.js';
+import { markdownTable, median } from '../test/harness/stats.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { debianFiles } from '../src/model/debian-files.js';
-import { evalDir } from '../src/quality/eval-dir.js';
+import { evalDir } from './quality/eval-dir.js';
 
 export interface Photo {
   name: string;

@@ -1,11 +1,11 @@
-// npm run bench:png-decode — a PNG upload decoded to RGBA at its own size, side by side in one run:
+// npm run bench:png -- --decode — a PNG upload decoded to RGBA at its own size, side by side in one run:
 // the addon's decoder (native/src/png_decode.h, what decodePlainRgba now tries first) against
 // libvips decoding straight into our memory (decodePlainRgba's path before it: measured on the same
 // file with one private chunk added, which libvips ignores and the addon's decoder declines) and
 // sharp's raw decode. Photos: the dev set's PNGs (read in place, never copied) and the 12 MP baseline
 // photo as PNGs of ~1, 4 and 12 MP (sharp's default PNG settings, made in memory). Turns alternate per
 // round; prints medians with lscpu's flags and writes bench/results/png-decode.json.
-//   npm run bench:png-decode [-- --runs 15]
+//   npm run bench:png -- --decode [--runs 15]
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,11 +13,11 @@ import zlib from 'node:zlib';
 import sharp from 'sharp';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { loadBinding } from '../src/native/binding.js';
-import { evalDir } from '../src/quality/eval-dir.js';
+import { evalDir } from './quality/eval-dir.js';
 import * as codec from '../src/worker/codec.js';
 import { cpuFacts } from './cpu-facts.js';
 import { benchPhotos } from './photos.js';
-import { markdownTable, median } from './stats.js';
+import { markdownTable, median } from '../test/harness/stats.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '15' } } });
 const runs = Number(values.runs);
@@ -63,7 +63,7 @@ for (const { name, png } of await photos()) {
   const input = new Uint8Array(png);
   const probe = await codec.probe(input);
   if (!probe.plainRgb) {
-    console.error(`bench:png-decode: ${name} is not a plain RGB PNG, skipped`);
+    console.error(`bench:png --decode: ${name} is not a plain RGB PNG, skipped`);
     continue;
   }
   const { width, height } = probe;
@@ -87,7 +87,7 @@ for (const { name, png } of await photos()) {
       if (i >= 2) times[k]!.push(performance.now() - t0);
     }
   rows.push({ photo: name, width, height, addonMs: median(times[0]!), libvipsMs: median(times[1]!), sharpMs: median(times[2]!) });
-  console.error(`bench:png-decode: ${name} done`);
+  console.error(`bench:png --decode: ${name} done`);
 }
 
 const cpu = cpuFacts();

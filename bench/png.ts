@@ -8,6 +8,7 @@
 // variant. Prints median tables and writes bench/results/png.json (with `lscpu`'s flags).
 // `--base A.node`: another build of the addon (its libonnxruntime.so.1 beside it) encodes 'fast' in the
 // same turns, as "base fast t1/t2", for a before-and-after in one run.
+// `--decode [--runs 15]`: the decoding side instead (bench/png-decode.ts).
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -18,9 +19,9 @@ import sharp from 'sharp';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { createRemover } from '../src/lib/remove.js';
 import { loadBinding, type PngEncodeOptions } from '../src/native/binding.js';
-import { evalDir } from '../src/quality/eval-dir.js';
+import { evalDir } from './quality/eval-dir.js';
 import { benchPhotos } from './photos.js';
-import { markdownTable, median, quantile } from './stats.js';
+import { markdownTable, median, quantile } from '../test/harness/stats.js';
 
 sharp.concurrency(1); // as in worker/codec.ts
 sharp.cache(false);
@@ -61,7 +62,7 @@ const VARIANTS: Array<[string, Encode]> = [
   ['native fast t1', native({ level: 4, strategy: 'fast' }, 1)],
   ['native fast t2', native({ level: 4, strategy: 'fast' }, 2)],
 ];
-const { values: args } = parseArgs({ options: { base: { type: 'string' } } });
+const { values: args } = parseArgs({ options: { base: { type: 'string' }, decode: { type: 'boolean' }, runs: { type: 'string' } } });
 if (args.base) {
   const base = createRequire(import.meta.url)(path.resolve(args.base)) as Pick<typeof binding, 'encodePng'>;
   const fast = (threads: number): Encode => (img) => base.encodePng(img.data, img.width, img.height, img.channels, { level: 4, strategy: 'fast', threads });
@@ -204,4 +205,8 @@ async function main(): Promise<void> {
   fs.writeFileSync(path.join(dir, 'png.json'), JSON.stringify({ date: new Date().toISOString(), env, rows, dev: devRows }, null, 2));
 }
 
-await main();
+if (args.decode) {
+  // png-decode.ts reads its own flags, and --decode is not one of them.
+  process.argv.splice(process.argv.indexOf('--decode'), 1);
+  await import('./png-decode.js');
+} else await main();

@@ -1,4 +1,4 @@
-// Time per photo of each quality level: `npm run build:ts && node dist/bench/quality-cost.js [--runs N]`.
+// Time per photo of each quality level: `npm run bench:quality -- --cost [--runs N]`.
 // One remover (1 worker, every core its threads), the levels interleaved run by run so that a
 // shared machine's load falls on all of them alike; medians after two warm-up rounds. Prints a
 // table and writes bench/results/quality-cost.json. Record `lscpu` flags with the figures.
@@ -9,8 +9,8 @@ import sharp from 'sharp';
 import { createRemover } from '../src/lib/remove.js';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import { QUALITY_LEVELS, type QualityLevel } from '../src/domain/removal.js';
-import { evalDir } from '../src/quality/eval-dir.js';
-import { median } from './stats.js';
+import { evalDir } from './quality/eval-dir.js';
+import { median } from '../test/harness/stats.js';
 import { cpuFacts } from './cpu-facts.js';
 
 async function photos(): Promise<Array<{ name: string; bytes: Buffer }>> {

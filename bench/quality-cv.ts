@@ -1,6 +1,6 @@
 // Cross-validated quality: `npm run bench:quality -- --cv [--levers a,b] [--model M] [--rounds N]`.
 // Leave one alphamatting photo out, leave one DAVIS sequence out: every tunable knob of a lever is
-// chosen on the other folds (coordinate descent, src/quality/cross-validation.ts) and scored on the
+// chosen on the other folds (coordinate descent, bench/quality/cross-validation.ts) and scored on the
 // fold left out. The model's mattes come from the on-disk cache (bench/matte-cache.ts), so the
 // stages are scored without running inference again. See docs/quality.md, "Cross-validated evaluation".
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,13 +13,13 @@ import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import {
   backdropCorrectedReference, compositeOver, estimateBackdrop, gradientError, iou, boundaryF, mae, matteFromBytes,
   meanRgbError, mse, sad, unknownRegion, type Matte,
-} from '../src/quality/metrics.js';
-import { evalDir as findEvalDir } from '../src/quality/eval-dir.js';
-import { parseManifest, type ManifestRow } from '../src/quality/manifest.js';
+} from './quality/metrics.js';
+import { evalDir as findEvalDir } from './quality/eval-dir.js';
+import { parseManifest, type ManifestRow } from './quality/manifest.js';
 import {
   coordinateDescent, foldMeans, foldsOf, objective, pairedDiff, settingKey, spread, type CvItem, type Dataset, type Fold,
   type ItemMetrics, type Knob, type Loss, type MetricsById, type Setting,
-} from '../src/quality/cross-validation.js';
+} from './quality/cross-validation.js';
 import * as codec from '../src/worker/codec.js';
 import { MatteCache, type MatteView } from './matte-cache.js';
 import { fuseMattes, FUSIONS, type Fusion } from './matte-fusion.js';

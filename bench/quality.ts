@@ -5,7 +5,7 @@
 // run, at the ground truth's resolution. See docs/quality.md.
 //
 // Evaluation data is read at run time from $CUTOUT_EVAL_DIR or ../shared/eval/dev (beside the repo,
-// or beside the local checkout a fresh clone came from: src/quality/eval-dir.ts); never copied.
+// or beside the local checkout a fresh clone came from: bench/quality/eval-dir.ts); never copied.
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -26,12 +26,12 @@ import {
   unknownRegion,
   type AlphaScores,
   type Matte,
-} from '../src/quality/metrics.js';
+} from './quality/metrics.js';
 import { MODEL_FAMILIES, parseModelFamily } from '../src/domain/model-family.js';
 import type { PoolOptions } from '../src/pool/pool-api.js';
-import { evalDir as findEvalDir } from '../src/quality/eval-dir.js';
-import { parseManifest, type ManifestRow } from '../src/quality/manifest.js';
-import { renderMarkdown, summarize, type ItemResult, type VariantResult } from '../src/quality/report.js';
+import { evalDir as findEvalDir } from './quality/eval-dir.js';
+import { parseManifest, type ManifestRow } from './quality/manifest.js';
+import { renderMarkdown, summarize, type ItemResult, type VariantResult } from './quality/report.js';
 import type { PeerRequest, PeerResponse } from './peer.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -486,7 +486,9 @@ async function main(): Promise<void> {
 }
 
 const cv = process.argv.includes('--cv');
-(cv ? import('./quality-cv.js').then((m) => m.mainCv(process.argv.slice(2))) : main()).catch((err: unknown) => {
+// --cost [--runs N]: the time per photo of each quality level instead (bench/quality-cost.ts).
+if (process.argv.includes('--cost')) await import('./quality-cost.js');
+else (cv ? import('./quality-cv.js').then((m) => m.mainCv(process.argv.slice(2))) : main()).catch((err: unknown) => {
   console.error(err);
   process.exitCode = 1;
 });

@@ -8,10 +8,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
-import { evalDir } from '../src/quality/eval-dir.js';
+import { evalDir } from './quality/eval-dir.js';
 import { benchPhotos } from './photos.js';
-import { runSoak, type SoakReport } from './soak-driver.js';
-import { markdownTable } from './stats.js';
+import { runSoak, type SoakReport } from '../test/harness/soak-driver.js';
+import { markdownTable } from '../test/harness/stats.js';
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);

@@ -70,7 +70,7 @@ if [[ ${NO_BUILD:-} != 1 ]]; then
   npm run --silent build:ts >/dev/null
 fi
 
-EVAL_DIR=$("$NODE_BIN" --input-type=module -e "import { evalDir } from '$REPO/dist/src/quality/eval-dir.js'; console.log(evalDir())")
+EVAL_DIR=$("$NODE_BIN" --input-type=module -e "import { evalDir } from '$REPO/dist/bench/quality/eval-dir.js'; console.log(evalDir())")
 [[ -f $EVAL_DIR/manifest.csv ]] || die "no evaluation photos at $EVAL_DIR (set CUTOUT_EVAL_DIR)"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cutout-stage.XXXXXX")
@@ -95,7 +95,7 @@ cp -r "$EVAL_DIR" "$B/shared/eval/dev"
 
 # Run-time packages: what dist/ imports, and everything those depend on (optional ones too, where
 # installed: they are the native binaries for this platform).
-ROOTS=$(grep -rhoE "(from |import\(|require\()['\"][^'\".][^'\"]*['\"]" dist/src dist/bench |
+ROOTS=$(grep -rhoE "(from |import\(|require\()['\"][^'\".][^'\"]*['\"]" dist/src dist/bench dist/test/harness |
   sed -E "s/^(from |import\(|require\()//; s/['\"]//g" | grep -v '^node:' | grep -E '^(@[A-Za-z0-9._-]+/)?[A-Za-z0-9._-]+$' |
   grep -vE "$BUILD_ONLY" | sort -u)
 say "run-time packages imported by dist/: $(echo $ROOTS)"

@@ -7,7 +7,7 @@
 import type { MetricAggregator, MetricJson, MetricSample } from '../process/metric-json.js';
 
 // The wire form lives with the messages that carry it (process/), which sit below observe/.
-export type { MetricAggregator, MetricJson, MetricSample };
+export type { MetricJson };
 
 /** A series' identity: its name and its labels in a fixed order. */
 function seriesKey(sample: MetricSample): string {

@@ -17,7 +17,7 @@ import { fitToMemory, MemoryLimitError } from './memory-fit.js';
 import { DEFAULT_MEMORY_RELEASE } from '../domain/memory-release.js';
 import type { ModelFileSize } from './memory-estimate.js';
 
-export type { PoolOptions, PoolStats, RemovalPool } from './pool-api.js';
+export type { PoolOptions, RemovalPool } from './pool-api.js';
 
 /** Waiting removals per pool before 503: about a minute of work on one worker. */
 export const DEFAULT_MAX_QUEUE = 64;

@@ -48,4 +48,4 @@ export async function launchBrowser(t: Test, options: { viewport?: { width: numb
   return context;
 }
 
-export type { Browser, BrowserContext };
+export type { BrowserContext };

@@ -3,9 +3,9 @@
 // them skip, with one reason that names the folder looked in and the variable that sets it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { evalDir } from '../../src/quality/eval-dir.js';
+import { evalDir } from '../../bench/quality/eval-dir.js';
 
-/** $CUTOUT_EVAL_DIR, else ../shared/eval/dev beside the checkout (src/quality/eval-dir.ts). */
+/** $CUTOUT_EVAL_DIR, else ../shared/eval/dev beside the checkout (bench/quality/eval-dir.ts). */
 export const EVAL_DIR = evalDir();
 
 /**

@@ -15,11 +15,11 @@ import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import { openLmdbLedger, type LmdbLedger } from '../../src/ledger/lmdb-ledger.js';
 import { multipart, type TestResponse } from './http-client.js';
-import { freePort } from '../../bench/postgres-server.js';
+import { freePort } from '../harness/postgres-server.js';
 
 export const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 /** `cutout serve` whose image_url downloads may reach loopback: heldRequest's image host is on 127.0.0.1. */
-const SERVE_LOOPBACK = fileURLToPath(new URL('../../bench/serve-loopback-entry.js', import.meta.url));
+const SERVE_LOOPBACK = fileURLToPath(new URL('../harness/serve-loopback-entry.js', import.meta.url));
 const REMOVEBG = '/v1.0/removebg';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -62,7 +62,7 @@ export function overallDeadline(t: Test, ms: number): void {
 }
 
 // A loopback port that is free right now (for `--processes N`, where port 0 would differ per process).
-export { freePort } from '../../bench/postgres-server.js';
+export { freePort } from '../harness/postgres-server.js';
 
 /**
  * A fresh data folder, removed at teardown. Not t.testdir(): its ".test.js-…" suffix reads as a file
@@ -99,7 +99,7 @@ export interface Served {
   kill9(): Promise<void>;
 }
 
-/** `cutout serve …` (bench/serve-loopback-entry.ts) as a child; resolves once every process listens. */
+/** `cutout serve …` (test/harness/serve-loopback-entry.ts) as a child; resolves once every process listens. */
 export async function serve(t: Test, opts: ServeOptions): Promise<Served> {
   const processes = opts.processes ?? 1;
   const port = opts.port ?? (await freePort());

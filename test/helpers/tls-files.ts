@@ -1,8 +1,8 @@
 // Throwaway TLS files for tests, made with the openssl command line (the certificate itself is
-// bench/self-signed.ts's, which bench:fuzz-http --tls uses too).
+// test/harness/self-signed.ts's, which bench:faults --faults fuzz-http --tls uses too).
 import { execFileSync } from 'node:child_process';
 
-export { makeSelfSigned, type CertFiles } from '../../bench/self-signed.js';
+export { makeSelfSigned } from '../harness/self-signed.js';
 
 /** `file` (PEM) rewritten as DER to `out`. */
 export function toDer(kind: 'x509' | 'pkey', file: string, out: string): string {

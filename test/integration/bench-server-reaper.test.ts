@@ -1,4 +1,4 @@
-// A bench stopped by a signal takes its `cutout serve` with it (bench/server-reaper.ts). Until
+// A bench stopped by a signal takes its `cutout serve` with it (test/harness/server-reaper.ts). Until
 // 2026-11-27 `timeout 900 npm run bench:soak` killed the driver and left its server listening,
 // holding a worker pool beside whatever ran next.
 import { spawn } from 'node:child_process';
@@ -8,7 +8,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { PACKAGE_ROOT } from '../../src/model/manifest.js';
 
-const DRIVER = path.join(PACKAGE_ROOT, 'dist', 'bench', 'soak-driver.js');
+const DRIVER = path.join(PACKAGE_ROOT, 'dist', 'test', 'harness', 'soak-driver.js');
 
 /** True while a process with this pid exists (signal 0 checks without sending). */
 function alive(pid: number): boolean {

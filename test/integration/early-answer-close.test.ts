@@ -1,7 +1,7 @@
 // An answer given before the request body is in (404, 405, a preflight, a bad key) on a connection
 // the client asked to close (`Connection: close`): uWS closes right after the answer, and bytes still
 // on their way then reset the connection, so a client still writing its body (node, python-requests)
-// lost the answer to EPIPE/ECONNRESET (bench:fuzz-http seed 101, an OPTIONS with a body). The answer
+// lost the answer to EPIPE/ECONNRESET (bench:faults --faults fuzz-http seed 101, an OPTIONS with a body). The answer
 // now waits for the rest of the body (dropped unread), up to 5 s. Keep-alive requests, clients that
 // sent `Expect: 100-continue`, and declared bodies over the limit are still answered at once.
 // Such an answer counts as in flight until it is written, so a shutdown drains it (2026-11-27).

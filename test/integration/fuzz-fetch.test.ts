@@ -1,10 +1,10 @@
-// A CI-sized bench:fuzz-fetch: hostile image hosts on loopback (bad framing and headers, drips,
+// A CI-sized bench:faults --faults fuzz-fetch: hostile image hosts on loopback (bad framing and headers, drips,
 // stalls, resets, redirect chains), fetched by the image_url fetcher itself and then through one real
 // server. Each download is exactly what the host framed or an error whose reason fits what it did,
 // nothing outlasts the timeout, no connection is left open, the server answers a failed download
 // with 400 failed_image_download and charges only removals. Seeded: a failure names lane and index.
 import t from 'tap';
-import { runFetchFuzz } from '../../bench/fuzz-fetch-driver.js';
+import { runFetchFuzz } from '../harness/fuzz-fetch-driver.js';
 
 t.test('the fetcher: 10 s of hostile hosts from 8 lanes', async (t) => {
   const r = await runFetchFuzz({ seconds: 10, lanes: 8, seed: 20261126, service: false });

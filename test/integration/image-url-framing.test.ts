@@ -1,4 +1,4 @@
-// How the image_url fetcher reads what a host sends, byte for byte (found by bench:fuzz-fetch): a
+// How the image_url fetcher reads what a host sends, byte for byte (found by bench:faults --faults fuzz-fetch): a
 // body without Content-Length ends where the connection does, so when our own timeout or the
 // client's leaving destroys the connection, the bytes so far must not pass for the image; node's
 // parser refusals get a reason a user can read.

@@ -16,8 +16,8 @@ import { decodeModel } from '../../src/model/onnx-transform.js';
 import { EVAL_DIR, EVAL_SKIP, syntheticFigure } from '../helpers/core-fixtures.js';
 import { writeBirefnetStyle, writeFp16IoStyle, writeSignatureGraph } from '../helpers/family-graphs.js';
 import type { PoolOptions } from '../../src/pool/pool-api.js';
-import { iou } from '../../src/quality/mask-metrics.js';
-import { matteFromBytes, type Matte } from '../../src/quality/matte.js';
+import { iou } from '../../bench/quality/mask-metrics.js';
+import { matteFromBytes, type Matte } from '../../bench/quality/matte.js';
 
 const PHOTO = path.join(EVAL_DIR, 'images', 'davis_camel_00011.jpg');
 const CALIBRATION = ['am_GT04.png', 'davis_goat_00033.jpg'];

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { startServer, stopServer } from '../../bench/soak-driver.js';
+import { startServer, stopServer } from '../harness/soak-driver.js';
 import { PACKAGE_ROOT } from '../../src/model/manifest.js';
 
 const CLI = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');

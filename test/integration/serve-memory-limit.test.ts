@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { makeMemoryCgroup } from '../../bench/memory-cgroup.js';
+import { makeMemoryCgroup } from '../harness/memory-cgroup.js';
 
 const ENTRY = fileURLToPath(new URL('../helpers/serve-entry.js', import.meta.url));
 const LIMIT = 600 * 1024 * 1024;

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { runSoak } from '../../bench/soak-driver.js';
+import { runSoak } from '../harness/soak-driver.js';
 import { syntheticFigure, syntheticPhoto } from '../helpers/core-fixtures.js';
 
 /** 20 photo files in `dir`: sizes from 640x427 to 925x617, a figure or a disc, JPEG or PNG. */

@@ -9,7 +9,7 @@ import {
   mse,
   sad,
   unknownRegion,
-} from '../../src/quality/metrics.js';
+} from '../../bench/quality/metrics.js';
 
 // 3×3 case used for SAD / MSE / MAE:
 //   gt   = 0 0 1      pred = 0 .5  1       |diff| = 0 .5  0

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { largestComponent } from '../../src/quality/metrics.js';
+import { largestComponent } from '../../bench/quality/metrics.js';
 
 t.test('largest 4-connected component', async (t) => {
   // 1 1 0 1

@@ -1,6 +1,6 @@
 // Cross-validation helpers: folds by group, the two-dataset objective, coordinate descent, noise.
 import t from 'tap';
-import { coordinateDescent, foldMeans, foldsOf, objective, pairedDiff, spread, type CvItem, type ItemMetrics } from '../../src/quality/cross-validation.js';
+import { coordinateDescent, foldMeans, foldsOf, objective, pairedDiff, spread, type CvItem, type ItemMetrics } from '../../bench/quality/cross-validation.js';
 
 const items: CvItem[] = [
   { id: 'a1', group: 'a1', category: 'hair', dataset: 'alpha' },

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { gaussianHalfSize, gaussianKernels, gradientMagnitude, makeMatte } from '../../src/quality/metrics.js';
+import { gaussianHalfSize, gaussianKernels, gradientMagnitude, makeMatte } from '../../bench/quality/metrics.js';
 
 t.test('kernel size for σ = 1.4', async (t) => {
   // halfsize = ceil(1.4·sqrt(−2·ln(sqrt(2π)·1.4·0.01))) = ceil(1.4·sqrt(−2·ln 0.035093))

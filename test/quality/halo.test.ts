@@ -6,7 +6,7 @@ import {
   fromRows,
   inputColourReference,
   meanRgbError,
-} from '../../src/quality/metrics.js';
+} from '../../bench/quality/metrics.js';
 
 t.test('straight-alpha composite over green', async (t) => {
   // (255,0,0) at α = 128/255 = .50196 over (0,255,0):

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { parseCsv, parseManifest } from '../../src/quality/manifest.js';
-import { median, renderMarkdown, summarize, type ItemResult } from '../../src/quality/report.js';
+import { parseCsv, parseManifest } from '../../bench/quality/manifest.js';
+import { median, renderMarkdown, summarize, type ItemResult } from '../../bench/quality/report.js';
 
 t.test('CSV with quotes', async (t) => {
   t.same(parseCsv('a,b\r\n"x, y","say ""hi"""\n'), [['a', 'b'], ['x, y', 'say "hi"']]);

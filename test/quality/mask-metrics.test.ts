@@ -1,5 +1,5 @@
 import t from 'tap';
-import { boundaryF, boundaryMap, diskOffsets, fromRows, iou, makeMatte, maskScores } from '../../src/quality/metrics.js';
+import { boundaryF, boundaryMap, diskOffsets, fromRows, iou, makeMatte, maskScores } from '../../bench/quality/metrics.js';
 
 t.test('IoU at 0.5', async (t) => {
   // gt: 2×3 block (6 px); pred: 2×2 block inside it (4 px) → ∩ = 4, ∪ = 6 → IoU = 2/3.

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { evalDir } from '../../src/quality/eval-dir.js';
+import { evalDir } from '../../bench/quality/eval-dir.js';
 
 t.test('env, then beside the repo, then beside its local origin', async (t) => {
   const saved = process.env.CUTOUT_EVAL_DIR;

@@ -1,5 +1,5 @@
 // A throwaway self-signed certificate for 127.0.0.1, made with the openssl command line: for the
-// benches that serve HTTPS (bench:fuzz-http --tls) and the tests (test/helpers/tls-files.ts).
+// benches that serve HTTPS (bench:faults --faults fuzz-http --tls) and the tests (test/helpers/tls-files.ts).
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 

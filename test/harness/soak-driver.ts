@@ -3,14 +3,14 @@
 // it runs and checks the credits the headers announced against the ledger's delta. Used by
 // bench/soak.ts (npm run bench:soak) and by the CI-sized soak test; bounded in count and time.
 
-import { launchEnv } from '../src/process/launch-env.js';
+import { launchEnv } from '../../src/process/launch-env.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../src/model/manifest.js';
+import { PACKAGE_ROOT } from '../../src/model/manifest.js';
 import { multipartBody } from './multipart.js';
 import { reapWithBench } from './server-reaper.js';
 import { median, quantile } from './stats.js';
@@ -190,9 +190,9 @@ export interface ServerOptions {
   args: string[];
   /** Extra environment for the server process. */
   env?: NodeJS.ProcessEnv;
-  /** A module run instead of the cutout CLI, given the serve flags without the verb (bench/serve-loopback-entry.ts). */
+  /** A module run instead of the cutout CLI, given the serve flags without the verb (test/harness/serve-loopback-entry.ts). */
   entry?: string;
-  /** A cgroup's `cgroup.procs` (bench/memory-cgroup.ts): the server joins it before node starts, so it reads its limit. */
+  /** A cgroup's `cgroup.procs` (test/harness/memory-cgroup.ts): the server joins it before node starts, so it reads its limit. */
   cgroupProcs?: string;
 }
 

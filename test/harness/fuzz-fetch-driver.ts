@@ -1,7 +1,7 @@
 // Fuzz driver for image_url downloads: hostile image hosts (fuzz-hosts.ts) on loopback, fetched for
 // a time from several lanes, either by the fetcher itself (`fetchImage`, src/fetch/image-url.ts) or
 // through one real `cutout serve` (POST /v1.0/removebg with image_url or bg_image_url, POST
-// /v1.0/improve with image_url; loopback let through by bench/serve-loopback-entry.ts). Checked
+// /v1.0/improve with image_url; loopback let through by test/harness/serve-loopback-entry.ts). Checked
 // for every scenario:
 // - the fetch settles: before the timeout unless the host stalls, never later than just after it;
 // - a download gives exactly the bytes the host framed, never part of them; an error is an
@@ -20,8 +20,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { FetchGate } from '../src/fetch/fetch-gate.js';
-import { fetchImage, ImageFetchError } from '../src/fetch/image-url.js';
+import { FetchGate } from '../../src/fetch/fetch-gate.js';
+import { fetchImage, ImageFetchError } from '../../src/fetch/image-url.js';
 import { HostileHost, hostileScenario, type FetchLimits, type Scenario } from './fuzz-hosts.js';
 import { Rng, smallImages } from './fuzz-requests.js';
 import { balance, cutoutCli, send, startServer, stopServer, type Server } from './soak-driver.js';

@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../model/manifest.js';
+import { PACKAGE_ROOT } from '../../src/model/manifest.js';
 
 const RELATIVE = path.join('..', 'shared', 'eval', 'dev');
 

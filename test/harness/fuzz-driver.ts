@@ -6,7 +6,7 @@
 // closes it itself (fuzz-requests.ts: SilentReason), and the server alive and healthy at the end.
 // Each lane connects from its own loopback address: a framing refusal also closes requests read from
 // the same address in that event-loop turn (http/context.ts), which is by design and not what this
-// looks for. Used by bench/fuzz-http.ts (npm run bench:fuzz-http) and the CI-sized fuzz test.
+// looks for. Used by bench/fuzz-http.ts (npm run bench:faults --faults fuzz-http) and the CI-sized fuzz test.
 
 import fs from 'node:fs';
 import http from 'node:http';

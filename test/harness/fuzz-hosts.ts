@@ -1,4 +1,4 @@
-// Hostile image hosts for bench:fuzz-fetch: a raw TCP server on loopback that answers each GET
+// Hostile image hosts for bench:faults --faults fuzz-fetch: a raw TCP server on loopback that answers each GET
 // /s/<id> with the scenario registered under that id, byte for byte as the generator wrote it (bad
 // framing, bad headers, drips, stalls, resets, redirect chains), and counts each scenario's
 // connections still open. The generator says what image_url's fetcher must make of each scenario:

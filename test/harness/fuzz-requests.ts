@@ -1,4 +1,4 @@
-// Hostile requests for bench:fuzz-http, as raw bytes: every body type and image source of the API with
+// Hostile requests for bench:faults --faults fuzz-http, as raw bytes: every body type and image source of the API with
 // mutated fields, bodies, framing and headers, from a seeded generator (a failure replays by seed).
 // Each request says whether it may go unanswered, and why: the cases uWebSockets.js closes itself
 // (docs/http.md, "What uWebSockets.js answers itself"). Anything else must be answered.
