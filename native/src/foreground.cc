@@ -102,9 +102,7 @@ void ResizeNearest(const float* src, int sw, int sh, float* dst, int dw, int dh,
 
 // Per-pixel 2×2 solve of the sweeps: minimise |a F + (1-a) B - I|² + Σ_n w_n (|F - F_n|² + |B - B_n|²),
 // with acc = Σ w_n (F_n, B_n) (one vector: F r,g,b, pad, B r,g,b, pad), W = Σ w_n; into out (the same
-// layout). F and B are solved side by side in the two halves of one vector, each lane rounding as the
-// scalar code of 2026-11-28 did (the same bytes): b0 and b1 fused, then the a01 product rounded on its
-// own.
+// layout). F and B are solved side by side in the two halves of one vector.
 inline void Solve(float a0, float W, F32x4 I, F32x8 acc, float* out) {
   const float a1 = 1.f - a0;
   const float a00 = a0 * a0 + W, a11 = a1 * a1 + W, a01 = a0 * a1;
@@ -113,7 +111,7 @@ inline void Solve(float a0, float W, F32x4 I, F32x8 acc, float* out) {
   const F32x8 b = a * __builtin_shufflevector(I, I, 0, 1, 2, 3, 0, 1, 2, 3) + acc;  // b0 | b1
   const F32x8 other = __builtin_shufflevector(b, b, 4, 5, 6, 7, 0, 1, 2, 3);      // b1 | b0
   const F32x8 own = {a11, a11, a11, a11, a00, a00, a00, a00};
-  const F32x8 fb = (own * b - Unfused(a01 * other)) * inv_det;  // F | B
+  const F32x8 fb = (own * b - a01 * other) * inv_det;  // F | B
   const F32x8 zero = {}, one = zero + 1.f;
   StoreVec(out, fb > zero ? (fb < one ? fb : one) : zero);  // NaN → 0
 }
@@ -147,7 +145,7 @@ inline void SweepPixel(const float* img, float* fb, int w, int h, int y, int x, 
 // wait for each other, where along a row each waits for its left neighbour's solve (a chain of ~45
 // cycles: load, four multiply-adds, the solve, the store). One thread, bands of four: 1 MP foreground
 // 12.5 → 9.2 ms (docs/native.md); eight, with F and B as one vector and the sweeps in pairs
-// (SweepTwice), helped the threaded wavefront's blocks too (2026-11-29: 1 MP, two threads, 7.9 →
+// (SweepTwice), helped the threaded wavefront's blocks too (1 MP, two threads, 7.9 →
 // 6.5 ms; four-row bands had made it 6% slower when each sweep went over the whole level).
 constexpr int kDiagonalRows = 8;
 
@@ -335,26 +333,16 @@ struct WriteBackScratch {
 };
 
 // Solve's F for eight pixels at once: a0, W, the photo's colour I[c] and the neighbours' F and B
-// blended from the working solution, lf[c] and lb[c], per lane. Each lane rounds exactly as the
-// scalar code of 2026-11-28 did (the same bytes): there GCC fused W into channel 0's sums but
-// rounded W·lerp on its own for channels 1 and 2, computed a1² once unfused, and rounded a01·b1 on
-// its own; Unfused pins each of those choices here.
+// blended from the working solution, lf[c] and lb[c], per lane. The same maths as Solve (a00 only
+// enters B, which is not written back).
 inline void SolveForeground8(F32x8 a0, F32x8 W, const F32x8* I, const F32x8* lf, const F32x8* lb, F32x8* f) {
   const F32x8 a1 = 1.f - a0;
-  const F32x8 a1sq = Unfused(a1 * a1);
-  const F32x8 a11 = a1sq + W, a01 = Unfused(a1 * a0);  // (a00 only enters B, which is not written back)
-  const F32x8 inv_det = 1.f / (W * (a0 * a0 + a1sq + W));
+  const F32x8 a11 = a1 * a1 + W, a01 = a1 * a0;
+  const F32x8 inv_det = 1.f / (W * (a0 * a0 + a1 * a1 + W));
   const F32x8 zero = {}, one = zero + 1.f;
   for (int c = 0; c < 3; ++c) {
-    F32x8 b0, b1;
-    if (c == 0) {
-      b0 = W * lf[0] + Unfused(a0 * I[0]);
-      b1 = lb[0] * W + Unfused(a1 * I[0]);
-    } else {
-      b0 = a0 * I[c] + Unfused(W * lf[c]);
-      b1 = a1 * I[c] + Unfused(W * lb[c]);
-    }
-    const F32x8 v = Unfused(b0 * a11 - Unfused(b1 * a01)) * inv_det;
+    const F32x8 b0 = a0 * I[c] + W * lf[c], b1 = a1 * I[c] + W * lb[c];
+    const F32x8 v = (b0 * a11 - b1 * a01) * inv_det;
     f[c] = v > zero ? (v < one ? v : one) : zero;  // NaN → 0, as Solve
   }
 }
@@ -484,9 +472,8 @@ void WriteBackRows(const WriteBack wb, int ya, int yb, WriteBackScratch& scratch
         const float gk = wb.gwt * kInv255;
         for (int j = 0; j < n; j += kLanes) {
           const U32x8 px = LoadVec<U32x8>(pw + j);
-          // a0 rounded on its own, as the scalar code's was: 1 − a0 must not fuse with its product.
-          const F32x8 a0 = Unfused(__builtin_convertvector((I32x8)(px >> 24), F32x8) * kInv255);
-          const F32x8 W = 4.f * wb.reg + Unfused(gk * __builtin_convertvector(LoadVec<I32x8>(ds + j), F32x8));
+          const F32x8 a0 = __builtin_convertvector((I32x8)(px >> 24), F32x8) * kInv255;
+          const F32x8 W = 4.f * wb.reg + gk * __builtin_convertvector(LoadVec<I32x8>(ds + j), F32x8);
           F32x8 I[3], v[kLanes], lf[3], lb[3], f[3];
           for (int c = 0; c < 3; ++c) I[c] = __builtin_convertvector((I32x8)(px >> (8 * c) & 255), F32x8) * kInv255;
           for (int i = 0; i < kLanes; ++i) {

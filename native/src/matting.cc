@@ -141,19 +141,17 @@ struct Levels {
 };
 
 // One pixel's alpha from its cell's model: the colour's projection onto the F - B line, weighted
-// against the network's alpha by the model's confidence, never crossing 0.5. Rounded as the build of
-// 2026-11-28 compiled it (x86-64-v3, the same bytes): the colour differences and the two last sums
-// fused, t1·dg and the alpha's two products on their own (Unfused).
+// against the network's alpha by the model's confidence, never crossing 0.5.
 inline void ProjectPixel(uint8_t* px, const RowModels& m, int i) {
   const float* f = m.f + i;
   const size_t st = m.stride;
   constexpr float kInv255 = 1.f / 255.f;
   const float t0 = px[0] * kInv255 - f[kBr * st], t1 = px[1] * kInv255 - f[kBg * st], t2 = px[2] * kInv255 - f[kBb * st];
-  float ac = (t2 * f[kDb * st] + (t0 * f[kDr * st] + Unfused(t1 * f[kDg * st]))) * f[kInv * st];
+  float ac = (t0 * f[kDr * st] + t1 * f[kDg * st] + t2 * f[kDb * st]) * f[kInv * st];
   ac = std::clamp(ac, 0.f, 1.f);
   const float conf = f[kConf * st];
-  const float a0 = Unfused(px[3] * kInv255);
-  float v = RoundNonNegative((conf * ac + Unfused((1 - conf) * a0)) * 255.f);
+  const float a0 = px[3] * kInv255;
+  float v = RoundNonNegative((conf * ac + (1 - conf) * a0) * 255.f);
   // Never cross 0.5: thresholded masks (and the mask metrics) stay exactly as refined.
   v = px[3] >= 128 ? std::max(v, 128.f) : std::min(v, 127.f);
   px[3] = static_cast<uint8_t>(v);
@@ -163,7 +161,7 @@ inline void ProjectPixel(uint8_t* px, const RowModels& m, int i) {
 // ProjectPixel on eight pixels at once (px: pixel x of a row, x + 8 ≤ w; cell_of: from x): eight
 // pixels lie in at most eight cells from cell_of[0] on, so each lane's model is one permute of eight
 // cells' values; alpha is written in the lanes whose cell is used. No branch per pixel (ProjectPixel's
-// clamps mispredict at the band's edges). Each lane rounds as ProjectPixel.
+// clamps mispredict at the band's edges). The same maths as ProjectPixel.
 inline void ProjectEight(uint8_t* px, const int* cell_of, const RowModels& m) {
   const int c0 = cell_of[0];
   const __m256i lane_cell = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(cell_of)), _mm256_set1_epi32(c0));
@@ -176,13 +174,13 @@ inline void ProjectEight(uint8_t* px, const int* cell_of, const RowModels& m) {
   const auto channel = [&](int c) { return __builtin_convertvector(reinterpret_cast<I32x8>((words >> (8 * c)) & 0xFFu), F32x8); };
   const F32x8 p3 = channel(3);
   const F32x8 t0 = channel(0) * inv255 - f[kBr], t1 = channel(1) * inv255 - f[kBg], t2 = channel(2) * inv255 - f[kBb];
-  const F32x8 sum = t2 * f[kDb] + (t0 * f[kDr] + Unfused(t1 * f[kDg]));
+  const F32x8 sum = t0 * f[kDr] + t1 * f[kDg] + t2 * f[kDb];
   F32x8 ac = sum * f[kInv];
   const F32x8 zero = {}, one = zero + 1.f;
   ac = ac < zero ? zero : (one < ac ? one : ac);  // std::clamp
   const F32x8 conf = f[kConf];
-  const F32x8 a0 = Unfused(p3 * inv255);
-  const F32x8 v = (conf * ac + Unfused((1 - conf) * a0)) * 255.f;
+  const F32x8 a0 = p3 * inv255;
+  const F32x8 v = (conf * ac + (1 - conf) * a0) * 255.f;
   const F32x8 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   F32x8 r = t + (v - t >= 0.5f ? one : zero);  // RoundNonNegative
   const F32x8 lo = zero + 127.f, hi = zero + 128.f;
@@ -213,8 +211,6 @@ void ProjectRows(uint8_t* rgba, int w, int gw, const int* cx, const int* cy, con
       Sample(lv.l1, lv.w1, col.t1[i], r1, s1);
       Sample(lv.l2, lv.w2, col.t2[i], r2, s2);
       float fb[kCh];
-      const float* picked[2];  // the level each part's colour comes from
-      float inv[2];
       bool ok = true;
       for (int part = 0; part < 2; ++part) {
         const int b = part * 4;
@@ -230,17 +226,13 @@ void ProjectRows(uint8_t* rgba, int w, int gw, const int* cx, const int* cy, con
           ok = false;
           break;
         }
-        picked[part] = pick;
-        inv[part] = 1.f / pick[b + 3];
-        fb[b] = pick[b] * inv[part];
-        fb[b + 1] = pick[b + 1] * inv[part];
-        fb[b + 2] = pick[b + 2] * inv[part];
+        const float inv = 1.f / pick[b + 3];
+        fb[b] = pick[b] * inv;
+        fb[b + 1] = pick[b + 1] * inv;
+        fb[b + 2] = pick[b + 2] * inv;
       }
       if (!ok) continue;
-      // F - B as the build of 2026-11-28 rounded it (the same bytes): green and blue with B's product
-      // fused into the difference, red with it rounded first.
-      const float dr = fb[0] - Unfused(fb[4]);
-      const float dg = std::fma(-picked[1][5], inv[1], fb[1]), db = std::fma(-picked[1][6], inv[1], fb[2]);
+      const float dr = fb[0] - fb[4], dg = fb[1] - fb[5], db = fb[2] - fb[6];
       const float dd = dr * dr + dg * dg + db * db;
       const float conf = std::clamp((std::sqrt(dd) - cmin) / crange, 0.f, 1.f);
       if (conf <= 0.f) continue;

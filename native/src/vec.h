@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Small fixed-size vectors for the pixel kernels (GCC/Clang vector extensions: SSE/AVX on x86, NEON
-// on ARM). Each lane computes what the scalar code computed, in the same order, so a kernel moved to
-// them keeps its bytes. Typedefs per size on purpose: GCC 12 drops a `vector_size` attribute put on
+// on ARM). Lanes are independent, so a kernel's result for a pixel does not depend on its neighbours
+// in the vector. Typedefs per size on purpose: GCC 12 drops a `vector_size` attribute put on
 // an alias template (the "vector" silently became one float), so generic code picks among these.
 #pragma once
 
@@ -36,18 +36,6 @@ inline V LoadVec(const T* p) {
 template <typename V, typename T>
 inline void StoreVec(T* p, const V& v) {
   std::memcpy(p, &v, sizeof(v));
-}
-
-// A value the compiler may not look through: a product passed here is rounded on its own, never
-// fused into a later add (an empty asm that claims to change the register).
-template <typename T>
-inline T Unfused(T v) {
-#if defined(__AVX__)
-  asm("" : "+x"(v));  // in its register (the x86-64-v3 build: a float or an F32x8 fits one)
-#else
-  asm("" : "+m"(v));  // through memory: any type on any target (an F32x8 is two SSE or NEON registers)
-#endif
-  return v;
 }
 
 }  // namespace cutout
