@@ -12,6 +12,7 @@
 #include "png_args.h"
 #include "process_args.h"
 #include "session.h"
+#include "shadow_args.h"
 
 namespace cutout {
 namespace {
@@ -27,6 +28,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("flattenOnColor", Napi::Function::New<JsFlattenOnColor>(env, "flattenOnColor"));
   exports.Set("blendOver", Napi::Function::New<JsBlendOver>(env, "blendOver"));
   exports.Set("extractAlpha", Napi::Function::New<JsExtractAlpha>(env, "extractAlpha"));
+  exports.Set("drawShadow", Napi::Function::New<JsDrawShadow>(env, "drawShadow"));
   exports.Set("decodePlainRgba", Napi::Function::New<JsDecodePlainRgba>(env, "decodePlainRgba"));
   exports.Set("decodePlainPng", Napi::Function::New<JsDecodePlainPng>(env, "decodePlainPng"));
   exports.Set("probeHeader", Napi::Function::New<JsProbeHeader>(env, "probeHeader"));

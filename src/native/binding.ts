@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { ADDON_PATH } from './addon-path.js';
 import type { BatchSessionOptions, SessionOptions } from '../model/manifest.js';
+import type { ShadowOptions } from '../domain/removal.js';
 
 export { ADDON_PATH } from './addon-path.js';
 export { sessionOptionsFor, type BatchSessionOptions, type SessionOptions } from '../model/manifest.js';
@@ -138,6 +139,16 @@ export interface NativeBinding {
   flattenOnColor(rgba: Uint8Array, r: number, g: number, b: number, a: number): void;
   blendOver(rgba: Uint8Array, background: Uint8Array): void;
   extractAlpha(rgba: Uint8Array, dst: Uint8Array): void;
+  /**
+   * Draws a shadow from the alpha of a finished width × height RGBA cut-out, in place, on the calling
+   * thread (native/src/shadow.h): 'drop' (offset and blurred), '3D' (cast forward onto the ground from
+   * the contact line) or 'car' (a contact shadow under the lowest part). The subject goes over the
+   * shadow: opaque pixels keep their bytes, transparent ones become black with the shadow's alpha (at
+   * most opacity × 255 / 100). Opacity 0, or no pixel with alpha ≥ 128, changes nothing. Throws
+   * ERR_CUTOUT_ARG / ERR_CUTOUT_BAD_LENGTH TypeErrors for broken arguments, ERR_CUTOUT_DETACHED for a
+   * detached buffer.
+   */
+  drawShadow(rgba: Uint8Array, width: number, height: number, options: { type: ShadowOptions['type']; opacity: number }): void;
   /**
    * A plain JPEG, PNG or WebP (codec.Probe's plainRgb) decoded straight into `dst` (width × height × 4
    * bytes, RGBA): the bytes of codec.decodeRgba at full size. A PNG by the addon's own decoder where it
