@@ -89,7 +89,7 @@ async function client(url: string, key: string, bodies: Array<{ body: Buffer; ty
     const code = r && r.status !== 200 ? errorCodeOf(r.body) : '';
     log.push({ startMs, endMs: performance.now() - t0, status: r?.status ?? 0, code, credits: Number(r?.headers['x-credits-charged'] ?? 0) });
     // A refused request comes back at once: pace the retries as a client would.
-    if (!r || r.status !== 200) await sleep(200);
+    if (r?.status !== 200) await sleep(200);
   }
   agent.destroy();
 }

@@ -89,7 +89,6 @@ function post(agent: http.Agent, url: string, key: string, b: { body: Buffer; ty
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function serveSoak(photos: Array<{ name: string; file: string }>) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-bench-memory-'));

@@ -117,7 +117,7 @@ export function backdropCorrectedReference(
     const b = 1 - (gtAlpha.data[i] as number);
     for (let c = 0; c < 3; c++) {
       const v = (input[channels * i + c] as number) + b * (colour[c]! - (backdrop[3 * i + c] as number));
-      out[3 * i + c] = v < 0 ? 0 : v > 255 ? 255 : v;
+      out[3 * i + c] = v < 0 ? 0 : Math.min(v , 255);
     }
   }
   return out;

@@ -71,8 +71,8 @@ export function flatMetrics(r: VariantResult): Record<string, number> {
       sad: u.sad, mse: u.mse, grad: u.grad, conn: u.conn, maeUnknown: u.mae,
       sadWhole: w.sad, mseWhole: w.mse, gradWhole: w.grad, connWhole: w.conn, mae: w.mae,
     });
-    if (r.alpha.haloBackdrop !== undefined) out['haloBackdrop'] = r.alpha.haloBackdrop;
-    if (r.alpha.haloInput !== undefined) out['haloInput'] = r.alpha.haloInput;
+    if (r.alpha.haloBackdrop !== undefined) out.haloBackdrop = r.alpha.haloBackdrop;
+    if (r.alpha.haloInput !== undefined) out.haloInput = r.alpha.haloInput;
   }
   if (r.mask !== undefined) Object.assign(out, { iou: r.mask.iou, boundaryF: r.mask.boundaryF, mae: r.mask.mae });
   return out;

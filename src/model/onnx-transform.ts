@@ -174,7 +174,7 @@ export function inputSize(model: Proto, width: number, height: number): { resize
   }
   const g = model.graph;
   const inDims = g.input[0]?.type?.tensorType?.shape?.dim;
-  if (!inDims || inDims.length !== 4) throw new Error('Expected a 4-d graph input');
+  if (inDims?.length !== 4) throw new Error('Expected a 4-d graph input');
   const oldH = Number(inDims[2].dimValue), oldW = Number(inDims[3].dimValue);
   const producer = new Map<string, Proto>();
   for (const n of g.node) for (const o of n.output) producer.set(o, n);

@@ -1,7 +1,6 @@
 // --sandbox off (or CUTOUT_SANDBOX=off): POST /sandbox/v1.0/removebg is not routed, 404 like any unknown path.
 import t from 'tap';
 import { loadConfig } from '../../src/config.js';
-import { firstError } from '../helpers/http-client.js';
 import { makeImage } from '../helpers/images.js';
 import { SANDBOX, sandboxImage } from '../helpers/sandbox.js';
 import { startTestServer } from '../helpers/server.js';

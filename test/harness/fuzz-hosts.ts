@@ -5,7 +5,7 @@
 // exactly these bytes, an error (and which), or either of the two.
 
 import net from 'node:net';
-import { Rng } from './fuzz-requests.js';
+import type { Rng } from './fuzz-requests.js';
 
 /** What the host does on a connection, in order, once the request head is in. */
 export type Step =

@@ -302,7 +302,7 @@ export function send(agent: http.Agent, url: string, method: string, headers: Re
 /** The key's credits plus its free calls left, from GET /v1.0/account: what a removal's charge comes out of. */
 export async function balance(agent: http.Agent, url: string, key: string): Promise<number> {
   const r = await send(agent, `${url}/v1.0/account`, 'GET', { 'X-Api-Key': key }, undefined, 30_000);
-  if (!r || r.status !== 200) throw new Error(`GET /v1.0/account failed: ${r?.status}`);
+  if (r?.status !== 200) throw new Error(`GET /v1.0/account failed: ${r?.status}`);
   const attrs = (JSON.parse(r.body.toString()) as { data: { attributes: { credits: { total: number }; api: { free_calls: number } } } }).data.attributes;
   return attrs.credits.total + attrs.api.free_calls;
 }

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext } from 'playwright-core';
 import type { Test } from 'tap';
 
 export const CHROMIUM_PATH = process.env.CUTOUT_CHROMIUM ?? '/usr/bin/chromium';

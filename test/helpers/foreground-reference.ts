@@ -59,7 +59,7 @@ function resizeNearest(src: Float64Array, sw: number, sh: number, dw: number, dh
   return dst;
 }
 
-const clamp01 = (v: number): number => (v > 0 ? (v < 1 ? v : 1) : 0);  // NaN → 0
+const clamp01 = (v: number): number => (v > 0 ? (Math.min(v , 1)) : 0);  // NaN → 0
 
 /**
  * argmin over F, B of |a F + (1-a) B - I|² + Σ w_n (|F - F_n|² + |B - B_n|²), per channel, with

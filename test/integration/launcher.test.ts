@@ -16,6 +16,7 @@ const LAUNCHER = path.join(PACKAGE_ROOT, 'bin', 'cutout');
 function fakeNode(dir: string): NodeJS.ProcessEnv {
   const bin = path.join(dir, 'fake-bin');
   fs.mkdirSync(bin);
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell script's own ${…}.
   fs.writeFileSync(path.join(bin, 'node'), '#!/bin/sh\nprintf "tunables=%s\\n" "${GLIBC_TUNABLES-<unset>}"\nfor a in "$@"; do printf "arg=%s\\n" "$a"; done\n', { mode: 0o755 });
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
   delete env.GLIBC_TUNABLES;

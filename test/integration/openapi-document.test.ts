@@ -37,7 +37,10 @@ t.test('every schema in it compiles under ajv strict mode (2020-12)', async (t) 
   let count = 0;
   // A probe response through each documented header and media schema compiles it.
   const walk = (node: unknown, at: string): void => {
-    if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${at}/${i}`));
+    if (Array.isArray(node)) {
+      for (const [i, n] of node.entries()) walk(n, `${at}/${i}`);
+      return;
+    }
     if (node === null || typeof node !== 'object') return;
     for (const [k, v] of Object.entries(node)) {
       if (k === 'schema' && v && typeof v === 'object') {

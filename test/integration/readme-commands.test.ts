@@ -85,7 +85,7 @@ const RULES: Rule[] = [
   {
     match: /^docker build -f deploy\/Dockerfile --target (cpu|cuda) -t cutout:(cpu|cuda) \.$/,
     skip: 'no docker daemon here; test/unit/deploy-files.test.ts parses deploy/Dockerfile and checks its stages',
-    check: (t) => t.match(fs.readFileSync(path.join(ROOT, 'deploy', 'Dockerfile'), 'utf8'), /^FROM \S+ AS cpu$[^]*^FROM \S+ AS cuda$/m, 'the Dockerfile has both targets'),
+    check: (t) => t.match(fs.readFileSync(path.join(ROOT, 'deploy', 'Dockerfile'), 'utf8'), /^FROM \S+ AS cpu$[\s\S]*^FROM \S+ AS cuda$/m, 'the Dockerfile has both targets'),
   },
   {
     match: /^kubectl (create secret generic cutout-ledger|apply -f deploy\/kubernetes\/)/,

@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import t from 'tap';
 import { firstError, postImage } from '../helpers/api.js';
 import { multipart } from '../helpers/http-client.js';
-import { makeImage, pngHeaderClaiming } from '../helpers/images.js';
+import { pngHeaderClaiming } from '../helpers/images.js';
 import { syntheticFigure } from '../helpers/core-fixtures.js';
 import { tryRealPool } from '../helpers/real.js';
 import { KEY, startTestServer } from '../helpers/server.js';

@@ -93,7 +93,7 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   const { child, out, exit } = run(['--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--workers', '1'], { CUTOUT_TEST_ALLOW_LOOPBACK_FETCH: '1' });
   t.teardown(() => void child.kill('SIGKILL'));
   const demo = waitForLine(child, /Demo API key \(shown once\): (\S+)/).catch(() => null);
-  const [, deviceLine, base] = await waitForLine(child, /(device: .*\n)[^]*listening on (https?:\/\/\S+)/);
+  const [, deviceLine, base] = await waitForLine(child, /(device: .*\n)[\s\S]*listening on (https?:\/\/\S+)/);
   t.match(deviceLine, new RegExp(`^device: cpu \\(${CPU_REASON} .*\\); model isnet-\\w+; 1 worker × \\d+ threads?\n$`), 'start-up names the device, why, and the model');
   t.match(
     out.join(''),

@@ -1,6 +1,6 @@
 // --durability periodic|fsync on serve (config) and keys reaches openLedger; bad values are usage errors.
 import t from 'tap';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { runKeysCommand } from '../../src/cli/keys-command.js';
 import { openLmdbLedger } from '../../src/ledger/lmdb-ledger.js';
 import { openLedgerDb } from '../../src/ledger/db.js';

@@ -54,7 +54,7 @@ const afterFull = await inFlight();
 
 fs.rmSync(filler);
 // Space is back: the ledger takes work again once it has topped its room up (tried at most once a second).
-let again;
+let again: Awaited<ReturnType<typeof ledger.reserve>> | undefined;
 for (let i = 0; i < 100 && !again; i++) {
   again = await ledger.reserve(view, 'preview').catch(() => undefined);
   if (!again) await new Promise((r) => setTimeout(r, 100));

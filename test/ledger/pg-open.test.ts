@@ -31,7 +31,7 @@ t.test('four nodes migrating one empty database at the same moment', async (t) =
   t.teardown(() => Promise.all(pools.map((p) => p.end())));
   const results = await Promise.all(pools.map((p) => migrate(p)));
   const latest = MIGRATIONS.length;
-  t.same(results.map((r) => r.applied).flat(), MIGRATIONS.map((m) => m.version), 'each version applied once, by one of them');
+  t.same(results.flatMap((r) => r.applied), MIGRATIONS.map((m) => m.version), 'each version applied once, by one of them');
   t.same(results.map((r) => r.version), [latest, latest, latest, latest]);
   t.same(await query(url, 'SELECT version, name FROM cutout.schema_migrations ORDER BY version'), MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
   t.same((await migrate(pools[0]!)).applied, [], 'a later start has nothing to do');

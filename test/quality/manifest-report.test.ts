@@ -29,9 +29,9 @@ t.test('summaries never pool datasets; failures are counted, not fatal', async (
   const items = [mk('a', 'A', 'x', 0.2), mk('b', 'A', 'y', 0.4), mk('c', 'B', 'x', 1), mk('d', 'B', 'x', 0, false)];
   const s = summarize(items, ['v']);
   const allA = s.find((r) => r.dataset === 'A' && r.category === null)!;
-  t.ok(Math.abs(allA.metrics['iou']! - 0.3) < 1e-12);
+  t.ok(Math.abs(allA.metrics.iou! - 0.3) < 1e-12);
   const allB = s.find((r) => r.dataset === 'B' && r.category === null)!;
-  t.equal(allB.metrics['iou'], 1);
+  t.equal(allB.metrics.iou, 1);
   t.equal(allB.n, 1);
   t.equal(allB.total, 2);
   t.equal(s.length, 2 + 1 + 2, 'A: all + 2 categories, B: all + 1 category (one variant)');

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { chooseDevice, CUDA_LIBS, gpusFromNvidiaSmi, listGpus, probeCuda, PROVIDER_LIBS, type CudaProbe } from '../../src/device/device.js';
-import { DeviceError, parseDevice } from '../../src/domain/device-request.js';
+import { type DeviceError, parseDevice } from '../../src/domain/device-request.js';
 
 t.test('parseDevice', async (t) => {
   t.same(parseDevice(undefined), { kind: 'auto', index: 0 });

@@ -52,7 +52,7 @@ const requests = (n: number, extra: MetricJson[] = []): MetricJson[] => [
   { name: 'queue', help: 'q', type: 'gauge', aggregator: 'sum', values: [{ value: 1, labels: {} }] },
   ...extra,
 ];
-const valueOf = (parts: MetricJson[][], name: string) => parts.flat().filter((m) => m.name === name).reduce((sum, m) => sum + m.values.reduce((s, v) => s + v.value, 0), 0);
+const summedValue = (parts: MetricJson[][], name: string) => parts.flat().filter((m) => m.name === name).reduce((sum, m) => sum + m.values.reduce((s, v) => s + v.value, 0), 0);
 
 /** A process: answers rounds with `count.n` requests (after `count.delayMs`), or never (null). */
 function member(hub: GroupHub, index: number, count: { n: number; delayMs?: number } | null, timeoutMs = 2_000) {
@@ -92,24 +92,24 @@ t.test('a scrape sums every process; a slow one counts with its latest answer', 
   member(hub, 1, counts[1]!);
   let parts = await a.client.ask({ what: 'metrics' });
   t.equal(parts.length, 2);
-  t.equal(valueOf(parts, 'req_total'), 12);
-  t.equal(valueOf(parts, 'queue'), 2);
+  t.equal(summedValue(parts, 'req_total'), 12);
+  t.equal(summedValue(parts, 'queue'), 2);
 
   // Process 2 never answers a round: without an answer yet it is absent, and the round ends on time.
   const silent = member(hub, 2, null);
   parts = await silent.client.ask({ what: 'metrics' });
   t.equal(parts.length, 2, 'the round ends without it');
-  t.equal(valueOf(parts, 'req_total'), 12);
+  t.equal(summedValue(parts, 'req_total'), 12);
 
   // Process 1 is busy from now on: it answers each round after the round has ended.
   hub.leave(2);
   Object.assign(counts[1]!, { n: 9, delayMs: 250 });
   parts = await a.client.ask({ what: 'metrics' });
-  t.equal(valueOf(parts, 'req_total'), 12, 'its latest answer (7) stands in: the sum does not drop to 5');
+  t.equal(summedValue(parts, 'req_total'), 12, 'its latest answer (7) stands in: the sum does not drop to 5');
   await new Promise((r) => setTimeout(r, 300)); // its late answer (9) arrives
   Object.assign(counts[1]!, { n: 11 });
   parts = await a.client.ask({ what: 'metrics' });
-  t.equal(valueOf(parts, 'req_total'), 14, 'a late answer still updates its latest: 5 + 9');
+  t.equal(summedValue(parts, 'req_total'), 14, 'a late answer still updates its latest: 5 + 9');
 });
 
 t.test('an ended process leaves its counters, not its gauges; a replacement starts from there', async (t) => {
@@ -117,15 +117,15 @@ t.test('an ended process leaves its counters, not its gauges; a replacement star
   t.teardown(() => hub.close());
   const a = member(hub, 0, { n: 5 });
   const b = member(hub, 1, { n: 7 });
-  t.equal(valueOf(await a.client.ask({ what: 'metrics' }), 'req_total'), 12);
+  t.equal(summedValue(await a.client.ask({ what: 'metrics' }), 'req_total'), 12);
   b.leave();
   let parts = await a.client.ask({ what: 'metrics' });
-  t.equal(valueOf(parts, 'req_total'), 12, 'its 7 stay');
-  t.equal(valueOf(parts, 'queue'), 1, 'its queue went with it');
+  t.equal(summedValue(parts, 'req_total'), 12, 'its 7 stay');
+  t.equal(summedValue(parts, 'queue'), 1, 'its queue went with it');
   member(hub, 1, { n: 2 });
   parts = await a.client.ask({ what: 'metrics' });
-  t.equal(valueOf(parts, 'req_total'), 14, '5 + 7 before + 2 since the restart');
-  t.equal(valueOf(parts, 'queue'), 2);
+  t.equal(summedValue(parts, 'req_total'), 14, '5 + 7 before + 2 since the restart');
+  t.equal(summedValue(parts, 'queue'), 2);
 });
 
 t.test('a process that answers a round and then ends is counted once', async (t) => {
@@ -137,7 +137,7 @@ t.test('a process that answers a round and then ends is counted once', async (t)
   const round = a.client.ask({ what: 'metrics' });
   await new Promise((r) => setTimeout(r, 50)); // a and b have answered
   b.leave();
-  t.equal(valueOf(await round, 'req_total'), 12);
+  t.equal(summedValue(await round, 'req_total'), 12);
 });
 
 t.test('the asker ending mid-round gets nothing and breaks nothing', async (t) => {
@@ -148,7 +148,7 @@ t.test('the asker ending mid-round gets nothing and breaks nothing', async (t) =
   const lost = a.client.ask({ what: 'metrics' });
   a.leave();
   await t.rejects(lost, GroupUnavailableError, 'its question fails when its channel goes');
-  t.equal(valueOf(await b.client.ask({ what: 'metrics' }), 'req_total'), 7, 'a left before answering: nothing of it counted');
+  t.equal(summedValue(await b.client.ask({ what: 'metrics' }), 'req_total'), 7, 'a left before answering: nothing of it counted');
 });
 
 t.test('questions fail after their timeout or when the supervisor goes; the window falls back to its own count', async (t) => {

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { activationTensors, Histogram, HISTOGRAM_BINS, percentileClipRange } from '../../src/model/calibration.js';
-import { applyTransforms, ModelError, verifyModelFile, sha256 } from '../../src/model/assemble.js';
+import { applyTransforms, type ModelError, verifyModelFile, sha256 } from '../../src/model/assemble.js';
 import { decodeModel, encodeModel, loadOnnx } from '../../src/model/onnx-transform.js';
 import { activationParams, quantizeInt8, quantizeWeights } from '../../src/model/quantize.js';
 

@@ -25,7 +25,7 @@ t.test('what the help cites is there: each docs/X.md, "Section" names a heading 
 });
 
 t.test('--quality says what each level does and costs', async (t) => {
-  const block = /^ {2}--quality Q[^]*?(?=^ {2}--)/m.exec(SERVE_USAGE)?.[0] ?? '';
+  const block = /^ {2}--quality Q[\s\S]*?(?=^ {2}--)/m.exec(SERVE_USAGE)?.[0] ?? '';
   t.notMatch(block, /README/, 'no table that is not there');
   t.match(block, /fast: the model's mask upscaled, no edge stages/);
   t.match(block, /balanced: \+ guided refinement, matting and foreground\s+colour/);

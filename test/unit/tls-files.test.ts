@@ -3,7 +3,7 @@
 import { writeFileSync, appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { checkTlsFiles, TlsFileError } from '../../src/http/tls.js';
+import { checkTlsFiles, type TlsFileError } from '../../src/http/tls.js';
 import { encryptKey, makeSelfSigned, toDer } from '../helpers/tls-files.js';
 
 t.test('good pairs pass', async (t) => {

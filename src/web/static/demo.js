@@ -63,7 +63,7 @@ function send(source) {
   });
   xhr.upload.addEventListener('load', () => setProgress(null, 'Removing the background…'));
   xhr.addEventListener('load', () => {
-    onResponse(xhr, source, endpoint).catch((err) => fail('The result could not be shown', String(err && err.message ? err.message : err)));
+    onResponse(xhr, source, endpoint).catch((err) => fail('The result could not be shown', String(err?.message ? err.message : err)));
   });
   xhr.addEventListener('error', () => fail('Network error', 'The server could not be reached.'));
   xhr.addEventListener('abort', () => fail('Cancelled', 'The request was cancelled.'));
@@ -297,7 +297,7 @@ els.download.addEventListener('click', async () => {
 // ---- sources: pick, drop, paste, URL -------------------------------------------------------------
 
 els.file.addEventListener('change', () => {
-  const file = els.file.files && els.file.files[0];
+  const file = els.file.files?.[0];
   if (file) send({ file });
 });
 
@@ -312,7 +312,7 @@ els.form.addEventListener('submit', (e) => {
     send({ url });
     return;
   }
-  const file = els.file.files && els.file.files[0];
+  const file = els.file.files?.[0];
   if (file) send({ file });
   else fail('No image given', 'Choose, drop or paste a photo, or give an image URL.');
 });
@@ -326,7 +326,7 @@ for (const type of ['dragenter', 'dragover']) {
 for (const type of ['dragleave', 'drop']) els.dropZone.addEventListener(type, () => els.dropZone.classList.remove('dragging'));
 els.dropZone.addEventListener('drop', (e) => {
   e.preventDefault();
-  const file = e.dataTransfer && e.dataTransfer.files[0];
+  const file = e.dataTransfer?.files[0];
   if (file) send({ file });
 });
 // A photo dropped beside the zone must not make the browser navigate away from the page.
