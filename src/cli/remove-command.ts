@@ -7,6 +7,7 @@ import { collectInputs, RESULT_EXTENSION, resultStems } from './collect-inputs.j
 import { ConfigError, modelChoice } from '../config.js';
 import { MODEL_FAMILIES, parseModelFamily } from '../domain/model-family.js';
 import { describeModelWarnings } from './model-warnings.js';
+import { parseShadowFlags, SHADOW_FLAGS } from './shadow-flags.js';
 
 const SIZES: Record<string, SizeTier> = {
   preview: 'preview', small: 'preview', regular: 'preview', medium: 'medium', hd: 'hd', full: 'full', '4k': 'full', '50mp': '50MP', auto: 'full',
@@ -14,15 +15,17 @@ const SIZES: Record<string, SizeTier> = {
 const FORMATS: ReadonlySet<string> = new Set(OUTPUT_FORMATS);
 
 export const REMOVE_USAGE = `Usage: cutout remove <file|dir>... [-o OUT] [--size full|preview|medium|hd|4k|50MP] [--format png|jpg|webp|zip|auto]
-                     [--bg-color HEX] [--channels rgba|alpha] [--no-refine] [--quality fast|balanced|best] [--workers N]
+                     [--bg-color HEX] [--channels rgba|alpha] [--shadow none|drop|3D|car [--shadow-opacity 0-100]]
+                     [--no-refine] [--quality fast|balanced|best] [--workers N]
                      [--model NAME | --model-file PATH [--model-family F] [--model-descriptor JSON]]
                      [--device auto|cpu|cuda[:N]]
 Removes the background of each image (folders are searched recursively) and writes the results
 to OUT (default: next to each input, as NAME.cutout.EXT). Non-images are reported and skipped.
+--shadow draws a shadow under the subject (docs/shadows.md); its opacity defaults to 90 for car, 50 otherwise.
 --model-file runs an ONNX model of your own, of family isnet, u2net, birefnet, rmbg or custom
 (CUTOUT_MODEL_FILE, CUTOUT_MODEL_FAMILY; docs/models.md, "A model of your own").`;
 
-const REMOVE_FLAGS = ['o', 'out', 'size', 'format', 'bg-color', 'channels', 'no-refine', 'quality', 'workers', 'model', 'model-file', 'model-family', 'model-descriptor', 'device', 'help'];
+const REMOVE_FLAGS = ['o', 'out', 'size', 'format', 'bg-color', 'channels', ...SHADOW_FLAGS, 'no-refine', 'quality', 'workers', 'model', 'model-file', 'model-family', 'model-descriptor', 'device', 'help'];
 
 export interface CliIo {
   stdout: NodeJS.WriteStream | { write(s: string): unknown; isTTY?: boolean };
@@ -74,6 +77,9 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
   const channels = flags.get('channels');
   if (channels === 'alpha' || channels === 'rgba') options.channels = channels;
   else if (channels !== undefined) return usageError(io, `unknown --channels '${String(channels)}'`);
+  const shadow = parseShadowFlags(flags);
+  if ('error' in shadow) return usageError(io, shadow.error);
+  if (shadow.shadow) options.shadow = shadow.shadow;
   if (flags.has('no-refine')) {
     options.refine = false;
     options.decontaminate = false;

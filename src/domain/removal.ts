@@ -98,6 +98,13 @@ export interface ShadowOptions {
   opacity: number;
 }
 
+export const SHADOW_TYPES: readonly ShadowType[] = Object.freeze(['drop', '3D', 'car']);
+
+/** The kind named by `value` in any case (`3d` is `3D`), or undefined when it names none (CLI flags, library options). */
+export function parseShadowType(value: unknown): ShadowType | undefined {
+  return typeof value === 'string' ? SHADOW_TYPES.find((k) => k.toLowerCase() === value.toLowerCase()) : undefined;
+}
+
 export const DEFAULT_OPTIONS: Readonly<RemoveOptions> = Object.freeze({
   size: 'full',
   format: 'png',

@@ -11,6 +11,7 @@ import {
   OUTPUT_FORMATS,
   parseQuality,
   QUALITY_LEVELS,
+  SHADOW_TYPES,
   SIZE_TIERS,
   type Length,
 } from '../domain/removal.js';
@@ -75,6 +76,13 @@ export function checkRemoveOptions(options: RemoveInputOptions): void {
   if (o.scale !== undefined && !inRange(o.scale, MIN_SCALE, 1)) throw invalid('scale', `a number from ${MIN_SCALE} to 1`, o.scale);
   if (o.position !== undefined && !(isRecord(o.position) && inRange(o.position.x, 0, 100) && inRange(o.position.y, 0, 100))) {
     throw invalid('position', '{ x, y } percentages from 0 to 100', o.position);
+  }
+  if (o.shadow !== undefined) {
+    const sh = o.shadow;
+    // The worker draws `type` as given, so the kind's case is exact here ('3D'); opacity 0 is "no shadow", said by leaving it out.
+    if (!(isRecord(sh) && SHADOW_TYPES.includes(sh.type as never) && inRange(sh.opacity, 1, 100))) {
+      throw invalid('shadow', `{ type: ${SHADOW_TYPES.join(' | ')}, opacity: a number from 1 to 100 }`, sh);
+    }
   }
   if (o.roi !== undefined) {
     const r = o.roi;

@@ -54,12 +54,12 @@ function removeBgFields(json: boolean): JsonObject {
     scale: text('Subject size relative to the canvas, `10%`…`100%`, or `original`. Implies `position=center`.', { examples: ['80%', 'original'] }),
     position: text('`original`, `center`, `N%` or `N% M%`.', { examples: ['center', '50% 100%'] }),
     roi: text('Region of interest `x1 y1 x2 y2`, each `px` or `%` (a unitless `0` too); only this region can be foreground.', { examples: ['0% 0% 100% 100%', '0 0 100% 100%'] }),
-    type: text('Foreground hint; accepted and ignored.', { enum: TYPES, default: 'auto' }),
+    type: text('The foreground class the shadow fields are resolved for (nothing is classified: `auto` counts as `other`).', { enum: TYPES, default: 'auto' }),
     type_level: text('Classification level; accepted and ignored (`X-Type` is never sent).', { enum: ['none', '1', '2', 'latest'], default: '1' }),
     semitransparency: bool('Accepted and ignored.'),
-    add_shadow: bool('Deprecated upstream; accepted and ignored.'),
-    shadow_type: perClass('Accepted and ignored.', { type: 'string', enum: SHADOW_TYPES }, json),
-    shadow_opacity: perClass('Accepted and ignored.', { type: 'string', pattern: '^(auto|[0-9]|[1-9][0-9]|100)$' }, json),
+    add_shadow: bool('Deprecated upstream: `true` means `shadow_type[car]=car` (a `car` shadow when `type=car`; a class-specific `shadow_type[car]` wins).'),
+    shadow_type: perClass('A shadow drawn from the subject\'s matte, under the subject (docs/shadows.md). `drop`: a soft copy of the silhouette, offset down and right. `3D`: the silhouette cast onto the ground from its contact line, flattened, sheared sideways and fading with distance. `car`: a dark contact shadow under the lowest part, with a wider, lighter halo. `none` (the default): no shadow. `auto` picks by class (`type`; `auto` is `other`): car → car, product → drop, person → 3D, animal → drop, transportation → 3D, graphic → drop, other → drop. A value for the request\'s class wins over a plain value; with per-class values only, any other class gets no shadow. On a transparent result the shadow is black with its own alpha; on `bg_color`, `bg_image_*` or JPG it darkens the background.', { type: 'string', enum: SHADOW_TYPES }, json),
+    shadow_opacity: perClass('Darkness of the shadow\'s darkest part, 0–100. `auto` (the default): 90 for class car, 50 for every other class. `0` draws no shadow.', { type: 'string', pattern: '^(auto|[0-9]|[1-9][0-9]|100)$' }, json),
     shadow_method: text('Removed upstream in 2021; accepted and ignored.', { enum: ['legacy', 'latest'] }),
   };
 }

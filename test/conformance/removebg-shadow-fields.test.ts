@@ -1,4 +1,4 @@
-// semitransparency, add_shadow, shadow_type(+[type]), shadow_opacity(+[type]), shadow_method are accepted no-ops, validated.
+// semitransparency, add_shadow, shadow_type(+[type]), shadow_opacity(+[type]), shadow_method: valid values answer 200, bad ones their invalid_<name>.
 import t from 'tap';
 import { firstError, postImage } from '../helpers/api.js';
 import { makeImage } from '../helpers/images.js';

@@ -39,6 +39,10 @@ t.test('a broken image fails the run; bad flags are usage errors', async (t) => 
   t.match(quality.stderr, /unknown --quality 'ultra' \(expected fast, balanced, best\)/);
   const color = run(['remove', dir, '--bg-color', 'zzz']);
   t.equal(color.status, 2);
+  const shadow = run(['remove', dir, '--shadow', 'long']);
+  t.equal(shadow.status, 2);
+  t.match(shadow.stderr, /cutout remove: unknown --shadow 'long' \(expected none, drop, 3D, car\)/);
+  t.match(run(['remove', dir, '--shadow', 'car', '--shadow-opacity', '101']).stderr, /--shadow-opacity expects an integer from 0 to 100/);
   const model = run(['remove', dir, '--model', 'isnet-huge', '--workers', '1']);
   t.equal(model.status, 1, 'an unknown model processes nothing');
   t.match(model.stderr, /Unknown model 'isnet-huge'; models\/manifest.json lists isnet-fp32, isnet-int8, isnet-fp16/);

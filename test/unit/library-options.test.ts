@@ -23,11 +23,13 @@ t.test('valid options pass, at their limits', async (t) => {
     position: { x: 0, y: 100 },
     roi: { x1: px(0), y1: pct(0), x2: px(10.5), y2: pct(100) },
     quality: 'best',
+    shadow: { type: '3D', opacity: 100 },
   };
   t.doesNotThrow(() => checkRemoveOptions(full), 'every field set');
   t.doesNotThrow(() => checkRemoveOptions({}), 'none set');
   for (const size of ['preview', 'medium', 'hd', 'full', '50MP'] as const) t.doesNotThrow(() => checkRemoveOptions({ size }), size);
   t.doesNotThrow(() => checkRemoveOptions({ scale: 1, cropMargin: margins(px(500)) }), 'scale 1, margins of 500 px');
+  for (const type of ['drop', '3D', 'car'] as const) t.doesNotThrow(() => checkRemoveOptions({ shadow: { type, opacity: 1 } }), `shadow ${type}`);
 });
 
 const BAD: Array<[string, Record<string, unknown>, RegExp]> = [
@@ -57,6 +59,11 @@ const BAD: Array<[string, Record<string, unknown>, RegExp]> = [
   ['roi as text', { roi: '0 0 100% 100%' }, /for roi but received 0 0 100% 100% of type string/],
   ['quality ultra', { quality: 'ultra' }, /^Expected one of fast, balanced, best for quality but received ultra/],
   ['refine as 1', { refine: 1 }, /^Expected a boolean for refine but received 1 of type number$/],
+  ['shadow kind 3d (the HTTP spelling)', { shadow: { type: '3d', opacity: 50 } }, /^Expected \{ type: drop \| 3D \| car, opacity: a number from 1 to 100 \} for shadow but received \{"type":"3d","opacity":50\} of type object$/],
+  ['shadow opacity 0', { shadow: { type: 'drop', opacity: 0 } }, /for shadow/],
+  ['shadow opacity 101', { shadow: { type: 'drop', opacity: 101 } }, /for shadow/],
+  ['shadow without opacity', { shadow: { type: 'car' } }, /for shadow/],
+  ['shadow as text', { shadow: 'drop' }, /for shadow but received drop of type string/],
 ];
 
 t.test('each bad value is refused with a TypeError naming the option', async (t) => {

@@ -29,6 +29,7 @@ t.test('defaults match remove.bg', async (t) => {
   t.equal(r.options.crop, false);
   t.equal(r.options.bgColor, undefined);
   t.same(Object.keys(r).sort(), ['options', 'size', 'source'], 'nothing else: the compatibility fields are checked, never carried');
+  t.notOk('shadow' in r.options, 'no shadow unless asked for');
 });
 
 t.test('size values and aliases', async (t) => {
@@ -141,7 +142,7 @@ t.test('roi', async (t) => {
   t.equal(code(() => parseRemoveRequest(withImage({ roi: 'nope' }))), 'invalid_roi');
 });
 
-t.test('type, type_level, shadows: validated, accepted, not acted on', async (t) => {
+t.test('type, type_level, shadows: validated; only the shadow fields change the options (test/unit/shadow.test.ts)', async (t) => {
   for (const ty of ['auto', 'person', 'product', 'car', 'animal', 'graphic', 'transportation']) {
     t.doesNotThrow(() => parseRemoveRequest(withImage({ type: ty })), ty);
   }
@@ -161,8 +162,10 @@ t.test('type, type_level, shadows: validated, accepted, not acted on', async (t)
   t.ok(parseRemoveRequest(withImage({ shadow_method: 'legacy' })));
   t.equal(code(() => parseRemoveRequest(withImage({ shadow_method: 'fancy' }))), 'invalid_shadow_method');
   t.doesNotThrow(() => parseRemoveRequest(withImage({ add_shadow: 'true' })));
+  const rest = parseRemoveRequest(withImage({ type: 'car', type_level: '2', semitransparency: false, shadow_method: 'latest' }));
+  t.same(rest, parseRemoveRequest(withImage()), 'the same request as without them');
   const all = parseRemoveRequest(withImage({ type: 'car', type_level: '2', semitransparency: false, add_shadow: true, shadow_type: 'drop', shadow_opacity: 40, shadow_method: 'latest' }));
-  t.same(all, parseRemoveRequest(withImage()), 'the same request as without them');
+  t.same(all, { ...parseRemoveRequest(withImage()), options: { ...parseRemoveRequest(withImage()).options, shadow: { type: 'car', opacity: 40 } } }, 'add_shadow is shadow_type[car]=car');
 });
 
 t.test('sources', async (t) => {

@@ -6,7 +6,7 @@ import type { Channels, OutputFormat, RemoveOptions, RequestedSize } from '../..
 import type { RawFields } from '../../http/fields.js';
 import { multipleBgSources } from '../errors.js';
 import { parseBgColor } from './color.js';
-import { checkCompatFields } from './compat.js';
+import { readCompatFields } from './compat.js';
 import { readBoolean, readEnum, readText } from './fields.js';
 import { parseCropMargin, parsePosition, parseRoi, parseScale } from './layout.js';
 import { readFile, readImageSource, readUrl, type ImageSource } from './sources.js';
@@ -72,7 +72,8 @@ export function parseRemoveRequest(fields: RawFields): RemoveRequest {
   if (position !== undefined) options.position = position;
   if (roi !== undefined) options.roi = roi;
 
-  checkCompatFields(fields);
+  const shadow = readCompatFields(fields);
+  if (shadow !== undefined) options.shadow = shadow;
 
   const request: RemoveRequest = { source, size, options };
   if (bgUrl) request.bgSource = { kind: 'url', field: 'bg_image_url', url: bgUrl };
