@@ -530,6 +530,13 @@ async function finishRemoval(
   }
   watch.mark('layout');
 
+  // After layout, so the shadow lies under the subject where it ends up (crop keeps the subject's
+  // box: the shadow is clipped by it); before the background, which it darkens.
+  if (options.shadow && options.shadow.opacity > 0) {
+    ctx.binding.drawShadow(result.data, result.width, result.height, options.shadow);
+    watch.mark('shadow');
+  }
+
   if (options.bgImage) {
     let bg: codec.Raw;
     try {
