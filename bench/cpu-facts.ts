@@ -1,4 +1,4 @@
-// The machine a benchmark ran on, from lscpu: machines differ between sessions (AVX-512 VNNI or AVX2
+// The machine a benchmark ran on, from lscpu: machines differ between runs (AVX-512 VNNI or AVX2
 // only), so every result records them and figures are compared only within one run.
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';

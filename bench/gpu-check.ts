@@ -1,11 +1,11 @@
-// gpu-check: the GPU test subset of issue #13, run on a GPU box (bench/gpu/remote.sh); CI has no
+// gpu-check: the GPU test subset, run on a GPU box (bench/gpu/remote.sh); CI has no
 // GPU, so these checks live here rather than in test/. Three parts, each pass or fail:
 //
 //   masks   the batch model on the device against the CPU fp32 reference on every photo of
 //           ../shared/eval/dev (model input as the pipeline makes it: decodeForModel, 1024² RGB):
 //           IoU of the masks at 0.5 ≥ --min-iou (0.98) for every photo; min/median IoU and MAE
 //   timing  BatchSession.run at each batch size, pinned host buffers on and off: median ms per run
-//           of --runs runs after a warm-up of every bucket, ms per image (the issue's target:
+//           of --runs runs after a warm-up of every bucket, ms per image (the target:
 //           ≤ 4 ms per image at the best batch size; reported, a failure only with --strict-timing)
 //   load    createRemovalPool({ device }) (the staged pool), --load concurrent requests of eval
 //           photos at size=full: all succeed, fewer batches than requests, and each result has the
@@ -21,7 +21,7 @@
 //            --load N  --max-batch N (masks and load; default 8)  --min-iou X  --parts masks,timing,load
 //            --strict-timing  --out DIR
 //            --model-file F --model-family N  check a model file of one's own instead of the bundled
-//                              batch model (issue #32: a file with a symbolic batch runs batched on
+//                              batch model (a file with a symbolic batch runs batched on
 //                              CUDA); the load part runs it with fileBatching on, the CPU too
 //            --reference FILE  the fp32 CPU masks from a file instead of the fp32 model (the box then
 //                              needs no isnet-fp32: ~80 MB less to carry); --write-reference FILE

@@ -1,5 +1,5 @@
 // The CPU side of one photo on the staged (GPU) path, without the model: what a GPU box's photo
-// workers spend per photo, so how many photos per second its cores can feed the GPU (issue #13).
+// workers spend per photo, so how many photos per second its cores can feed the GPU.
 //   npm run bench:photo-stages [-- --photos 0.5,1,4,12 --threads 1,4 --runs 7 --scratch off,kept --out DIR]
 // In this process, no workers: prepareRemoval (probe, decode to the model input) and finishStaged
 // (decode at output size, composite, encode) of src/worker/pipeline.ts, size=full PNG, the default

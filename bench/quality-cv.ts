@@ -207,7 +207,7 @@ interface Lever {
 
 // The default first, then the alternatives tried (one step each way where both make sense). Kept
 // small: on the shared 2-core box every setting costs ~43 composites.
-// The defaults are the constants before issue #12's cross-validation (band_lo 0.02, matting's
+// The defaults are the constants before the cross-validation (band_lo 0.02, matting's
 // band_dilate 3): the stages' structs now carry the two values every fold chose (0.05, 1), so the
 // tuning passes these explicitly to score the old pipeline as it was.
 const REFINE_KNOBS: Knob[] = [

@@ -216,7 +216,7 @@ case $cmd in
     # shellcheck disable=SC2086 # GPU_CHECK_ARGS is a list of flags
     check ${GPU_CHECK_ARGS:-} || rc=$?
     # A staged model file of one's own (stage.sh STAGE_MODEL_FILE): its masks and a loaded pool, batched
-    # on the device (issue #32); a failure fails the run as gpu-check's does.
+    # on the device; a failure fails the run as gpu-check's does.
     for f in "$APP"/models-own/*.onnx; do
       [[ -f $f ]] || continue
       mkdir -p "$OUT/model-file"

@@ -102,7 +102,7 @@ export class EarlyBody implements BodySource {
    * Resume the stream, or, once the whole body is in, at the answer (beforeAnswer): uWS's resume() arms
    * the connection's 10 s idle timer, which only the body's last chunk clears, so a resume after that
    * chunk closes the connection, unanswered, 8–12 s later if the request is still being worked on
-   * (shown on uWS 20.30: the "status 0, aborted" cuts of issue #30).
+   * (shown on uWS 20.30: requests cut with "status 0, aborted").
    */
   private unpause(): void {
     if (!this.paused) return;

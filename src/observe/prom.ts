@@ -1,7 +1,7 @@
 // The four prom-client classes the metrics use, loaded from their own files. prom-client's index
 // loads 88 modules (cluster aggregation, the push gateway with http/https, default process metrics,
 // summaries with t-digest); these four need 8, which keeps an idle `cutout serve` within its RSS
-// budget (issue #16; figures in docs/http.md, "Metrics"). prom-client is pinned: its lib/ layout is
+// budget (figures in docs/http.md, "Metrics"). prom-client is pinned: its lib/ layout is
 // part of the version we depend on.
 
 import { createRequire } from 'node:module';

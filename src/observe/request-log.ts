@@ -4,7 +4,7 @@
 // No pino transport: it would start a worker thread (+10 MB RSS); lines go to a sonic-boom
 // destination (pino.destination), asynchronous, flushed on shutdown.
 // pino (29 modules, ~1 MB of RSS) is loaded when the first request ends, once, synchronously: an
-// idle server never needs it, and the idle RSS budget of issue #16 has no megabyte to spare.
+// idle server never needs it, and the idle RSS budget has no megabyte to spare.
 
 import { createRequire } from 'node:module';
 import type { DestinationStream, Logger as PinoLogger } from 'pino';

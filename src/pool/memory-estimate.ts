@@ -11,8 +11,8 @@ import { DEFAULT_MEMORY_RELEASE, type MemoryRelease } from '../domain/memory-rel
 
 /**
  * Node, the main thread (uWS, LMDB), libvips, the ONNX Runtime library and one worker thread, without a
- * model. With isnet-int8: 86 + 72 = 158 against 157–158 MB measured idle (settled) on 2026-11-27 on the
- * AVX2 box (docs/memory.md, "Figures"), either release policy.
+ * model. With isnet-int8: 86 + 72 = 158 against 157–158 MB measured idle (settled) on the AVX2
+ * box (docs/memory.md, "Figures"), either release policy.
  */
 export const BASE_MB = 86;
 
@@ -30,9 +30,9 @@ export interface ModelMemory {
 }
 
 /** Per shipped model; a model not listed is counted as isnet-fp32 (float activations, the larger). */
-// int8, `node dist/bench/memory.js --requests 30` on 2026-11-27 (AVX2 box): 570 MB peak with the
+// int8, `node dist/bench/memory.js --requests 30` on the AVX2 box: 570 MB peak with the
 // default 'idle' (413 above idle), 487 with 'every-task' (329). fp32's 'every-task' figure is the
-// per-task release's of 2026-11-25 (650); its 'idle' one adds the kept tensors (+250) until measured.
+// per-task release's own measurement (650); its 'idle' one adds the kept tensors (+250) until measured.
 export const MODEL_MEMORY: Readonly<Record<string, ModelMemory>> = Object.freeze({
   'isnet-int8': { loadedMb: 72, workMb: { idle: 413, 'every-task': 329 } },
   'isnet-fp32': { loadedMb: 193, workMb: { idle: 900, 'every-task': 650 } },

@@ -1,7 +1,7 @@
 // How many threads one photo's passes (the model-input resize, the composite stages, the PNG deflate)
 // may use, decided when its task starts: the cores shared among the photos being worked on then.
 // Under load each photo keeps the worker's own share; a photo alone takes every core, so a lone
-// request on a big box is not held to one core while the others idle (issue #13: latency at
+// request on a big box is not held to one core while the others idle (latency at
 // concurrency 1). The passes give the same bytes for any thread count.
 
 /**

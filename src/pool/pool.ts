@@ -32,8 +32,8 @@ export const DEFAULT_MAX_BATCH = 8;
  */
 export const DEFAULT_BATCH_WAIT_MS = 2;
 /**
- * Inference workers of the staged path (they share one model session). One: on the H200 (2026-11-28,
- * docs/gpu.md) two workers running batches on the shared session at once made each batch of 8 take
+ * Inference workers of the staged path (they share one model session). One: on the H200 (docs/gpu.md)
+ * two workers running batches on the shared session at once made each batch of 8 take
  * 86–319 ms (median) instead of 58–64, and 1 MP at c = 128 went 73 → 99.6 images/s with one.
  */
 export const INFER_WORKERS = 1;

@@ -1,4 +1,4 @@
-// Memory pressure at run time (issue #30): this process's resident memory against its share of the
+// Memory pressure at run time: this process's resident memory against its share of the
 // memory limit (memory-limit.ts). The start-up sizing (pool/memory-fit.ts) plans the busy peak within
 // MEMORY_LIMIT_SHARE of the limit; should the process still come near the limit (photos larger than the
 // estimate counted, something else in the cgroup), a request whose body is not read yet is answered 503

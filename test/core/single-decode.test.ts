@@ -97,7 +97,7 @@ t.test('a photo the model shrinks in both axes, at full size: one decode, the mo
 });
 
 t.test('the CPU path decodes such a photo once too, up to 16 MP: the staged path\'s model input, the same PNG', async (t) => {
-  // Over 16 MiB of RGBA (the CPU path's bound before 2026-11-29): decoded twice there, its PNG differed.
+  // Over 16 MiB of RGBA (the CPU path's former bound): decoded twice there, its PNG differed.
   t.ok(2400 * 1800 * 4 > 16 * 1024 * 1024 && 2400 * 1800 * 4 <= OVERLAP_DECODE_MAX_BYTES);
   const input = new Uint8Array(await sharp(await syntheticFigure(800, 563, 'png')).resize(2400, 1800).jpeg({ quality: 90 }).toBuffer());
   const entry = modelEntry('isnet-int8', 'cpu');

@@ -1,5 +1,5 @@
 // The bundled ISNet fp32 graph rewritten, with the project's own ONNX tooling, into other families'
-// conventions (issue #32): the same weights, so each variant's mask must match the bundled model's.
+// conventions: the same weights, so each variant's mask must match the bundled model's.
 // And small graphs that break a convention, for the load checks. Written to the caller's temp dir.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,5 +1,5 @@
-// A bench stopped by a signal takes its `cutout serve` with it (test/harness/server-reaper.ts). Until
-// 2026-11-27 `timeout 900 npm run bench:soak` killed the driver and left its server listening,
+// A bench stopped by a signal takes its `cutout serve` with it (test/harness/server-reaper.ts). Without
+// it, `timeout 900 npm run bench:soak` killed the driver and left its server listening,
 // holding a worker pool beside whatever ran next.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';

@@ -4,7 +4,7 @@
 // lost the answer to EPIPE/ECONNRESET (bench:faults --faults fuzz-http seed 101, an OPTIONS with a body). The answer
 // now waits for the rest of the body (dropped unread), up to 5 s. Keep-alive requests, clients that
 // sent `Expect: 100-continue`, and declared bodies over the limit are still answered at once.
-// Such an answer counts as in flight until it is written, so a shutdown drains it (2026-11-27).
+// Such an answer counts as in flight until it is written, so a shutdown drains it.
 import net from 'node:net';
 import t from 'tap';
 import { KEY, startTestServer } from '../helpers/server.js';

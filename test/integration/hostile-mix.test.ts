@@ -1,4 +1,4 @@
-// Issue #11's closing suite: 50 hostile requests of ten kinds at once, mixed with 20 normal ones,
+// The hostile-input suite: 50 hostile requests of ten kinds at once, mixed with 20 normal ones,
 // against a real `cutout serve` process (real pool, real LMDB ledger). Every normal request gets its
 // cut-out, every hostile one its documented error, credits move by exactly the 20 normal removals,
 // the server's peak RSS stays under the README's bound, and it still answers afterwards.

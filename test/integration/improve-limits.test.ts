@@ -34,7 +34,7 @@ t.test('concurrency cap: a request being worked on (its image download included)
     reached();
     void released.then(() => res.writeHead(200, { 'Content-Type': 'image/png' }).end(png));
   });
-  // The slot is taken once the body is in (issue #30): a slow upload holds nothing (slow-upload.test.ts),
+  // The slot is taken once the body is in: a slow upload holds nothing (slow-upload.test.ts),
   // a download the server makes for the request is work on it.
   const first = postJson(url, { image_url: `${host.url}/held.png` }, { 'X-Api-Key': 'one-at-a-time' }, IMPROVE);
   await inFlight;

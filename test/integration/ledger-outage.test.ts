@@ -1,4 +1,4 @@
-// Issue #30 items 1-3, CI-sized: PostgreSQL killed as `pg_ctl stop -m immediate` does, right after answers,
+// A ledger outage, CI-sized: PostgreSQL killed as `pg_ctl stop -m immediate` does, right after answers,
 // under the default `periodic` durability. Every answer is a 200 or a 503 `ledger_unavailable` with
 // Retry-After (no 500, no cut connection); every 200's credit survives the crash (its settle was durable
 // before the answer); the slots of the failed requests come back once the database does.

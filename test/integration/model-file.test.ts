@@ -1,4 +1,4 @@
-// A model file of the user's own (issue #32): the bundled ISNet fp32 rewritten into BiRefNet's and
+// A model file of the user's own: the bundled ISNet fp32 rewritten into BiRefNet's and
 // U²-Net's conventions (test/helpers/family-graphs.ts) gives the bundled model's matte through the
 // HTTP service, `cutout remove` and the library; a file run with the wrong conventions does not; a
 // file that breaks its family's is refused before any worker starts. The photos are generated here.

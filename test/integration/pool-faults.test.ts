@@ -14,7 +14,7 @@ import { syntheticPhoto } from '../helpers/core-fixtures.js';
 import { pollUntilAsync } from '../helpers/poll.js';
 
 /**
- * The budget for a 0.45 MP photo in steady state (docs/memory.md): ~1,600 for the code of 2026-11-24,
+ * The budget for a 0.45 MP photo in steady state (docs/memory.md): ~1,600 for an earlier version,
  * ~52,000 releasing per task before the block cache's chunks were huge pages, ~7,500 since (the model's
  * tensors come back in ~130 huge pages; malloc's heaps, without bin/cutout's tunable here, in 4 KiB ones).
  */

@@ -1,5 +1,5 @@
 // A second `cutout serve` on a port that one already serves fails to start. uWS listens with
-// SO_REUSEPORT by default, so until 2026-11-26 it started and the kernel split the connections
+// SO_REUSEPORT by default, so without the check it would start and the kernel split the connections
 // between the two: half of the clients met another data folder (other keys, other credits).
 // The processes of `--processes N` still share their port (test/integration/supervisor.test.ts).
 import { spawnSync } from 'node:child_process';

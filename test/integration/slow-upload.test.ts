@@ -1,4 +1,4 @@
-// Issue #30 item 4: a concurrency slot belongs to a request being worked on. A slow or stuck upload holds
+// A concurrency slot belongs to a request being worked on. A slow or stuck upload holds
 // no slot of its key (the slot is taken once the body is in), and an upload slower than the minimum rate
 // is answered 408 with a log line instead of being closed silently by uWS.
 import net from 'node:net';

@@ -2,7 +2,7 @@
 // an SSLv2 hello, and 500 connections stalled mid-handshake at once. Each is closed by the server
 // (uSockets' idle timeout ends a handshake that stalls, ~10 s), none is answered in plain HTTP, and a
 // real HTTPS request made while they are open, and one after, gets its 200. Probed by hand first
-// (2026-11-27, 3000 stalled handshakes: the healthz still answered); this keeps it so.
+// (3000 stalled handshakes: the healthz still answered); this keeps it so.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';

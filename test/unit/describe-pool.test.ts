@@ -25,7 +25,7 @@ t.equal(
 );
 t.equal(describePool(pool(undefined)), 'device: unknown');
 
-// The model's family and file hash (issue #32), and on a GPU without the staged path, that each photo runs alone.
+// The model's family and file hash, and on a GPU without the staged path, that each photo runs alone.
 const sha = 'ab'.repeat(32);
 t.equal(
   describeModelFacts(pool({ device: { kind: 'cpu', index: 0, label: 'cpu', reason: 'requested' }, model: 'birefnet.onnx', modelFamily: 'birefnet', modelSha256: sha, workers: 1, threadsPerWorker: 2, memoryRelease: 'idle' })),

@@ -45,7 +45,7 @@ t.test('a whole body that arrived early is read; the socket resumes for the next
   const body = await readBody(early, { declaredLength: 9, limit: 100, signal: new AbortController().signal });
   t.equal(body.toString(), 'all of it');
   // uWS's resume() arms a 10 s idle timer that only the body's last chunk clears: resuming after it
-  // would close the connection, unanswered, while the request is still worked on (issue #30).
+  // would close the connection, unanswered, while the request is still worked on.
   t.equal(res.resumed, 0, 'still paused while the request is worked on');
   early.beforeAnswer();
   t.equal(res.resumed, 1, 'unpaused at the answer: keep-alive reads the next request');

@@ -1,4 +1,4 @@
-// Multipart parts must keep their bytes alive: uWS.getParts (used until 2026-11-28) returned external
+// Multipart parts must keep their bytes alive: uWS.getParts (no longer used) returned external
 // ArrayBuffers pointing into the body without keeping it alive, so a part read after the body was
 // collected read freed memory (a crash, a 400 for a valid photo, or another client's upload). Run in
 // a child with --expose-gc. And the photo goes to its worker without a copy where its body allows.
