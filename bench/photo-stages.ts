@@ -16,7 +16,9 @@
 // block back, and in the pool the previous photo has just left its blocks. Stage 1's decoded photo
 // goes on to stage 2 where the plan decodes once, as the pool does.
 // Runs in bin/cutout's malloc environment (bench/launch-env-rerun.ts) unless GLIBC_TUNABLES is set.
-// Prints a table with lscpu's flags and writes photo-stages.json and .md to bench/results (or --out).
+// Also the shadow stage alone (one thread, each kind at opacity 50, on the photo's own cut-out; 0 ms
+// in the table above, where no shadow is asked).
+// Prints the tables with lscpu's flags and writes photo-stages.json and .md to bench/results (or --out).
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_OPTIONS, DEFAULT_QUALITY } from '../src/domain/removal.js';
@@ -45,7 +47,8 @@ const runs = Number(arg('runs', '7'));
 // in half the time).
 const modes = arg('scratch', 'off,kept').split(',').filter((m): m is 'off' | 'kept' => m === 'off' || m === 'kept');
 if (modes.length === 0) throw new Error('--scratch takes off, kept or off,kept');
-const STAGES = ['probe', 'decode', 'decodeOutput', 'composite', 'layout', 'encode'] as const;
+const STAGES = ['probe', 'decode', 'decodeOutput', 'composite', 'layout', 'shadow', 'encode'] as const;
+const SHADOW_KINDS = ['drop', '3D', 'car'] as const;
 
 const binding = loadBinding();
 /** The block cache's default limit (native/src/scratch.h), as the pools run with it. */
@@ -91,6 +94,25 @@ async function bothHalves(ctx: PipelineContext, input: Uint8Array, mask: Float32
 }
 
 const rows: Row[] = [];
+const shadowRows: Array<{ photo: string; width: number; height: number; ms: Record<string, number> }> = [];
+
+/** The shadow kinds drawn on the photo's cut-out, one thread, median of `runs` (the copy is not timed). */
+async function timeShadows(input: Uint8Array, mask: Float32Array, probe: codec.Probe): Promise<Record<string, number>> {
+  const cut = await codec.decodeRgba(input, 50e6, probe.width, probe.height, true);
+  binding.compositeMask(cut.data, cut.width, cut.height, mask.slice(), mw, mh, { refine: true, decontaminate: true, threads: 1 });
+  const ms: Record<string, number> = {};
+  for (const type of SHADOW_KINDS) {
+    const times: number[] = [];
+    for (let r = -1; r < runs; r++) {
+      const rgba = Uint8Array.from(cut.data);
+      const t0 = performance.now();
+      binding.drawShadow(rgba, cut.width, cut.height, { type, opacity: 50 });
+      if (r >= 0) times.push(performance.now() - t0);
+    }
+    ms[type] = Math.round(median(times) * 10) / 10;
+  }
+  return ms;
+}
 for (const photo of await sizedBenchPhotos(sizes)) {
   const input = new Uint8Array(fs.readFileSync(photo.file));
   const probe = await codec.probe(input);
@@ -104,6 +126,7 @@ for (const photo of await sizedBenchPhotos(sizes)) {
     enlarged
       ? codec.decodeForModel(input, 50e6, mw, mh, probe, threads)
       : codec.resizeForModel(await codec.decodeRgba(input, 50e6, probe.width, probe.height, true), mw, mh, true, threads);
+  shadowRows.push({ photo: photo.name, width: photo.width, height: photo.height, ms: await timeShadows(input, mask, probe) });
   for (const threads of threadCounts) {
     const ctx: PipelineContext = { binding, model: { width: mw, height: mh }, threads, quality: DEFAULT_QUALITY };
     const stageTimes = new Map<string, number[]>();
@@ -177,7 +200,12 @@ const table = markdownTable(
 );
 console.log(`CPU: ${cpu.cores} × ${cpu.model} (${cpu.simd}); load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
 console.log(table);
+const shadowTable = markdownTable(
+  ['photo', ...SHADOW_KINDS.map((k) => `shadow ${k} ms (1 thread)`)],
+  shadowRows.map((r) => [`${r.photo} (${r.width}×${r.height})`, ...SHADOW_KINDS.map((k) => r.ms[k]!)]),
+);
+console.log(`\n${shadowTable}`);
 const out = arg('out', path.join(PACKAGE_ROOT, 'bench', 'results'));
 fs.mkdirSync(out, { recursive: true });
-fs.writeFileSync(path.join(out, 'photo-stages.json'), JSON.stringify({ date: new Date().toISOString(), cpu, runs, rows }, null, 1));
-fs.writeFileSync(path.join(out, 'photo-stages.md'), `CPU: ${cpu.cores} × ${cpu.model} (${cpu.simd})\n\n${table}\n`);
+fs.writeFileSync(path.join(out, 'photo-stages.json'), JSON.stringify({ date: new Date().toISOString(), cpu, runs, rows, shadows: shadowRows }, null, 1));
+fs.writeFileSync(path.join(out, 'photo-stages.md'), `CPU: ${cpu.cores} × ${cpu.model} (${cpu.simd})\n\n${table}\n\n${shadowTable}\n`);
