@@ -1,9 +1,9 @@
 // `cutout remove <file|dir>... [-o out] [--size] [--format] [--bg-color]`: batch removal on the local pool.
 import fs from 'node:fs';
-import { createRemover, RemoveError } from '../lib/remove.js';
+import { createRemover, RemoveError, type Remover } from '../lib/remove.js';
 import { DEFAULT_OPTIONS, OUTPUT_FORMATS, parseQuality, QUALITY_LEVELS, type OutputFormat, type RemoveOptions, type SizeTier } from '../domain/removal.js';
-import { checkFlags, parseArgs } from './args.js';
-import { collectInputs, RESULT_EXTENSION, resultStems } from './collect-inputs.js';
+import { checkFlags, parseArgs, type ParsedArgs } from './args.js';
+import { collectInputs, RESULT_EXTENSION, resultStems, type ResultStem } from './collect-inputs.js';
 import { ConfigError, modelChoice } from '../config.js';
 import { MODEL_FAMILIES, parseModelFamily } from '../domain/model-family.js';
 import { describeModelWarnings } from './model-warnings.js';
@@ -26,6 +26,14 @@ to OUT (default: next to each input, as NAME.cutout.EXT). Non-images are reporte
 (CUTOUT_MODEL_FILE, CUTOUT_MODEL_FAMILY; docs/models.md, "A model of your own").`;
 
 const REMOVE_FLAGS = ['o', 'out', 'size', 'format', 'bg-color', 'channels', ...SHADOW_FLAGS, 'no-refine', 'quality', 'workers', 'model', 'model-file', 'model-family', 'model-descriptor', 'device', 'help'];
+
+/** The inputs found, where each result goes, and what was skipped or could not be read. */
+interface RemoveInputs {
+  files: string[];
+  stems: ResultStem[];
+  skipped: string[];
+  unreadable: string[];
+}
 
 export interface CliIo {
   stdout: NodeJS.WriteStream | { write(s: string): unknown; isTTY?: boolean };
@@ -100,8 +108,13 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
   for (const m of unreadable) io.stderr.write(`cutout: ${m}\n`);
   if (typeof outDir === 'string') fs.mkdirSync(outDir, { recursive: true });
   const stems = resultStems(files, typeof outDir === 'string' ? outDir : undefined);
-  const renamed: string[] = [];
+  const remover = await openRemover(flags, workers, io);
+  if (typeof remover === 'number') return remover;
+  return removeAll(remover, { files, stems, skipped, unreadable }, options, io);
+}
 
+/** The pool for the model flags (or their environment variables), or an exit code once the problem is written. */
+async function openRemover(flags: ParsedArgs['flags'], workers: number | undefined, io: CliIo): Promise<Remover | number> {
   const model = flags.get('model');
   if (model === true) return usageError(io, '--model needs a model name (see models/manifest.json)');
   const fileFlags = { 'model-file': 'CUTOUT_MODEL_FILE', 'model-family': 'CUTOUT_MODEL_FAMILY', 'model-descriptor': 'CUTOUT_MODEL_DESCRIPTOR' } as const;
@@ -130,7 +143,7 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
   };
   const device = flags.get('device') ?? process.env.CUTOUT_DEVICE;
   if (device === true) return usageError(io, '--device needs a value: auto, cpu, cuda or cuda:N');
-  let remover: Awaited<ReturnType<typeof createRemover>>;
+  let remover: Remover;
   try {
     remover = await createRemover({ ...(workers ? { workers } : {}), ...(model ? { model } : {}), ...fileOptions, ...(device ? { device } : {}) });
   } catch (err) {
@@ -139,6 +152,13 @@ export async function runRemoveCommand(argv: string[], io: CliIo = process): Pro
     return 1;
   }
   for (const line of describeModelWarnings(remover.pool, 'cutout')) io.stderr.write(`${line}\n`);
+  return remover;
+}
+
+/** Removes the background of every input, `remover.pool.stats().workers` at a time; the exit code (1 when any failed). */
+async function removeAll(remover: Remover, inputs: RemoveInputs, options: RemoveOptions, io: CliIo): Promise<number> {
+  const { files, stems, skipped, unreadable } = inputs;
+  const renamed: string[] = [];
   let ok = 0;
   let failed = unreadable.length;
   const started = Date.now();

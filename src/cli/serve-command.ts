@@ -155,6 +155,29 @@ export interface ServeCommandOptions extends ServiceOptions {
   childEntry?: URL;
 }
 
+/** The pool's options from the config, sized to `limit` (what this process may use). */
+function poolOptionsFor(config: Config, limit: MemoryLimit): PoolOptions {
+  const poolOptions: PoolOptions = {};
+  if (config.workers !== undefined) poolOptions.workers = config.workers;
+  if (config.model !== undefined) poolOptions.model = config.model;
+  if (config.modelFile !== undefined) poolOptions.modelFile = config.modelFile;
+  if (config.modelFamily !== undefined) poolOptions.modelFamily = config.modelFamily;
+  if (config.modelDescriptor !== undefined) poolOptions.modelDescriptor = config.modelDescriptor;
+  poolOptions.quality = config.quality;
+  poolOptions.device = config.device;
+  if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
+  if (config.maxBatch !== undefined) poolOptions.maxBatch = config.maxBatch;
+  if (config.batchWaitMs !== undefined) poolOptions.batchWaitMs = config.batchWaitMs;
+  if (config.inferWorkers !== undefined) poolOptions.inferWorkers = config.inferWorkers;
+  if (config.photoNice !== undefined) poolOptions.photoNice = config.photoNice;
+  if (config.memoryRelease !== undefined) poolOptions.memoryRelease = config.memoryRelease;
+  poolOptions.memoryLimit = limit;
+  // Not given: sized with the pool, never below config's own floor.
+  poolOptions.inputs = config.bodyMemoryGiven ? { bytes: config.bodyMemoryBytes, given: true } : { bytes: minBodyMemoryBytes(config.maxBodyBytes), given: false };
+  poolOptions.lowPriorityPlaces = config.sandboxShare;
+  return poolOptions;
+}
+
 /**
  * Open everything and listen. Exposed for tests; the CLI wraps it with signal handling. `requestLog`
  * gets one line per request (the CLI's writes to stdout; none when absent).
@@ -192,25 +215,8 @@ export async function startService(config: Config, log: Logger = consoleLogger, 
     // variable. Set here, on the main thread, before any worker loads the library.
     if (!process.env.ORT_DISABLE_TELEMETRY) process.env.ORT_DISABLE_TELEMETRY = '1';
 
-    const poolOptions: PoolOptions = {};
-    if (config.workers !== undefined) poolOptions.workers = config.workers;
-    if (config.model !== undefined) poolOptions.model = config.model;
-    if (config.modelFile !== undefined) poolOptions.modelFile = config.modelFile;
-    if (config.modelFamily !== undefined) poolOptions.modelFamily = config.modelFamily;
-    if (config.modelDescriptor !== undefined) poolOptions.modelDescriptor = config.modelDescriptor;
-    poolOptions.quality = config.quality;
-    poolOptions.device = config.device;
-    if (config.maxQueue !== undefined) poolOptions.maxQueue = config.maxQueue;
-    if (config.maxBatch !== undefined) poolOptions.maxBatch = config.maxBatch;
-    if (config.batchWaitMs !== undefined) poolOptions.batchWaitMs = config.batchWaitMs;
-    if (config.inferWorkers !== undefined) poolOptions.inferWorkers = config.inferWorkers;
-    if (config.photoNice !== undefined) poolOptions.photoNice = config.photoNice;
-    if (config.memoryRelease !== undefined) poolOptions.memoryRelease = config.memoryRelease;
     const limit = processMemoryLimit();
-    poolOptions.memoryLimit = limit;
-    // Not given: sized with the pool, never below config's own floor.
-    poolOptions.inputs = config.bodyMemoryGiven ? { bytes: config.bodyMemoryBytes, given: true } : { bytes: minBodyMemoryBytes(config.maxBodyBytes), given: false };
-    poolOptions.lowPriorityPlaces = config.sandboxShare;
+    const poolOptions = poolOptionsFor(config, limit);
     const metrics = createMetrics(packageVersion());
     poolOptions.onBatch = (batch) => metrics.observeBatch(batch);
     pool = await createRemovalPool(poolOptions);
@@ -281,37 +287,10 @@ export async function runServeCommand(argv: string[], options: ServeCommandOptio
     process.stdout.write(SERVE_USAGE);
     return 0;
   }
-  let config: Config;
-  try {
-    config = loadConfig(argv);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      // One line and where the options are, not the whole --help under it.
-      process.stderr.write(`cutout serve: ${err.message}\nRun 'cutout serve --help' for every option, its environment variable and its default.\n`);
-      return 2;
-    }
-    throw err;
-  }
-
-  if (config.tlsCert && config.tlsKey) {
-    // Before the supervisor forks or the model loads: a bad file is named at once, not per process.
-    try {
-      checkTlsFiles(config.tlsCert, config.tlsKey);
-    } catch (err) {
-      if (!(err instanceof TlsFileError)) throw err;
-      process.stderr.write(`cutout serve: ${err.message}\n`);
-      return 1;
-    }
-  }
-
-  // Before the ledger and the model: a port another server holds ends the start at once. The
-  // processes of --processes N share theirs (SO_REUSEPORT), so none of them could tell otherwise.
-  // A supervised process skips it: its siblings hold the port already.
-  const taken = isSupervisedProcess() ? null : await portTaken(config.host, config.port);
-  if (taken) {
-    process.stderr.write(`cutout serve: failed to start: Could not listen on ${config.host}:${config.port} (${taken})\n`);
-    return 1;
-  }
+  const config = parseServeConfig(argv);
+  if (typeof config === 'number') return config;
+  const refused = await checkBeforeStart(config);
+  if (refused !== null) return refused;
   if (config.processes > 1) {
     const hub = new GroupHub({ sandboxRatePerMinute: config.sandboxRatePerMinute });
     const childArgs = stripFlag(argv, 'processes');
@@ -331,7 +310,50 @@ export async function runServeCommand(argv: string[], options: ServeCommandOptio
     process.stderr.write(`cutout serve: failed to start: ${(err as Error).message}\n`);
     return 1;
   }
+  printStarted(service, config);
+  return serveUntilStopped(service);
+}
 
+/** The config from flags and environment, or exit code 2 after one line on what is wrong. */
+function parseServeConfig(argv: string[]): Config | number {
+  try {
+    return loadConfig(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      // One line and where the options are, not the whole --help under it.
+      process.stderr.write(`cutout serve: ${err.message}\nRun 'cutout serve --help' for every option, its environment variable and its default.\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+/** What ends a start at once, before any process is forked or anything is opened: exit code 1, else null. */
+async function checkBeforeStart(config: Config): Promise<number | null> {
+  if (config.tlsCert && config.tlsKey) {
+    // Before the supervisor forks or the model loads: a bad file is named at once, not per process.
+    try {
+      checkTlsFiles(config.tlsCert, config.tlsKey);
+    } catch (err) {
+      if (!(err instanceof TlsFileError)) throw err;
+      process.stderr.write(`cutout serve: ${err.message}\n`);
+      return 1;
+    }
+  }
+
+  // Before the ledger and the model: a port another server holds ends the start at once. The
+  // processes of --processes N share theirs (SO_REUSEPORT), so none of them could tell otherwise.
+  // A supervised process skips it: its siblings hold the port already.
+  const taken = isSupervisedProcess() ? null : await portTaken(config.host, config.port);
+  if (taken) {
+    process.stderr.write(`cutout serve: failed to start: Could not listen on ${config.host}:${config.port} (${taken})\n`);
+    return 1;
+  }
+  return null;
+}
+
+/** The start-up output: demo key, device and model, where it listens, memory, sandbox, metrics. */
+function printStarted(service: RunningService, config: Config): void {
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
   process.stdout.write(`${describePool(service.pool)}\n`);
   if (service.pool.info) process.stdout.write(`${describeModelFacts(service.pool)}\n${describeModelLicense(service.pool.info.model, service.pool.info.ownModelFile)}\n`);
@@ -343,7 +365,13 @@ export async function runServeCommand(argv: string[], options: ServeCommandOptio
   if (service.pool.info?.memoryFit) process.stdout.write(`memory limit: ${service.pool.info.memoryFit}\n`);
   process.stdout.write(`${describeSandbox(config)}\n`);
   process.stdout.write(`${describeMetricsAccess({ token: config.metricsToken, host: config.host })}\n`);
+}
 
+/**
+ * Serves until SIGTERM/SIGINT (a drain, then exit code 0), a second signal (exit at once), or, for a
+ * process of `--processes N`, its supervisor's disappearance; reconciles when the supervisor asks.
+ */
+function serveUntilStopped(service: RunningService): Promise<number> {
   // A process of `--processes N` leaves the second signal to its supervisor: Ctrl-C and systemd
   // signal the whole process group, so it gets each signal twice (directly and forwarded).
   const supervised = isSupervisedProcess();

@@ -30,12 +30,11 @@ export interface PageFaults {
   majorPageFault: number;
 }
 
-/** `readFaults`: where the page-fault counters read from (getrusage; tests pass fixed counts). */
-export function createMetrics(version: string, readFaults: () => PageFaults = () => process.resourceUsage()): Metrics {
-  const registry = new Registry();
-  const registers = [registry];
-  let pool: RemovalPool | undefined;
+/** Where each metric registers itself: this server's registry. */
+type Registers = InstanceType<typeof Registry>[];
 
+/** Requests by route and status, whole-request latency by route, and the stages of successful removals. */
+function requestMetrics(registers: Registers) {
   const requests = new Counter({
     name: 'cutout_http_requests_total',
     help: 'HTTP requests by route (the route table path, "unmatched" for unknown paths) and status (0: the client left first).',
@@ -56,12 +55,17 @@ export function createMetrics(version: string, readFaults: () => PageFaults = ()
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers,
   });
+  return { requests, duration, stages };
+}
+
+/** The pool's queue and running work, read at scrape time from whichever pool is attached then. */
+function poolGauges(registers: Registers, poolOf: () => RemovalPool | undefined): void {
   new Gauge({
     name: 'cutout_queue_depth',
     help: 'Removals waiting for a worker.',
     registers,
     collect() {
-      this.set(pool?.stats().queued ?? 0);
+      this.set(poolOf()?.stats().queued ?? 0);
     },
   });
   new Gauge({
@@ -69,10 +73,13 @@ export function createMetrics(version: string, readFaults: () => PageFaults = ()
     help: 'Removals running on the workers.',
     registers,
     collect() {
-      this.set(pool?.stats().running ?? 0);
+      this.set(poolOf()?.stats().running ?? 0);
     },
   });
-  // Registered only where batching exists (attachPool): a CPU pool shows no empty histogram.
+}
+
+/** Batch sizes and run times; registered only where batching exists (attachPool): a CPU pool shows no empty histogram. */
+function batchMetrics() {
   const batches = new Histogram({
     name: 'cutout_batch_size',
     help: 'Photos per inference batch (batch models, the GPU path).',
@@ -88,6 +95,11 @@ export function createMetrics(version: string, readFaults: () => PageFaults = ()
     buckets: [0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [],
   });
+  return { batches, batchRuns };
+}
+
+/** Credits charged, sandbox calls, and refusals by reason. */
+function outcomeCounters(registers: Registers) {
   const credits = new Counter({ name: 'cutout_credits_charged_total', help: 'Credits charged for successful removals.', registers });
   const sandbox = new Counter({ name: 'cutout_sandbox_requests_total', help: 'Requests to POST /sandbox/v1.0/removebg, whatever their outcome.', registers });
   const rejections = new Counter({
@@ -96,10 +108,16 @@ export function createMetrics(version: string, readFaults: () => PageFaults = ()
     labelNames: ['reason'] as const,
     registers,
   });
-  // Page faults of the whole process (every thread), read at scrape time: prom-client's default
-  // process metrics have none. A minor fault is a page touched for the first time since it was
-  // mapped; under load they should stay near zero per request (docs/memory.md, "Hot while busy, lean
-  // when idle").
+  return { credits, sandbox, rejections };
+}
+
+/**
+ * Page faults of the whole process (every thread), read at scrape time: prom-client's default
+ * process metrics have none. A minor fault is a page touched for the first time since it was
+ * mapped; under load they should stay near zero per request (docs/memory.md, "Hot while busy, lean
+ * when idle").
+ */
+function pageFaultCounters(registers: Registers, readFaults: () => PageFaults): void {
   for (const [kind, field] of [['minor', 'minorPageFault'], ['major', 'majorPageFault']] as const) {
     new Counter({
       name: `process_${kind}_page_faults_total`,
@@ -111,7 +129,10 @@ export function createMetrics(version: string, readFaults: () => PageFaults = ()
       },
     });
   }
-  const buildInfo = new Gauge({
+}
+
+function buildInfoGauge(registers: Registers) {
+  return new Gauge({
     name: 'cutout_build_info',
     help: "Always 1: the version, model (its family and file's sha256) and inference device this process serves with.",
     labelNames: ['version', 'model', 'device', 'model_family', 'model_sha256'] as const,
@@ -119,6 +140,20 @@ export function createMetrics(version: string, readFaults: () => PageFaults = ()
     aggregator: 'max',
     registers,
   });
+}
+
+/** `readFaults`: where the page-fault counters read from (getrusage; tests pass fixed counts). */
+export function createMetrics(version: string, readFaults: () => PageFaults = () => process.resourceUsage()): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  let pool: RemovalPool | undefined;
+  // Registered in this order, which is the order a scrape lists them in.
+  const { requests, duration, stages } = requestMetrics(registers);
+  poolGauges(registers, () => pool);
+  const { batches, batchRuns } = batchMetrics();
+  const { credits, sandbox, rejections } = outcomeCounters(registers);
+  pageFaultCounters(registers, readFaults);
+  const buildInfo = buildInfoGauge(registers);
 
   return {
     contentType: registry.contentType,
