@@ -169,7 +169,7 @@ async function removeAll(remover: Remover, inputs: RemoveInputs, options: Remove
     for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
       const { file, stem, natural } = item;
       try {
-        let out;
+        let out: Awaited<ReturnType<Remover['remove']>>;
         try {
           out = await remover.remove(fs.readFileSync(file), options);
         } catch (err) {

@@ -8,7 +8,6 @@
 
 import { hostname } from 'node:os';
 import type { LedgerBackend, ReconcileReport } from '../ledger.js';
-import { LedgerUnavailableError } from '../ledger.js';
 import type { Durability } from '../../domain/durability.js';
 import { randomBase62 } from '../ids.js';
 import { connectPg } from './pg-connection.js';
@@ -23,8 +22,6 @@ import { refund, reserve, settle } from './pg-credits.js';
 import { peekRate, takeRate } from './pg-rate.js';
 import { reserveStorage, storageUsed } from './pg-storage.js';
 import { inFlight, summarizeUsage } from './pg-usage.js';
-
-export { isUnavailableError } from './pg-connection.js';
 
 export interface PgLedgerOptions {
   /** Clock for months, rate windows and usage times, unix ms (tests inject one). Leases use the database's clock. */
@@ -47,8 +44,6 @@ export interface PgLedgerOptions {
   onReconcile?: ((report: ReconcileReport) => void) | undefined;
   onError?: ((err: Error) => void) | undefined;
 }
-
-export { LedgerUnavailableError };
 
 /** Opens the pool, checks the database answers, applies migrations, starts this node's lease keeper. */
 export async function openPgLedger(url: string, opts: PgLedgerOptions = {}): Promise<LedgerBackend> {

@@ -14,7 +14,10 @@ export async function summarizeUsage(pool: pg.Pool, sinceMs: number): Promise<Us
   const byAccount = new Map<string, UsageSummary & { pixels: number }>();
   for (const r of rows) {
     let s = byAccount.get(r.account_id);
-    if (!s) byAccount.set(r.account_id, (s = { accountId: r.account_id, label: r.label ?? '', requests: 0, credits: 0, freeCalls: 0, outputMegapixels: 0, statuses: {}, pixels: 0 }));
+    if (!s) {
+      s = { accountId: r.account_id, label: r.label ?? '', requests: 0, credits: 0, freeCalls: 0, outputMegapixels: 0, statuses: {}, pixels: 0 };
+      byAccount.set(r.account_id, s);
+    }
     s.requests += Number(r.n);
     s.credits += Number(r.credits);
     s.freeCalls += Number(r.free_calls);
