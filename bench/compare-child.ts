@@ -14,11 +14,16 @@ const root = process.argv[2];
 const model = process.argv[3];
 if (!root) throw new Error('usage: compare-child.js CHECKOUT [MODEL]');
 const poolMod = (await import(path.join(root, 'dist', 'src', 'pool', 'pool.js'))) as {
-  createRemovalPool(o: Record<string, unknown>): Promise<{ run(t: unknown): Promise<{ ok: boolean; timings?: Record<string, number>; code?: string }>; close(): Promise<void> }>;
+  createRemovalPool(
+    o: Record<string, unknown>,
+  ): Promise<{ run(t: unknown): Promise<{ ok: boolean; timings?: Record<string, number>; code?: string }>; close(): Promise<void> }>;
 };
 // The removal defaults moved from pool/task to domain/removal; take them from wherever this checkout has them.
 async function defaultOptions(): Promise<Record<string, unknown>> {
-  for (const file of [['domain', 'removal.js'], ['pool', 'task.js']]) {
+  for (const file of [
+    ['domain', 'removal.js'],
+    ['pool', 'task.js'],
+  ]) {
     const p = path.join(root!, 'dist', 'src', ...file);
     if (!fs.existsSync(p)) continue;
     const mod = (await import(p)) as { DEFAULT_OPTIONS?: Record<string, unknown> };

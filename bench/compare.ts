@@ -62,7 +62,8 @@ function ask(child: ChildProcess, file: string, size: string): Promise<Answer> {
 
 async function main(): Promise<void> {
   const base = flag('base');
-  if (!base || !fs.existsSync(path.join(base, 'dist', 'src', 'pool', 'pool.js'))) throw new Error('--base must name a built checkout (its dist/src/pool/pool.js)');
+  if (!base || !fs.existsSync(path.join(base, 'dist', 'src', 'pool', 'pool.js')))
+    throw new Error('--base must name a built checkout (its dist/src/pool/pool.js)');
   const rounds = Number(flag('rounds') ?? '9');
   const size = flag('size') ?? 'full';
   const model = flag('model');
@@ -90,7 +91,9 @@ async function main(): Promise<void> {
     const b = median(runs.base.ms);
     const h = median(runs.head.ms);
     const f = (t: 'base' | 'head') => median(runs[t].faults).toFixed(0);
-    console.error(`  ${photo.name}: base ${b.toFixed(0)} ms, head ${h.toFixed(0)} ms (head/base ${(h / b).toFixed(2)}); faults per request base ${f('base')}, head ${f('head')}`);
+    console.error(
+      `  ${photo.name}: base ${b.toFixed(0)} ms, head ${h.toFixed(0)} ms (head/base ${(h / b).toFixed(2)}); faults per request base ${f('base')}, head ${f('head')}`,
+    );
   }
   for (const c of Object.values(children)) c.send('exit');
 
@@ -104,12 +107,18 @@ async function main(): Promise<void> {
     Math.max(...r.rssMB).toFixed(0),
     r.failures.length,
   ]);
-  const table = markdownTable(['photo', 'checkout', 'median ms', ...stageNames.map((s) => `${s} ms`), 'minor faults per request (median)', 'RSS after, max MB', 'failures'], rows);
+  const table = markdownTable(
+    ['photo', 'checkout', 'median ms', ...stageNames.map((s) => `${s} ms`), 'minor faults per request (median)', 'RSS after, max MB', 'failures'],
+    rows,
+  );
   const cpu = cpuInfo();
   const head = `# bench:compare (${new Date().toISOString()})\n\nbase ${trees.base}, head ${trees.head}; size=${size}; model ${model ?? "each checkout's default"}; ${rounds} rounds (+${WARMUP} warm-up), turns alternate (base, head); ${cpu.model}, ${cpu.cores} cores, flags ${cpu.flags.join(' ')}\n\n`;
   const dir = path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'compare.json'), `${JSON.stringify({ date: new Date().toISOString(), size, model: model ?? null, rounds, trees, cpu, results }, null, 2)}\n`);
+  fs.writeFileSync(
+    path.join(dir, 'compare.json'),
+    `${JSON.stringify({ date: new Date().toISOString(), size, model: model ?? null, rounds, trees, cpu, results }, null, 2)}\n`,
+  );
   fs.writeFileSync(path.join(dir, 'compare.md'), `${head}${table}\n`);
   process.stdout.write(`${head}${table}\n`);
 }

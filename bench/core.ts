@@ -93,7 +93,11 @@ async function child(variant: Variant, photo: Photo): Promise<ChildResult> {
     const dist = path.join(PACKAGE_ROOT, 'node_modules', '@imgly', 'background-removal-node', 'dist');
     const type = meta.format === 'png' ? 'image/png' : 'image/jpeg';
     await time(async () => {
-      const blob = await peer.removeBackground(new Blob([bytes], { type }), { publicPath: `file://${dist}/`, model: 'medium', output: { format: 'image/png' } });
+      const blob = await peer.removeBackground(new Blob([bytes], { type }), {
+        publicPath: `file://${dist}/`,
+        model: 'medium',
+        output: { format: 'image/png' },
+      });
       await blob.arrayBuffer();
     });
   }
@@ -101,9 +105,15 @@ async function child(variant: Variant, photo: Photo): Promise<ChildResult> {
 }
 
 async function parent(): Promise<void> {
-  const named = process.argv.find((a) => a.startsWith('--photos='))?.slice(9).split(',');
+  const named = process.argv
+    .find((a) => a.startsWith('--photos='))
+    ?.slice(9)
+    .split(',');
   const photos = (await benchPhotos()).filter((p) => !named || named.includes(p.name));
-  const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+  const only = process.argv
+    .find((a) => a.startsWith('--only='))
+    ?.slice(7)
+    .split(',');
   const skipPeer = process.argv.includes('--no-peer');
   const self = fileURLToPath(import.meta.url);
   const results: ChildResult[] = [];
@@ -121,7 +131,12 @@ async function parent(): Promise<void> {
         // libraries (onnxruntime-node, the addon's inference alone, the peer) run in node's plain
         // environment, as a user of them would, the addon beside onnxruntime-node in the same one.
         const env = variant.startsWith('pipeline') ? launchEnv() : process.env;
-        const out = execFileSync(process.execPath, [self, '--child', variant, photo.name, photo.file], { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'], env });
+        const out = execFileSync(process.execPath, [self, '--child', variant, photo.name, photo.file], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 24,
+          stdio: ['ignore', 'pipe', 'inherit'],
+          env,
+        });
         results.push(JSON.parse(out.trim().split('\n').pop()!) as ChildResult);
       } catch (err) {
         process.stderr.write(`bench: ${variant} on ${photo.name} failed: ${(err as Error).message.split('\n')[0]}\n`);
@@ -136,7 +151,11 @@ async function parent(): Promise<void> {
     (median(r.times) / 1000).toFixed(3),
     (quantile(r.times, 0.9) / 1000).toFixed(3),
     r.maxRssMb.toFixed(0),
-    r.stages ? Object.entries(r.stages).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ') : '',
+    r.stages
+      ? Object.entries(r.stages)
+          .map(([k, v]) => `${k} ${Math.round(v)}`)
+          .join(', ')
+      : '',
   ]);
   const table = markdownTable(['variant', 'photo', 'MP', 'runs', 'median s', 'p90 s', 'peak RSS MB', 'pipeline stages (median ms)'], rows);
   console.log(table);
@@ -152,11 +171,16 @@ async function parent(): Promise<void> {
     if (c && d) ratios.push(`${photo.name}: peer / pipeline: ${(median(d.times) / median(c.times)).toFixed(1)}× (target ≥ 10× at 12 MP+)`);
     const ci = get('pipeline-int8', photo.name);
     const bi = get('addon-int8');
-    if (ci && bi) ratios.push(`${photo.name}: int8 model: pipeline / addon inference: ${(median(ci.times) / median(bi.times)).toFixed(2)}${d ? `, peer / pipeline ${(median(d.times) / median(ci.times)).toFixed(1)}×` : ''}`);
+    if (ci && bi)
+      ratios.push(
+        `${photo.name}: int8 model: pipeline / addon inference: ${(median(ci.times) / median(bi.times)).toFixed(2)}${d ? `, peer / pipeline ${(median(d.times) / median(ci.times)).toFixed(1)}×` : ''}`,
+      );
     if (c?.stages && b) {
       const extra = (c.stages.composite ?? 0) - (get('pipeline-bilinear', photo.name)?.stages?.composite ?? 0);
       const ofInt8 = bi ? `, ${((100 * extra) / median(bi.times)).toFixed(1)}% of int8 inference` : '';
-      ratios.push(`${photo.name}: refinement + decontamination cost: ${Math.round(extra)} ms = ${((100 * extra) / median(b.times)).toFixed(1)}% of inference${ofInt8} (target ≤ 15%)`);
+      ratios.push(
+        `${photo.name}: refinement + decontamination cost: ${Math.round(extra)} ms = ${((100 * extra) / median(b.times)).toFixed(1)}% of inference${ofInt8} (target ≤ 15%)`,
+      );
     }
   }
   console.log(`\n${ratios.join('\n')}`);

@@ -23,6 +23,9 @@ export function cpuFacts(): CpuFacts {
   } catch {
     model = `${model} (no lscpu)`;
   }
-  const simd = flags.split(/\s+/).filter((f) => /avx|vnni|fma|f16c|amx/.test(f)).join(' ');
+  const simd = flags
+    .split(/\s+/)
+    .filter((f) => /avx|vnni|fma|f16c|amx/.test(f))
+    .join(' ');
   return { model, cores: os.availableParallelism(), flags, simd };
 }

@@ -39,7 +39,12 @@ export interface DiskFullSustained {
   sigterm: { exit: string; ms: number };
 }
 
-export type UnderFault<R> = (server: Server, key: string, bodies: Array<{ body: Buffer; type: string }>, inject: () => Promise<{ extra?: { diskFullSustained?: DiskFullSustained } }>) => Promise<R>;
+export type UnderFault<R> = (
+  server: Server,
+  key: string,
+  bodies: Array<{ body: Buffer; type: string }>,
+  inject: () => Promise<{ extra?: { diskFullSustained?: DiskFullSustained } }>,
+) => Promise<R>;
 
 /** Small generated photos (a gradient with a disc), preview and full: many requests in the window. */
 async function smallBodies(): Promise<Array<{ body: Buffer; type: string }>> {
@@ -59,7 +64,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function sigterm(server: Server): Promise<{ exit: string; ms: number }> {
   const t0 = performance.now();
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return { exit: `gone before (${server.child.exitCode ?? server.child.signalCode})`, ms: 0 };
+  if (server.child.exitCode !== null || server.child.signalCode !== null)
+    return { exit: `gone before (${server.child.exitCode ?? server.child.signalCode})`, ms: 0 };
   const exited = new Promise<string>((r) => server.child.once('exit', (code, signal) => r(signal ?? `code ${code}`)));
   server.child.kill('SIGTERM');
   const timer = setTimeout(() => server.child.kill('SIGKILL'), SIGTERM_WAIT_MS);
@@ -69,7 +75,11 @@ async function sigterm(server: Server): Promise<{ exit: string; ms: number }> {
 }
 
 /** Runs the fault; `skipped` (why) when no tmpfs can be mounted. */
-export async function diskFullSustained<R extends object>(credits: number, clients: number, underFault: UnderFault<R>): Promise<(R & { diskFullSustained?: DiskFullSustained }) | { skipped: string }> {
+export async function diskFullSustained<R extends object>(
+  credits: number,
+  clients: number,
+  underFault: UnderFault<R>,
+): Promise<(R & { diskFullSustained?: DiskFullSustained }) | { skipped: string }> {
   const mnt = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-faults-disk-'));
   const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', mnt], { encoding: 'utf8' });
   if (mounted.status !== 0) {
@@ -81,7 +91,10 @@ export async function diskFullSustained<R extends object>(credits: number, clien
   let server: Server | undefined;
   let report: (R & { diskFullSustained?: DiskFullSustained }) | undefined;
   try {
-    const key = cutoutCli(['keys', 'create', '--credits', String(credits), '--free-calls', '0', '--concurrency', String(clients), '--rate', '1000000', '--label', 'faults'], dataDir);
+    const key = cutoutCli(
+      ['keys', 'create', '--credits', String(credits), '--free-calls', '0', '--concurrency', String(clients), '--rate', '1000000', '--label', 'faults'],
+      dataDir,
+    );
     server = await startServer(dataDir, { args: ['--workers', '1'] });
     const srv = server;
     const bodies = await smallBodies();

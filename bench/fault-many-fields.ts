@@ -157,11 +157,16 @@ export async function manyFields(): Promise<ManyFieldsResult> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-faults-fields-'));
   let server: Server | undefined;
   try {
-    const key = cutoutCli(['keys', 'create', '--credits', '100', '--free-calls', '0', '--concurrency', String(AT_ONCE), '--rate', '1000000', '--label', 'faults'], dataDir);
+    const key = cutoutCli(
+      ['keys', 'create', '--credits', '100', '--free-calls', '0', '--concurrency', String(AT_ONCE), '--rate', '1000000', '--label', 'faults'],
+      dataDir,
+    );
     server = await startServer(dataDir, { args: ['--workers', '1'] });
     const json = jsonBody();
     const multipart = multipartBody();
-    console.error(`bench:faults: many-fields: JSON ${(json.body.length / 1e6).toFixed(1)} MB (${JSON_KEYS} keys), multipart ${(multipart.body.length / 1e6).toFixed(1)} MB (${MULTIPART_PARTS} parts)`);
+    console.error(
+      `bench:faults: many-fields: JSON ${(json.body.length / 1e6).toFixed(1)} MB (${JSON_KEYS} keys), multipart ${(multipart.body.length / 1e6).toFixed(1)} MB (${MULTIPART_PARTS} parts)`,
+    );
     const alternate = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? json : multipart));
     const agent = new http.Agent({ keepAlive: false });
     const before = await balance(agent, server.url, key);
@@ -179,12 +184,19 @@ export async function manyFields(): Promise<ManyFieldsResult> {
     agent.destroy();
     const all = [...keyed, ...sandbox];
     const fromHeaders = keyed.reduce((a, s) => a + (s.status === 200 ? s.credits : 0), 0);
-    const healthz = { idle: figures(within(polls, idleFrom, keyedFrom)), keyed: figures(within(polls, keyedFrom, sandboxFrom)), sandbox: figures(within(polls, sandboxFrom, sandboxTo)) };
+    const healthz = {
+      idle: figures(within(polls, idleFrom, keyedFrom)),
+      keyed: figures(within(polls, keyedFrom, sandboxFrom)),
+      sandbox: figures(within(polls, sandboxFrom, sandboxTo)),
+    };
     return {
       faultMs: Math.round(faultMs),
       requests: all.length,
       statuses: count(all, (s) => String(s.status)),
-      codes: count(all.filter((s) => s.code), (s) => s.code),
+      codes: count(
+        all.filter((s) => s.code),
+        (s) => s.code,
+      ),
       cuts: all.filter((s) => s.status === 0).length,
       errors500: all.filter((s) => s.status >= 500 && s.status !== 503).length,
       credits: { fromHeaders, balanceFall: before - after, exact: fromHeaders === before - after },

@@ -53,30 +53,47 @@ function arg(name: string): string | undefined {
 }
 
 /** POST the photo; `onHeaders`/`onUploaded` say when to signal. Resolves when the answer ended or was cut. */
-function post(url: string, key: string, form: { body: Buffer; type: string }, slow: boolean, onUploaded: () => void, onHeaders: () => void): Promise<{ status: number; length: number; body: Buffer; ended: boolean; credits: number }> {
+function post(
+  url: string,
+  key: string,
+  form: { body: Buffer; type: string },
+  slow: boolean,
+  onUploaded: () => void,
+  onHeaders: () => void,
+): Promise<{ status: number; length: number; body: Buffer; ended: boolean; credits: number }> {
   return new Promise((resolve) => {
-    const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': key, 'Content-Type': form.type, 'Content-Length': form.body.length } }, (res) => {
-      onHeaders();
-      const chunks: Buffer[] = [];
-      let got = 0;
-      const t0 = performance.now();
-      res.on('data', (c: Buffer) => {
-        chunks.push(c);
-        got += c.length;
-        if (!slow) return;
-        // Ahead of the pace: stop reading until it catches up (the socket's buffers fill meanwhile).
-        const aheadMs = (got / SLOW_BYTES_PER_S) * 1000 - (performance.now() - t0);
-        if (aheadMs > 0) {
-          res.pause();
-          setTimeout(() => res.resume(), aheadMs);
-        }
-      });
-      const done = (ended: boolean) =>
-        resolve({ status: res.statusCode ?? 0, length: Number(res.headers['content-length'] ?? -1), body: Buffer.concat(chunks), ended, credits: Number(res.headers['x-credits-charged'] ?? 0) });
-      res.on('end', () => done(true));
-      res.on('close', () => done(res.complete));
-      res.on('error', () => done(false));
-    });
+    const req = http.request(
+      `${url}/v1.0/removebg`,
+      { method: 'POST', agent: false, headers: { 'X-Api-Key': key, 'Content-Type': form.type, 'Content-Length': form.body.length } },
+      (res) => {
+        onHeaders();
+        const chunks: Buffer[] = [];
+        let got = 0;
+        const t0 = performance.now();
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          got += c.length;
+          if (!slow) return;
+          // Ahead of the pace: stop reading until it catches up (the socket's buffers fill meanwhile).
+          const aheadMs = (got / SLOW_BYTES_PER_S) * 1000 - (performance.now() - t0);
+          if (aheadMs > 0) {
+            res.pause();
+            setTimeout(() => res.resume(), aheadMs);
+          }
+        });
+        const done = (ended: boolean) =>
+          resolve({
+            status: res.statusCode ?? 0,
+            length: Number(res.headers['content-length'] ?? -1),
+            body: Buffer.concat(chunks),
+            ended,
+            credits: Number(res.headers['x-credits-charged'] ?? 0),
+          });
+        res.on('end', () => done(true));
+        res.on('close', () => done(res.complete));
+        res.on('error', () => done(false));
+      },
+    );
     req.on('finish', onUploaded);
     req.on('error', () => resolve({ status: 0, length: -1, body: Buffer.alloc(0), ended: false, credits: 0 }));
     req.end(form.body);

@@ -26,7 +26,11 @@ export type StarvationFault = (typeof STARVATION_FAULTS)[number];
 const UPLOADS = 9;
 const uploadMbArg = process.argv.indexOf('--upload-mb');
 const declaredBytes = (cgroup: boolean): number =>
-  uploadMbArg > 0 ? Math.round(Number(process.argv[uploadMbArg + 1]) * 1024 * 1024) : cgroup ? loadConfig([], {}).maxBodyBytes : Math.floor(loadConfig([], {}).bodyMemoryBytes / UPLOADS);
+  uploadMbArg > 0
+    ? Math.round(Number(process.argv[uploadMbArg + 1]) * 1024 * 1024)
+    : cgroup
+      ? loadConfig([], {}).maxBodyBytes
+      : Math.floor(loadConfig([], {}).bodyMemoryBytes / UPLOADS);
 const CHUNK_BYTES = 2048;
 const CHUNK_EVERY_MS = 100;
 /** Each upload gives up after this long (the issue's window). */
@@ -65,7 +69,9 @@ function trickle(url: string, pathName: string, headers: Record<string, string>,
     };
     const limit = setTimeout(() => done('still open (client gave up)'), UPLOAD_MAX_MS);
     socket.on('connect', () => {
-      const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      const extra = Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
       socket.write(`POST ${pathName} HTTP/1.1\r\nHost: x\r\n${extra}Content-Type: multipart/form-data; boundary=b\r\nContent-Length: ${declared}\r\n\r\n`);
       tick = setInterval(() => socket.write(chunk), CHUNK_EVERY_MS);
     });
@@ -108,12 +114,20 @@ async function once(fault: StarvationFault, body: { body: Buffer; type: string }
     const before = await balance(agent, srv.url, victim);
 
     const t0 = performance.now();
-    const target: { path: string; headers: Record<string, string> } = fault === 'sandbox-starvation' ? { path: '/sandbox/v1.0/removebg', headers: {} } : { path: '/v1.0/removebg', headers: { 'X-Api-Key': capped } };
+    const target: { path: string; headers: Record<string, string> } =
+      fault === 'sandbox-starvation' ? { path: '/sandbox/v1.0/removebg', headers: {} } : { path: '/v1.0/removebg', headers: { 'X-Api-Key': capped } };
     const uploads = Array.from({ length: UPLOADS }, () => trickle(srv.url, target.path, target.headers, declared));
     await sleep(SETTLE_MS);
     const answers: Array<{ status: number; code: string; credits: number; endMs: number }> = [];
     for (let i = 0; i < REQUESTS; i++) {
-      const r = await send(agent, `${srv.url}/v1.0/removebg`, 'POST', { 'X-Api-Key': victim, 'Content-Type': body.type, 'Content-Length': body.body.length }, body.body, 60_000);
+      const r = await send(
+        agent,
+        `${srv.url}/v1.0/removebg`,
+        'POST',
+        { 'X-Api-Key': victim, 'Content-Type': body.type, 'Content-Length': body.body.length },
+        body.body,
+        60_000,
+      );
       const code = r && r.status !== 200 ? errorCodeOf(r.body) : '';
       answers.push({ status: r?.status ?? 0, code, credits: Number(r?.headers['x-credits-charged'] ?? 0), endMs: performance.now() - t0 });
     }
@@ -139,7 +153,12 @@ async function once(fault: StarvationFault, body: { body: Buffer; type: string }
     };
     if (cgroup) {
       const peak = cgroup.peakBytes();
-      report.memory = { limitMb: CGROUP_BYTES / 1048576, peakMb: peak === undefined ? null : Math.round(peak / 1048576), oomKills: cgroup.oomKills(), alive: srv.child.exitCode === null && srv.child.signalCode === null };
+      report.memory = {
+        limitMb: CGROUP_BYTES / 1048576,
+        peakMb: peak === undefined ? null : Math.round(peak / 1048576),
+        oomKills: cgroup.oomKills(),
+        alive: srv.child.exitCode === null && srv.child.signalCode === null,
+      };
     }
     return report;
   } finally {
@@ -155,7 +174,9 @@ export async function starvation(fault: StarvationFault): Promise<StarvationRepo
   const noise = Buffer.alloc(side * side * 3);
   let seed = 1;
   for (let i = 0; i < noise.length; i++) noise[i] = (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
-  const png = await sharp(noise, { raw: { width: side, height: side, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+  const png = await sharp(noise, { raw: { width: side, height: side, channels: 3 } })
+    .png({ compressionLevel: 1 })
+    .toBuffer();
   const body = multipartBody(png, { size: 'preview', format: 'png' });
   console.error(`bench:faults: ${fault}: the other key's body is ${body.body.length} bytes`);
   const reports = [await once(fault, body, undefined)];

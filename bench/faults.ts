@@ -44,7 +44,17 @@ import { balance, cpuInfo, cutoutCli, send, startServer, stopServer, type Server
 import { shutdownClean, shutdownFault, shutdownRow, type ShutdownReport } from './fault-shutdown.js';
 import { describe as describeDiskFull, diskFullSustained, isBad as diskFullBad, type DiskFullSustained } from './fault-disk-full-sustained.js';
 
-const FAULTS = ['pg-stop', 'pg-stall', 'slow-uploads', 'disk-full', 'memory-limit', 'disk-full-sustained', 'shutdown', 'many-fields', ...STARVATION_FAULTS] as const;
+const FAULTS = [
+  'pg-stop',
+  'pg-stall',
+  'slow-uploads',
+  'disk-full',
+  'memory-limit',
+  'disk-full-sustained',
+  'shutdown',
+  'many-fields',
+  ...STARVATION_FAULTS,
+] as const;
 type Fault = (typeof FAULTS)[number];
 
 function arg(name: string): string | undefined {
@@ -85,7 +95,15 @@ async function client(url: string, key: string, bodies: Array<{ body: Buffer; ty
   for (let i = offset; !stop(); i += CLIENTS) {
     const { body, type } = bodies[i % bodies.length]!;
     const startMs = performance.now() - t0;
-    const r = await send(agent, `${url}/v1.0/removebg`, 'POST', { 'X-Api-Key': key, 'Content-Type': type, 'Content-Length': body.length }, body, CLIENT_TIMEOUT_MS, { keepBody: (s) => s !== 200 });
+    const r = await send(
+      agent,
+      `${url}/v1.0/removebg`,
+      'POST',
+      { 'X-Api-Key': key, 'Content-Type': type, 'Content-Length': body.length },
+      body,
+      CLIENT_TIMEOUT_MS,
+      { keepBody: (s) => s !== 200 },
+    );
     const code = r && r.status !== 200 ? errorCodeOf(r.body) : '';
     log.push({ startMs, endMs: performance.now() - t0, status: r?.status ?? 0, code, credits: Number(r?.headers['x-credits-charged'] ?? 0) });
     // A refused request comes back at once: pace the retries as a client would.
@@ -109,7 +127,11 @@ function slowUpload(url: string, key: string): Promise<string> {
       socket.destroy();
       resolve(`${how} after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     };
-    socket.on('connect', () => socket.write(`POST /v1.0/removebg HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n`));
+    socket.on('connect', () =>
+      socket.write(
+        `POST /v1.0/removebg HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n`,
+      ),
+    );
     socket.on('data', (d) => {
       answer += d.toString('latin1');
       const line = /^HTTP\/1\.1 (\d{3})/.exec(answer);
@@ -128,7 +150,13 @@ function count<T>(xs: T[], key: (x: T) => string): Record<string, number> {
 }
 
 /** The stream against `server` through one fault: `inject` starts it and resolves when it has ended. */
-async function underFault(fault: Fault, server: Server, key: string, bodies: Array<{ body: Buffer; type: string }>, inject: () => Promise<{ extra?: Partial<FaultReport> }>): Promise<FaultReport> {
+async function underFault(
+  fault: Fault,
+  server: Server,
+  key: string,
+  bodies: Array<{ body: Buffer; type: string }>,
+  inject: () => Promise<{ extra?: Partial<FaultReport> }>,
+): Promise<FaultReport> {
   const agent = new http.Agent({ keepAlive: false });
   const before = await balance(agent, server.url, key);
   const log: Sent[] = [];
@@ -153,7 +181,10 @@ async function underFault(fault: Fault, server: Server, key: string, bodies: Arr
     faultMs: Math.round(faultEnd - faultStart),
     requests: window.length,
     statuses: count(window, (s) => String(s.status)),
-    codes: count(window.filter((s) => s.code), (s) => s.code),
+    codes: count(
+      window.filter((s) => s.code),
+      (s) => s.code,
+    ),
     cuts: window.filter((s) => s.status === 0).length,
     errors500: window.filter((s) => s.status >= 500 && s.status !== 503).length,
     credits: { fromHeaders, balanceFall: before - after, exact: fromHeaders === before - after },
@@ -171,30 +202,54 @@ async function postgresFaults(faults: Fault[], bodies: Array<{ body: Buffer; typ
   const reports: FaultReport[] = [];
   try {
     const url = await pg.createDatabase('faults');
-    const key = cutoutCli(['keys', 'create', '--ledger', url, '--credits', String(CREDITS), '--free-calls', '0', '--concurrency', String(CLIENTS), '--rate', '1000000', '--label', 'faults'], dataDir);
+    const key = cutoutCli(
+      [
+        'keys',
+        'create',
+        '--ledger',
+        url,
+        '--credits',
+        String(CREDITS),
+        '--free-calls',
+        '0',
+        '--concurrency',
+        String(CLIENTS),
+        '--rate',
+        '1000000',
+        '--label',
+        'faults',
+      ],
+      dataDir,
+    );
     server = await startServer(dataDir, { args: ['--workers', '1', '--ledger', url] });
     for (const fault of faults) {
       console.error(`bench:faults: ${fault}…`);
       if (fault === 'pg-stop') {
-        reports.push(await underFault(fault, server, key, bodies, async () => {
-          await pg.crash();
-          await sleep(10_000);
-          await pg.start();
-          return {};
-        }));
+        reports.push(
+          await underFault(fault, server, key, bodies, async () => {
+            await pg.crash();
+            await sleep(10_000);
+            await pg.start();
+            return {};
+          }),
+        );
       } else if (fault === 'pg-stall') {
-        reports.push(await underFault(fault, server, key, bodies, async () => {
-          pg.stall(true);
-          await sleep(15_000);
-          pg.stall(false);
-          return {};
-        }));
+        reports.push(
+          await underFault(fault, server, key, bodies, async () => {
+            pg.stall(true);
+            await sleep(15_000);
+            pg.stall(false);
+            return {};
+          }),
+        );
       } else if (fault === 'slow-uploads') {
         const srv = server;
-        reports.push(await underFault(fault, server, key, bodies, async () => {
-          const slow = await Promise.all(Array.from({ length: CLIENTS }, () => slowUpload(srv.url, key)));
-          return { extra: { slowUploads: slow } };
-        }));
+        reports.push(
+          await underFault(fault, server, key, bodies, async () => {
+            const slow = await Promise.all(Array.from({ length: CLIENTS }, () => slowUpload(srv.url, key)));
+            return { extra: { slowUploads: slow } };
+          }),
+        );
       }
     }
   } finally {
@@ -218,7 +273,10 @@ async function diskFull(bodies: Array<{ body: Buffer; type: string }>): Promise<
   const filler = path.join(mnt, 'filler');
   let server: Server | undefined;
   try {
-    const key = cutoutCli(['keys', 'create', '--credits', String(CREDITS), '--free-calls', '0', '--concurrency', String(CLIENTS), '--rate', '1000000', '--label', 'faults'], dataDir);
+    const key = cutoutCli(
+      ['keys', 'create', '--credits', String(CREDITS), '--free-calls', '0', '--concurrency', String(CLIENTS), '--rate', '1000000', '--label', 'faults'],
+      dataDir,
+    );
     server = await startServer(dataDir, { args: ['--workers', '1'] });
     return await underFault('disk-full', server, key, bodies, async () => {
       fillDisk(filler);
@@ -242,7 +300,10 @@ async function memoryLimit(bodies: Array<{ body: Buffer; type: string }>): Promi
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-faults-mem-'));
   let server: Server | undefined;
   try {
-    const key = cutoutCli(['keys', 'create', '--credits', String(CREDITS), '--free-calls', '0', '--concurrency', String(CLIENTS), '--rate', '1000000', '--label', 'faults'], dataDir);
+    const key = cutoutCli(
+      ['keys', 'create', '--credits', String(CREDITS), '--free-calls', '0', '--concurrency', String(CLIENTS), '--rate', '1000000', '--label', 'faults'],
+      dataDir,
+    );
     server = await startServer(dataDir, { args: [], cgroupProcs: cgroup.procs });
     const srv = server;
     const report = await underFault('memory-limit', server, key, bodies, async () => {
@@ -292,7 +353,9 @@ async function main() {
   const small = photos.find((p) => p.name === 'dev-am_GT04-0.45mp') ?? photos[0];
   const mid = photos.find((p) => p.name === 'ladybird-4mp');
   if (!small && needsPhotos) throw new Error('bench:faults: no photos');
-  const bodies = [small, mid].filter((p) => p !== undefined).flatMap((p) => ['preview', 'full'].map((size) => multipartBody(fs.readFileSync(p.file), { size, format: 'png' })));
+  const bodies = [small, mid]
+    .filter((p) => p !== undefined)
+    .flatMap((p) => ['preview', 'full'].map((size) => multipartBody(fs.readFileSync(p.file), { size, format: 'png' })));
 
   const isStarvation = (f: Fault): f is StarvationFault => (STARVATION_FAULTS as readonly string[]).includes(f);
   const pgFaults = faults.filter((f) => !['disk-full', 'memory-limit', 'disk-full-sustained', 'shutdown', 'many-fields'].includes(f) && !isStarvation(f));
@@ -314,8 +377,15 @@ async function main() {
   for (const f of faults.filter(isStarvation)) reports.push(...(await starvation(f)));
 
   const cpu = cpuInfo();
-  console.log(`bench:faults, ${CLIENTS} clients on one key (cap ${CLIENTS}, no free calls), photos ${[small, mid].filter(Boolean).map((p) => p!.name).join(', ')}, preview/full; ${cpu.model}, ${cpu.cores} cores, flags ${cpu.flags.join(' ')}`);
-  console.log('| fault | requests | statuses | error codes | cuts | 500s | credits: headers / balance fall | first 200 after (s) | 429 ≥5 s after | slow uploads |');
+  console.log(
+    `bench:faults, ${CLIENTS} clients on one key (cap ${CLIENTS}, no free calls), photos ${[small, mid]
+      .filter(Boolean)
+      .map((p) => p!.name)
+      .join(', ')}, preview/full; ${cpu.model}, ${cpu.cores} cores, flags ${cpu.flags.join(' ')}`,
+  );
+  console.log(
+    '| fault | requests | statuses | error codes | cuts | 500s | credits: headers / balance fall | first 200 after (s) | 429 ≥5 s after | slow uploads |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of reports) {
     if (r.skipped) {
@@ -326,15 +396,36 @@ async function main() {
       console.log(shutdownRow(r.shutdown));
       continue;
     }
-    const fmt = (o: Record<string, number> | undefined) => Object.entries(o ?? {}).map(([k, v]) => `${k}×${v}`).join(' ') || '-';
+    const fmt = (o: Record<string, number> | undefined) =>
+      Object.entries(o ?? {})
+        .map(([k, v]) => `${k}×${v}`)
+        .join(' ') || '-';
     if (r.diskFullSustained) console.error(describeDiskFull(r.diskFullSustained));
-    if (r.memory) console.error(`bench:faults: ${r.label ?? r.fault}: cgroup ${r.memory.limitMb} MB, peak ${r.memory.peakMb ?? '?'} MB, OOM kills ${r.memory.oomKills}, server ${r.memory.alive ? 'up' : 'GONE'}`);
-    console.log(`| ${r.label ?? r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? (r.healthz ? formatHealthz(r.healthz) : '-')} |`);
+    if (r.memory)
+      console.error(
+        `bench:faults: ${r.label ?? r.fault}: cgroup ${r.memory.limitMb} MB, peak ${r.memory.peakMb ?? '?'} MB, OOM kills ${r.memory.oomKills}, server ${r.memory.alive ? 'up' : 'GONE'}`,
+      );
+    console.log(
+      `| ${r.label ?? r.fault} (${(r.faultMs! / 1000).toFixed(1)} s) | ${r.requests} | ${fmt(r.statuses)} | ${fmt(r.codes)} | ${r.cuts} | ${r.errors500} | ${r.credits!.fromHeaders} / ${r.credits!.balanceFall}${r.credits!.exact ? '' : ' **NOT EXACT**'} | ${r.firstOkAfterS ?? 'none'} | ${r.late429} | ${r.slowUploads?.join('; ') ?? (r.healthz ? formatHealthz(r.healthz) : '-')} |`,
+    );
   }
   const outDir = path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'faults.json'), JSON.stringify({ date: new Date().toISOString(), cpu, reports }, null, 2));
-  const bad = reports.filter((r) => !r.skipped && (r.shutdown ? !shutdownClean(r.shutdown) : r.cuts! > 0 || r.errors500! > 0 || !r.credits!.exact || r.late429! > 0 || (r.memory && (r.memory.oomKills > 0 || !r.memory.alive)) || r.healthz?.ok === false || (isStarvation(r.fault) && r.statuses?.['200'] !== r.requests) || (r.diskFullSustained !== undefined && diskFullBad(r.diskFullSustained))));
+  const bad = reports.filter(
+    (r) =>
+      !r.skipped &&
+      (r.shutdown
+        ? !shutdownClean(r.shutdown)
+        : r.cuts! > 0 ||
+          r.errors500! > 0 ||
+          !r.credits!.exact ||
+          r.late429! > 0 ||
+          (r.memory && (r.memory.oomKills > 0 || !r.memory.alive)) ||
+          r.healthz?.ok === false ||
+          (isStarvation(r.fault) && r.statuses?.['200'] !== r.requests) ||
+          (r.diskFullSustained !== undefined && diskFullBad(r.diskFullSustained))),
+  );
   if (bad.length > 0) {
     console.log(`bench:faults: not clean: ${bad.map((r) => r.fault).join(', ')}`);
     process.exitCode = 1;

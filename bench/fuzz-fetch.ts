@@ -29,12 +29,19 @@ for (const mode of modes) {
   console.log(`  ${r.scenarios} scenarios, slowest ${r.slowestMs} ms`);
   for (const [o, n] of Object.entries(r.outcomes).sort((a, b) => b[1] - a[1])) console.log(`  ${String(n).padStart(6)}  ${o}`);
   if (r.credits) console.log(`  credits: ${r.credits.fromHeaders} in headers, ${r.credits.ledgerDebit} debited`);
-  for (const f of r.failures.slice(0, 10)) console.log(`  FAIL ${f.what} (lane ${f.lane}, scenario ${f.index}, seed ${seed}): ${(f.scenario ?? []).join(' / ')}`);
+  for (const f of r.failures.slice(0, 10))
+    console.log(`  FAIL ${f.what} (lane ${f.lane}, scenario ${f.index}, seed ${seed}): ${(f.scenario ?? []).join(' / ')}`);
   console.log(`  ${r.failures.length} failed checks`);
 }
 const cpu = cpuFacts();
 const out = path.join(PACKAGE_ROOT, 'bench', 'results');
 fs.mkdirSync(out, { recursive: true });
-const json = { date: new Date().toISOString(), cpu: { model: cpu.model, cores: cpu.cores, simd: cpu.simd }, seconds, lanes, reports: reports.map((r) => ({ ...r, failures: r.failures.length, firstFailures: r.failures.slice(0, 20) })) };
+const json = {
+  date: new Date().toISOString(),
+  cpu: { model: cpu.model, cores: cpu.cores, simd: cpu.simd },
+  seconds,
+  lanes,
+  reports: reports.map((r) => ({ ...r, failures: r.failures.length, firstFailures: r.failures.slice(0, 20) })),
+};
 fs.writeFileSync(path.join(out, 'fuzz-fetch.json'), `${JSON.stringify(json, null, 1)}\n`);
 process.exitCode = reports.some((r) => r.failures.length > 0) ? 1 : 0;

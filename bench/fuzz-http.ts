@@ -36,13 +36,33 @@ console.log(`bench:faults --faults fuzz-http: ${opts.lanes} lanes for ${opts.sec
 const r = await runFuzz(opts);
 const cpu = cpuFacts();
 console.log(`server: ${r.server}`);
-console.log(`sent ${r.sent}; statuses ${Object.entries(r.statuses).map(([s, n]) => `${s}:${n}`).join(' ')}`);
-console.log(`closed unanswered by uWS, by reason: ${Object.entries(r.closedUnansweredBy).map(([w, n]) => `${w}: ${n}`).join('; ') || 'none'}`);
+console.log(
+  `sent ${r.sent}; statuses ${Object.entries(r.statuses)
+    .map(([s, n]) => `${s}:${n}`)
+    .join(' ')}`,
+);
+console.log(
+  `closed unanswered by uWS, by reason: ${
+    Object.entries(r.closedUnansweredBy)
+      .map(([w, n]) => `${w}: ${n}`)
+      .join('; ') || 'none'
+  }`,
+);
 console.log(`credits: ${r.credits.fromHeaders} in headers, ${r.credits.ledgerDebit} debited; server RSS ${r.serverRssMb.start} → ${r.serverRssMb.end} MB`);
-for (const f of r.failures.slice(0, 10)) console.log(`FAIL ${f.what} (lane ${f.lane}, request ${f.index}, seed ${r.seed}): ${JSON.stringify(f.request ?? {}).slice(0, 600)}`);
+for (const f of r.failures.slice(0, 10))
+  console.log(`FAIL ${f.what} (lane ${f.lane}, request ${f.index}, seed ${r.seed}): ${JSON.stringify(f.request ?? {}).slice(0, 600)}`);
 console.log(`${r.failures.length} failed checks`);
 const out = path.join(PACKAGE_ROOT, 'bench', 'results');
 fs.mkdirSync(out, { recursive: true });
-const report = { date: new Date().toISOString(), cpu: { model: cpu.model, cores: cpu.cores, simd: cpu.simd }, ledger: ledgerUrl ? 'postgres' : 'lmdb', tls: opts.tls, serveArgs, ...r, failures: r.failures.length, firstFailures: r.failures.slice(0, 20) };
+const report = {
+  date: new Date().toISOString(),
+  cpu: { model: cpu.model, cores: cpu.cores, simd: cpu.simd },
+  ledger: ledgerUrl ? 'postgres' : 'lmdb',
+  tls: opts.tls,
+  serveArgs,
+  ...r,
+  failures: r.failures.length,
+  firstFailures: r.failures.slice(0, 20),
+};
 fs.writeFileSync(path.join(out, 'fuzz-http.json'), `${JSON.stringify(report, null, 1)}\n`);
 process.exitCode = r.failures.length > 0 ? 1 : 0;

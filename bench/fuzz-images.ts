@@ -54,7 +54,8 @@ function corrupt(rng: Rng, original: Buffer): Buffer {
       return b;
     case 2: // cut short
       return b.subarray(0, rng.int(b.length));
-    case 3: { // a hole
+    case 3: {
+      // a hole
       const at = rng.int(b.length);
       return Buffer.concat([b.subarray(0, at), b.subarray(at + rng.int(200))]);
     }
@@ -108,11 +109,24 @@ while (performance.now() < deadline) {
 await remover.close();
 
 const cpu = cpuFacts();
-console.log(`sent ${sent}; outcomes ${Object.entries(outcomes).map(([k, n]) => `${k}:${n}`).join(' ')}; slowest ${Math.round(slowestMs)} ms`);
+console.log(
+  `sent ${sent}; outcomes ${Object.entries(outcomes)
+    .map(([k, n]) => `${k}:${n}`)
+    .join(' ')}; slowest ${Math.round(slowestMs)} ms`,
+);
 for (const f of failures.slice(0, 10)) console.log(`FAIL ${f.what}: ${f.file}`);
 console.log(`${failures.length} failed checks`);
 const out = path.join(PACKAGE_ROOT, 'bench', 'results');
 fs.mkdirSync(out, { recursive: true });
-const report = { date: new Date().toISOString(), cpu: { model: cpu.model, cores: cpu.cores, simd: cpu.simd }, seconds, seed, sent, outcomes, slowestMs: Math.round(slowestMs), failures };
+const report = {
+  date: new Date().toISOString(),
+  cpu: { model: cpu.model, cores: cpu.cores, simd: cpu.simd },
+  seconds,
+  seed,
+  sent,
+  outcomes,
+  slowestMs: Math.round(slowestMs),
+  failures,
+};
 fs.writeFileSync(path.join(out, 'fuzz-images.json'), `${JSON.stringify(report, null, 1)}\n`);
 process.exitCode = failures.length > 0 ? 1 : 0;

@@ -106,7 +106,9 @@ function parseOptions(argv: string[]): Options {
   const modelFile = values['model-file'] === undefined ? undefined : checkModelFile({ file: values['model-file'], family });
   const { width, height } = modelEntry('isnet-fp16-batch').entry.input;
   if (modelFile && (modelFile.convention.input.width !== width || modelFile.convention.input.height !== height)) {
-    throw new Error(`--model-file: its masks are held to the bundled model's at ${width}x${height}; this file's input is ${modelFile.convention.input.width}x${modelFile.convention.input.height}`);
+    throw new Error(
+      `--model-file: its masks are held to the bundled model's at ${width}x${height}; this file's input is ${modelFile.convention.input.width}x${modelFile.convention.input.height}`,
+    );
   }
   if (modelFile && modelFile.batch !== 'symbolic') throw new Error("--model-file: the file's batch dimension is fixed: it cannot run batched");
   const device = parseDevice(values.device);
@@ -326,8 +328,16 @@ function checkTiming(opts: Options, photos: EvalPhoto[]): TimingReport {
           ms.push(performance.now() - t0);
         }
         const med = median(ms);
-        rows.push({ batch: b, medianMs: round(med, 2), p90Ms: round(quantile(ms, 0.9), 2), msPerImage: round(med / b, 3), imagesPerS: round((1000 * b) / med, 1) });
-        console.error(`  timing: batch ${b}, pinned ${pinned ? 'on' : 'off'}${s.pinned === pinned ? '' : ' (not on this device)'}: ${round(med / b, 2)} ms per image (${round((1000 * b) / med, 1)} images/s)`);
+        rows.push({
+          batch: b,
+          medianMs: round(med, 2),
+          p90Ms: round(quantile(ms, 0.9), 2),
+          msPerImage: round(med / b, 3),
+          imagesPerS: round((1000 * b) / med, 1),
+        });
+        console.error(
+          `  timing: batch ${b}, pinned ${pinned ? 'on' : 'off'}${s.pinned === pinned ? '' : ' (not on this device)'}: ${round(med / b, 2)} ms per image (${round((1000 * b) / med, 1)} images/s)`,
+        );
       }
       sessions.push({ pinnedRequested: pinned, pinned: s.pinned, pinnedError: s.pinnedError ?? null, buckets: s.buckets, warmUpMs, batches: rows });
     } finally {
@@ -335,7 +345,9 @@ function checkTiming(opts: Options, photos: EvalPhoto[]): TimingReport {
     }
   }
   let best: TimingReport['best'] = null;
-  for (const s of sessions) for (const b of s.batches) if (!best || b.msPerImage < best.msPerImage) best = { batch: b.batch, pinned: s.pinned, msPerImage: b.msPerImage, imagesPerS: b.imagesPerS };
+  for (const s of sessions)
+    for (const b of s.batches)
+      if (!best || b.msPerImage < best.msPerImage) best = { batch: b.batch, pinned: s.pinned, msPerImage: b.msPerImage, imagesPerS: b.imagesPerS };
   const targetMet = best !== null && best.msPerImage <= TARGET_MS_PER_IMAGE;
   const failures = opts.strictTiming && !targetMet ? [`timing: best ${best?.msPerImage} ms per image > ${TARGET_MS_PER_IMAGE}`] : [];
   return { pass: failures.length === 0, runs: opts.runs, sessions, best, targetMsPerImage: TARGET_MS_PER_IMAGE, targetMet, failures };
@@ -366,9 +378,7 @@ async function checkLoad(opts: Options, photos: EvalPhoto[]): Promise<LoadReport
   const device = parseDevice(opts.device);
   // The CUDA default model; cuDNN tunes each batch size at start as in production. On the CPU the
   // warm-up only costs time.
-  const model = opts.modelFile
-    ? { modelFile: opts.modelFile.path, modelFamily: opts.modelFile.family, fileBatching: true }
-    : { model: 'isnet-fp16-batch' };
+  const model = opts.modelFile ? { modelFile: opts.modelFile.path, modelFamily: opts.modelFile.family, fileBatching: true } : { model: 'isnet-fp16-batch' };
   const pool = await createRemovalPool({ device, ...model, maxBatch: opts.maxBatch, maxQueue: opts.load + 8, warmUp: device.kind === 'cuda' });
   const failures: string[] = [];
   try {
@@ -386,7 +396,11 @@ async function checkLoad(opts: Options, photos: EvalPhoto[]): Promise<LoadReport
     const before = pool.stats().batches ?? 0;
     const t0 = performance.now();
     const results = await Promise.all(
-      Array.from({ length: opts.load }, (_, n) => pool.run({ input: fresh(inputs[n % inputs.length]!), options }).catch((err: Error) => ({ ok: false as const, code: 'internal_error' as const, message: err.message }))),
+      Array.from({ length: opts.load }, (_, n) =>
+        pool
+          .run({ input: fresh(inputs[n % inputs.length]!), options })
+          .catch((err: Error) => ({ ok: false as const, code: 'internal_error' as const, message: err.message })),
+      ),
     );
     const wallS = (performance.now() - t0) / 1000;
     const batches = (pool.stats().batches ?? 0) - before;
@@ -398,7 +412,16 @@ async function checkLoad(opts: Options, photos: EvalPhoto[]): Promise<LoadReport
     });
     for (const m of mismatches) failures.push(`load: ${m.photo} differs from its solo run: ${JSON.stringify(m.loaded)} vs ${JSON.stringify(m.alone)}`);
     if (!(batches < opts.load)) failures.push(`load: ${opts.load} concurrent requests took ${batches} batches (expected fewer than ${opts.load})`);
-    return { pass: failures.length === 0, requests: opts.load, ok: results.filter((r) => r.ok).length, batches, wallS: round(wallS, 2), poolLine, mismatches, failures };
+    return {
+      pass: failures.length === 0,
+      requests: opts.load,
+      ok: results.filter((r) => r.ok).length,
+      batches,
+      wallS: round(wallS, 2),
+      poolLine,
+      mismatches,
+      failures,
+    };
   } finally {
     await pool.close();
   }
@@ -406,7 +429,12 @@ async function checkLoad(opts: Options, photos: EvalPhoto[]): Promise<LoadReport
 
 function gpuNames(): string[] | null {
   const r = spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8', timeout: 10_000 });
-  return r.status === 0 && r.stdout ? r.stdout.split('\n').map((l) => l.trim()).filter(Boolean) : null;
+  return r.status === 0 && r.stdout
+    ? r.stdout
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+    : null;
 }
 
 async function main(): Promise<number> {
@@ -431,7 +459,10 @@ async function main(): Promise<number> {
   const failures: string[] = [];
   const save = () => {
     fs.mkdirSync(opts.out, { recursive: true });
-    fs.writeFileSync(path.join(opts.out, 'gpu-check.json'), `${JSON.stringify({ ...report, failures, pass: failures.length === 0, wallS: round((performance.now() - t0) / 1000) }, null, 2)}\n`);
+    fs.writeFileSync(
+      path.join(opts.out, 'gpu-check.json'),
+      `${JSON.stringify({ ...report, failures, pass: failures.length === 0, wallS: round((performance.now() - t0) / 1000) }, null, 2)}\n`,
+    );
   };
   // A part that throws (a provider that does not load, say) is a failure of that part; the others still run.
   const part = async <T extends { failures: string[] }>(name: Part, fn: () => T | Promise<T>): Promise<T | undefined> => {
@@ -456,15 +487,23 @@ async function main(): Promise<number> {
   const load = await part('load', () => checkLoad(opts, photos));
 
   const lines = [`gpu-check on ${opts.device} (${photos.length} eval photos), ${round((performance.now() - t0) / 1000)} s`];
-  if (masks) lines.push(`  masks:  ${masks.pass ? 'PASS' : 'FAIL'}  IoU min ${masks.minIou} median ${masks.medianIou} (≥ ${opts.minIou} each); MAE mean ${masks.meanMae} max ${masks.maxMae}; ${masks.candidateMsPerPhoto} ms per photo vs ${opts.reference ? 'fp32 CPU masks from ' + path.basename(opts.reference) : masks.referenceMsPerPhoto + ' ms fp32 on the CPU'}`);
+  if (masks)
+    lines.push(
+      `  masks:  ${masks.pass ? 'PASS' : 'FAIL'}  IoU min ${masks.minIou} median ${masks.medianIou} (≥ ${opts.minIou} each); MAE mean ${masks.meanMae} max ${masks.maxMae}; ${masks.candidateMsPerPhoto} ms per photo vs ${opts.reference ? 'fp32 CPU masks from ' + path.basename(opts.reference) : masks.referenceMsPerPhoto + ' ms fp32 on the CPU'}`,
+    );
   if (timing) {
-    lines.push(`  timing: ${timing.pass ? 'PASS' : 'FAIL'}  best ${round(timing.best?.msPerImage ?? NaN, 2)} ms per image at batch ${timing.best?.batch} (pinned ${timing.best?.pinned}, ${timing.best?.imagesPerS} images/s); target ≤ ${TARGET_MS_PER_IMAGE} ms ${timing.targetMet ? 'met' : 'not met'}`);
+    lines.push(
+      `  timing: ${timing.pass ? 'PASS' : 'FAIL'}  best ${round(timing.best?.msPerImage ?? NaN, 2)} ms per image at batch ${timing.best?.batch} (pinned ${timing.best?.pinned}, ${timing.best?.imagesPerS} images/s); target ≤ ${TARGET_MS_PER_IMAGE} ms ${timing.targetMet ? 'met' : 'not met'}`,
+    );
     for (const s of timing.sessions) {
       const pinned = `pinned ${s.pinnedRequested ? 'on' : 'off'}${s.pinned === s.pinnedRequested ? '' : ' (not on this device)'}${s.pinnedError ? ` (given up: ${s.pinnedError.split('\n')[0]!.slice(0, 160)})` : ''}`;
       lines.push(`          ${pinned}: ${s.batches.map((b) => `batch ${b.batch} ${round(b.msPerImage, 2)}`).join(', ')} ms per image`);
     }
   }
-  if (load) lines.push(`  load:   ${load.pass ? 'PASS' : 'FAIL'}  ${load.ok}/${load.requests} ok in ${load.batches} batches, ${load.wallS} s; ${load.mismatches.length} differ from their solo run; ${load.poolLine}`);
+  if (load)
+    lines.push(
+      `  load:   ${load.pass ? 'PASS' : 'FAIL'}  ${load.ok}/${load.requests} ok in ${load.batches} batches, ${load.wallS} s; ${load.mismatches.length} differ from their solo run; ${load.poolLine}`,
+    );
   for (const f of failures) lines.push(`  FAIL ${f}`);
   lines.push(failures.length === 0 ? 'gpu-check: PASS' : `gpu-check: FAIL (${failures.length})`);
   console.log(lines.join('\n'));

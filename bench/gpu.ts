@@ -114,7 +114,11 @@ interface Report {
 }
 
 const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
-const list = (s: string): string[] => s.split(',').map((x) => x.trim()).filter(Boolean);
+const list = (s: string): string[] =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 function positiveInt(name: string, v: string): number {
   const n = Number(v);
@@ -171,7 +175,10 @@ function levelRequests(concurrency: number, flag: number | undefined): number {
 function gpuNames(): string[] | null {
   const r = spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8', timeout: 10_000 });
   if (r.status !== 0 || !r.stdout) return null;
-  return r.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+  return r.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -183,7 +190,9 @@ function startGpuSampler(): { stop(): Promise<GpuSample | null> } {
   const mem: number[] = [];
   let failed = false;
   let rest = '';
-  const child = spawn('nvidia-smi', ['--query-gpu=utilization.gpu,memory.used', '--format=csv,noheader,nounits', '-lms', '200'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn('nvidia-smi', ['--query-gpu=utilization.gpu,memory.used', '--format=csv,noheader,nounits', '-lms', '200'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   reapWithBench(child);
   child.on('error', () => (failed = true));
   child.stdout.on('data', (d: Buffer) => {
@@ -266,7 +275,12 @@ async function runLevel(t: Target, p: Prepared, concurrency: number, requests: n
       started++;
       const start = performance.now();
       const r = await post(t, p, abort.signal);
-      const rec: Rec = { status: r?.status ?? 0, latencyMs: performance.now() - start, stages: r ? serverTimings(r.headers['server-timing']) : {}, bytes: r?.bytes ?? 0 };
+      const rec: Rec = {
+        status: r?.status ?? 0,
+        latencyMs: performance.now() - start,
+        stages: r ? serverTimings(r.headers['server-timing']) : {},
+        bytes: r?.bytes ?? 0,
+      };
       if (r && r.status !== 200) rec.error = r.body.toString('utf8').slice(0, 200);
       records.push(rec);
     }
@@ -335,7 +349,23 @@ async function runDevice(device: string, prepared: Prepared[], opts: Options, re
   let server: Server | undefined;
   try {
     const perPhoto = opts.warmup + 1 + opts.concurrency.reduce((a, c) => a + levelRequests(c, opts.requestsPerLevel) + 1, 0);
-    const key = cutoutCli(['keys', 'create', '--credits', String(prepared.length * perPhoto * 2 + 100), '--free-calls', '0', '--concurrency', String(maxC + 8), '--rate', '1000000000', '--label', 'bench-gpu'], dataDir);
+    const key = cutoutCli(
+      [
+        'keys',
+        'create',
+        '--credits',
+        String(prepared.length * perPhoto * 2 + 100),
+        '--free-calls',
+        '0',
+        '--concurrency',
+        String(maxC + 8),
+        '--rate',
+        '1000000000',
+        '--label',
+        'bench-gpu',
+      ],
+      dataDir,
+    );
     const t0 = performance.now();
     try {
       server = await startServer(dataDir, { args: serverArgs });
@@ -387,15 +417,23 @@ function renderMarkdown(report: Report): string {
   out.push(`# bench:gpu, ${report.startedAt}`, '');
   out.push(`- CPU: ${cpu.model}, ${cpu.cores} cores, ${memGb} GiB; flags: ${cpu.flags.join(' ') || 'none'}`);
   out.push(`- GPU: ${gpus?.join('; ') ?? 'none (no nvidia-smi)'}`);
-  out.push(`- Node ${node}; size=full, PNG; requests per level ${report.options.requestsPerLevel ?? 'max(3 × c, 24)'}, level ≤ ${report.options.levelSeconds} s (+${report.options.drainSeconds} s drain)`);
+  out.push(
+    `- Node ${node}; size=full, PNG; requests per level ${report.options.requestsPerLevel ?? 'max(3 × c, 24)'}, level ≤ ${report.options.levelSeconds} s (+${report.options.drainSeconds} s drain)`,
+  );
   for (const d of report.devices) {
-    out.push(d.status === 'ok' ? `- **${d.device}**: \`${d.startupLine}\` (listening after ${((d.startupMs ?? 0) / 1000).toFixed(1)} s)` : `- **${d.device}**: skipped: ${d.reason}`);
+    out.push(
+      d.status === 'ok'
+        ? `- **${d.device}**: \`${d.startupLine}\` (listening after ${((d.startupMs ?? 0) / 1000).toFixed(1)} s)`
+        : `- **${d.device}**: skipped: ${d.reason}`,
+    );
     if (d.status === 'ok' && d.reason) out.push(`  - ${d.reason}`);
   }
   out.push('');
   const ran = report.devices.filter((d) => d.status === 'ok' && d.levels.length > 0);
   const keys: Array<{ photo: string; size: string; mp: number; c: number }> = [];
-  for (const d of ran) for (const l of d.levels) if (!keys.some((k) => k.photo === l.photo && k.c === l.concurrency)) keys.push({ photo: l.photo, size: l.size, mp: l.megapixels, c: l.concurrency });
+  for (const d of ran)
+    for (const l of d.levels)
+      if (!keys.some((k) => k.photo === l.photo && k.c === l.concurrency)) keys.push({ photo: l.photo, size: l.size, mp: l.megapixels, c: l.concurrency });
   if (keys.length > 0) {
     const header = ['photo', 'MP', 'c'];
     for (const d of ran) header.push(`${d.device} img/s`, `${d.device} p50 ms`, `${d.device} p99 ms`, `${d.device} err`, `${d.device} GPU %`);
@@ -406,7 +444,13 @@ function renderMarkdown(report: Report): string {
         if (!l) row.push('', '', '', '', '');
         else {
           const bad = l.errors + l.unanswered;
-          const err = bad === 0 ? '0' : Object.entries(l.statuses).filter(([s]) => s !== '200').map(([s, n]) => `${n}×${s === '0' ? 'none' : s}`).join(' ');
+          const err =
+            bad === 0
+              ? '0'
+              : Object.entries(l.statuses)
+                  .filter(([s]) => s !== '200')
+                  .map(([s, n]) => `${n}×${s === '0' ? 'none' : s}`)
+                  .join(' ');
           row.push(l.imagesPerS, l.latencyMs.p50, l.latencyMs.p99, err, l.gpu?.busyPct ?? '–');
         }
       }
@@ -417,7 +461,13 @@ function renderMarkdown(report: Report): string {
   for (const d of ran) {
     const stages = orderStages(d.levels.flatMap((l) => Object.keys(l.stagesMs)));
     out.push(`Server-Timing medians on ${d.device}, ms (batch: bucket size):`, '');
-    out.push(markdownTable(['photo', 'c', ...stages, 'client CPU %', 'server RSS MB'], d.levels.map((l) => [l.photo, l.concurrency, ...stages.map((s) => l.stagesMs[s] ?? ''), l.clientCpuPct, l.serverRssMb])), '');
+    out.push(
+      markdownTable(
+        ['photo', 'c', ...stages, 'client CPU %', 'server RSS MB'],
+        d.levels.map((l) => [l.photo, l.concurrency, ...stages.map((s) => l.stagesMs[s] ?? ''), l.clientCpuPct, l.serverRssMb]),
+      ),
+      '',
+    );
   }
   return out.join('\n');
 }
@@ -440,7 +490,14 @@ async function main(): Promise<void> {
     startedAt: new Date().toISOString(),
     host: { cpu: cpuInfo(), gpus: gpuNames(), node: process.version, memGb: round(os.totalmem() / 2 ** 30) },
     options: shown,
-    photos: prepared.map(({ photo, body }) => ({ name: photo.name, size: photo.size, width: photo.width, height: photo.height, megapixels: round((photo.width * photo.height) / 1e6, 2), bytes: body.length })),
+    photos: prepared.map(({ photo, body }) => ({
+      name: photo.name,
+      size: photo.size,
+      width: photo.width,
+      height: photo.height,
+      megapixels: round((photo.width * photo.height) / 1e6, 2),
+      bytes: body.length,
+    })),
     devices: [],
   };
   fs.mkdirSync(opts.out, { recursive: true });
@@ -448,10 +505,19 @@ async function main(): Promise<void> {
     fs.writeFileSync(path.join(opts.out, 'gpu.json'), `${JSON.stringify(report, null, 2)}\n`);
     fs.writeFileSync(path.join(opts.out, 'gpu.md'), `${renderMarkdown(report)}\n`);
   };
-  console.error(`bench:gpu: devices ${opts.devices.join(', ')}; photos ${photos.map((p) => `${p.name} (${round((p.width * p.height) / 1e6, 2)} MP)`).join(', ')}; concurrency ${opts.concurrency.join(', ')}`);
+  console.error(
+    `bench:gpu: devices ${opts.devices.join(', ')}; photos ${photos.map((p) => `${p.name} (${round((p.width * p.height) / 1e6, 2)} MP)`).join(', ')}; concurrency ${opts.concurrency.join(', ')}`,
+  );
   for (const device of opts.devices) {
     if (performance.now() > deadline) {
-      report.devices.push({ device, status: 'skipped', reason: `deadline of ${opts.deadlineSeconds} s reached before it started`, serverArgs: [], levels: [], skippedLevels: [] });
+      report.devices.push({
+        device,
+        status: 'skipped',
+        reason: `deadline of ${opts.deadlineSeconds} s reached before it started`,
+        serverArgs: [],
+        levels: [],
+        skippedLevels: [],
+      });
       continue;
     }
     await runDevice(device, prepared, opts, report, save, deadline);

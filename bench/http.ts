@@ -35,7 +35,13 @@ const LEVELS: Array<{ concurrency: number; requests: number }> = [
 const ACCOUNT_ONLY = process.env.BENCH_HTTP_ACCOUNT_ONLY === '1';
 const ACCOUNT_REQUESTS = Math.round(200_000 * SCALE);
 
-function send(agent: http.Agent, url: string, method: string, headers: Record<string, string | number>, body?: Buffer): Promise<{ status: number; bytes: number }> {
+function send(
+  agent: http.Agent,
+  url: string,
+  method: string,
+  headers: Record<string, string | number>,
+  body?: Buffer,
+): Promise<{ status: number; bytes: number }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, agent, headers }, (res) => {
       let bytes = 0;

@@ -48,7 +48,13 @@ async function time(n: number, fn: () => Promise<unknown>): Promise<number[]> {
 
 async function run(ledger: LedgerBackend): Promise<Record<string, Stats>> {
   const n = N + WARMUP;
-  const { account, apiKey } = await ledger.createAccount({ label: 'ledger-bench', subscription: 4 * n, freeCallsPerMonth: 0, concurrency: 4, ratePerMinute: 1e9 });
+  const { account, apiKey } = await ledger.createAccount({
+    label: 'ledger-bench',
+    subscription: 4 * n,
+    freeCallsPerMonth: 0,
+    concurrency: 4,
+    ratePerMinute: 1e9,
+  });
   const usage = { outputPixels: 1_000_000, status: 200 };
   const pair = async (): Promise<void> => void (await ledger.settle(await ledger.reserve(account, 'full'), usage));
   const request = async (): Promise<void> => {
@@ -100,10 +106,15 @@ console.log(`ledger bench (${durability}), ${N} samples after ${WARMUP} warm-up;
 const names = Object.keys(backends);
 console.log(['op'.padEnd(16), ...names.map((b) => `${b} median / p90 / p99 µs`.padStart(36))].join(''));
 for (const op of Object.keys(backends.lmdb!)) {
-  console.log([op.padEnd(16), ...names.map((b) => {
-    const s = backends[b]![op]!;
-    return `${s.medianUs} / ${s.p90Us} / ${s.p99Us}`.padStart(36);
-  })].join(''));
+  console.log(
+    [
+      op.padEnd(16),
+      ...names.map((b) => {
+        const s = backends[b]![op]!;
+        return `${s.medianUs} / ${s.p90Us} / ${s.p99Us}`.padStart(36);
+      }),
+    ].join(''),
+  );
 }
 
 const outDir = fileURLToPath(new URL('../../bench/results/', import.meta.url));

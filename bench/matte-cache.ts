@@ -64,7 +64,8 @@ export function flipRows(data: Uint8Array | Float32Array, width: number, height:
     const row = y * width * channels;
     for (let a = 0, b = width - 1; a < b; a++, b--) {
       for (let c = 0; c < channels; c++) {
-        const i = row + a * channels + c, j = row + b * channels + c;
+        const i = row + a * channels + c,
+          j = row + b * channels + c;
         const t = data[i]!;
         data[i] = data[j]!;
         data[j] = t;
@@ -78,7 +79,10 @@ export class MatteCache {
   inferences = 0;
   inferSeconds = 0;
 
-  constructor(private readonly binding: NativeBinding, private readonly threads = 2) {}
+  constructor(
+    private readonly binding: NativeBinding,
+    private readonly threads = 2,
+  ) {}
 
   private session(view: MatteView): NativeSession {
     const key = `${view.model}@${view.size}`;

@@ -89,15 +89,30 @@ function post(agent: http.Agent, url: string, key: string, b: { body: Buffer; ty
   });
 }
 
-
 async function serveSoak(photos: Array<{ name: string; file: string }>) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-bench-memory-'));
   const ledger = openLmdbLedger(dataDir);
   const key = ledger.createAccount({ label: 'bench', subscription: 10_000_000, concurrency: 1_000, ratePerMinute: 1_000_000_000 }).apiKey;
   await ledger.close();
 
-  const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--workers', String(WORKERS), '--no-demo-key', ...(MODEL ? ['--model', MODEL] : [])];
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: launchEnv() });
+  const args = [
+    CLI,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--data',
+    dataDir,
+    '--workers',
+    String(WORKERS),
+    '--no-demo-key',
+    ...(MODEL ? ['--model', MODEL] : []),
+  ];
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: launchEnv(),
+  });
   reapWithBench(child);
   const w = watch(child);
   let banner = '';

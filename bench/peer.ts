@@ -37,7 +37,12 @@ function mimeOf(file: string): string {
 
 /** Parses 'image/x-rgba8;width=W;height=H'. */
 function rawSize(type: string): { width: number; height: number } {
-  const params = new Map(type.split(';').slice(1).map((p) => p.trim().split('=') as [string, string]));
+  const params = new Map(
+    type
+      .split(';')
+      .slice(1)
+      .map((p) => p.trim().split('=') as [string, string]),
+  );
   const width = Number(params.get('width'));
   const height = Number(params.get('height'));
   if (!(width > 0 && height > 0)) throw new Error(`peer returned unexpected type ${type}`);

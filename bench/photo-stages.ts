@@ -45,7 +45,9 @@ const threadCounts = arg('threads', `1,${cpu.cores}`).split(',').map(Number);
 const runs = Number(arg('runs', '7'));
 // Which rows: both (the default), or one (`--scratch kept`: what a busy pool's photo workers see,
 // in half the time).
-const modes = arg('scratch', 'off,kept').split(',').filter((m): m is 'off' | 'kept' => m === 'off' || m === 'kept');
+const modes = arg('scratch', 'off,kept')
+  .split(',')
+  .filter((m): m is 'off' | 'kept' => m === 'off' || m === 'kept');
 if (modes.length === 0) throw new Error('--scratch takes off, kept or off,kept');
 const STAGES = ['probe', 'decode', 'decodeOutput', 'composite', 'layout', 'shadow', 'encode'] as const;
 const SHADOW_KINDS = ['drop', '3D', 'car'] as const;
@@ -79,7 +81,13 @@ let sparePhoto: ArrayBuffer | undefined;
  * One photo through the staged path's two halves, stage 1's photo handed on as the pool hands it; with
  * `keep`, into the photo memory the last photo left, and leaving its own for the next, as the pool does.
  */
-async function bothHalves(ctx: PipelineContext, input: Uint8Array, mask: Float32Array, name: string, keep: boolean): Promise<Extract<RemoveResult, { ok: true }>> {
+async function bothHalves(
+  ctx: PipelineContext,
+  input: Uint8Array,
+  mask: Float32Array,
+  name: string,
+  keep: boolean,
+): Promise<Extract<RemoveResult, { ok: true }>> {
   const photoMemory = keep ? sparePhoto : undefined;
   sparePhoto = undefined;
   const task = { input, options: { ...DEFAULT_OPTIONS, size: 'full' as const, format: 'png' as const }, ...(photoMemory ? { photoMemory } : {}) };
@@ -186,7 +194,16 @@ for (const photo of await sizedBenchPhotos(sizes)) {
 session.close();
 
 const table = markdownTable(
-  ['photo', 'threads', 'scratch', ...STAGES, 'wall ms', 'minor faults per photo', `photos/s on ${cpu.cores} cores (threads 1)`, 'model input: libvips / in memory ms'],
+  [
+    'photo',
+    'threads',
+    'scratch',
+    ...STAGES,
+    'wall ms',
+    'minor faults per photo',
+    `photos/s on ${cpu.cores} cores (threads 1)`,
+    'model input: libvips / in memory ms',
+  ],
   rows.map((r) => [
     `${r.photo} (${r.width}×${r.height})`,
     r.threads,
@@ -198,7 +215,12 @@ const table = markdownTable(
     `${r.modelInput.libvipsMs} / ${r.modelInput.inMemoryMs ?? '–'}`,
   ]),
 );
-console.log(`CPU: ${cpu.cores} × ${cpu.model} (${cpu.simd}); load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+console.log(
+  `CPU: ${cpu.cores} × ${cpu.model} (${cpu.simd}); load average ${(await import('node:os'))
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}\n`,
+);
 console.log(table);
 const shadowTable = markdownTable(
   ['photo', ...SHADOW_KINDS.map((k) => `shadow ${k} ms (1 thread)`)],

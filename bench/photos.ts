@@ -71,7 +71,11 @@ async function ensureSizedVariant(source: string, name: string, megapixels: numb
     const k = Math.sqrt((megapixels * 1e6) / (width * height));
     if (k > 1) throw new Error(`${path.basename(source)} is smaller than ${megapixels} MP`);
     fs.mkdirSync(CACHE, { recursive: true });
-    await sharp(source).rotate().resize(Math.round(width * k), Math.round(height * k)).jpeg({ quality: 92, progressive: false, chromaSubsampling: '4:2:0' }).toFile(file);
+    await sharp(source)
+      .rotate()
+      .resize(Math.round(width * k), Math.round(height * k))
+      .jpeg({ quality: 92, progressive: false, chromaSubsampling: '4:2:0' })
+      .toFile(file);
   }
   return file;
 }

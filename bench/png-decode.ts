@@ -37,13 +37,23 @@ async function photos(): Promise<Array<{ name: string; png: Buffer }>> {
   const out: Array<{ name: string; png: Buffer }> = [];
   const dir = path.join(evalDir(), 'images');
   if (fs.existsSync(dir))
-    for (const f of fs.readdirSync(dir).filter((f) => f.endsWith('.png')).sort()) out.push({ name: `dev ${f}`, png: fs.readFileSync(path.join(dir, f)) });
+    for (const f of fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.png'))
+      .sort())
+      out.push({ name: `dev ${f}`, png: fs.readFileSync(path.join(dir, f)) });
   const source = (await benchPhotos()).find((p) => p.name === 'elephants-12mp-baseline');
   if (source) {
     const { width, height } = await sharp(source.file).metadata();
     for (const mp of [1, 4, 12]) {
       const k = Math.min(1, Math.sqrt((mp * 1e6) / (width! * height!)));
-      out.push({ name: `elephants ${mp} MP`, png: await sharp(source.file).resize(Math.round(width! * k), Math.round(height! * k)).png().toBuffer() });
+      out.push({
+        name: `elephants ${mp} MP`,
+        png: await sharp(source.file)
+          .resize(Math.round(width! * k), Math.round(height! * k))
+          .png()
+          .toBuffer(),
+      });
     }
   }
   return out;
@@ -81,7 +91,7 @@ for (const { name, png } of await photos()) {
   if (!Buffer.from(dst).equals(ours)) throw new Error(`${name}: libvips gave other bytes`);
   const times = variants.map(() => [] as number[]);
   for (let i = 0; i < runs + 2; i++)
-    for (const [k, [, run]] of (i % 2 ? [...variants.entries()].reverse() : [...variants.entries()])) {
+    for (const [k, [, run]] of i % 2 ? [...variants.entries()].reverse() : [...variants.entries()]) {
       const t0 = performance.now();
       await run();
       if (i >= 2) times[k]!.push(performance.now() - t0);
@@ -93,7 +103,15 @@ for (const { name, png } of await photos()) {
 const cpu = cpuFacts();
 const table = markdownTable(
   ['photo', 'size', 'addon ms', 'libvips into our memory ms', 'sharp ms', 'addon MP/s', 'addon vs libvips'],
-  rows.map((r) => [r.photo, `${r.width}×${r.height}`, r.addonMs.toFixed(2), r.libvipsMs.toFixed(2), r.sharpMs.toFixed(2), ((r.width * r.height) / 1e3 / r.addonMs).toFixed(0), (r.addonMs / r.libvipsMs).toFixed(2)]),
+  rows.map((r) => [
+    r.photo,
+    `${r.width}×${r.height}`,
+    r.addonMs.toFixed(2),
+    r.libvipsMs.toFixed(2),
+    r.sharpMs.toFixed(2),
+    ((r.width * r.height) / 1e3 / r.addonMs).toFixed(0),
+    (r.addonMs / r.libvipsMs).toFixed(2),
+  ]),
 );
 console.log(`${table}\n\n${runs} runs each, medians; ${cpu.model}, ${cpu.cores} cores: ${cpu.simd}; node ${process.version}, zlib ${process.versions.zlib}`);
 const dir = path.join(PACKAGE_ROOT, 'bench', 'results');

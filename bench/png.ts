@@ -37,17 +37,21 @@ interface Image {
   channels: 1 | 4;
 }
 
-const sharpPng = (level: number): Encode => async (img) => {
-  let s = sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } });
-  if (img.channels === 1) s = s.toColourspace('b-w');
-  return s.png({ compressionLevel: level, adaptiveFiltering: false }).toBuffer();
-};
+const sharpPng =
+  (level: number): Encode =>
+  async (img) => {
+    let s = sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } });
+    if (img.channels === 1) s = s.toColourspace('b-w');
+    return s.png({ compressionLevel: level, adaptiveFiltering: false }).toBuffer();
+  };
 
 type Encode = (img: Image) => Promise<Uint8Array> | Uint8Array;
 
 const binding = loadBinding();
-const native = (options: Omit<PngEncodeOptions, 'threads'>, threads: number): Encode => (img) =>
-  binding.encodePng(img.data, img.width, img.height, img.channels, { ...options, threads });
+const native =
+  (options: Omit<PngEncodeOptions, 'threads'>, threads: number): Encode =>
+  (img) =>
+    binding.encodePng(img.data, img.width, img.height, img.channels, { ...options, threads });
 
 const BEFORE = 'sharp L4 none (before)';
 const RLE = 'native rle t1';
@@ -65,7 +69,10 @@ const VARIANTS: Array<[string, Encode]> = [
 const { values: args } = parseArgs({ options: { base: { type: 'string' }, decode: { type: 'boolean' }, runs: { type: 'string' } } });
 if (args.base) {
   const base = createRequire(import.meta.url)(path.resolve(args.base)) as Pick<typeof binding, 'encodePng'>;
-  const fast = (threads: number): Encode => (img) => base.encodePng(img.data, img.width, img.height, img.channels, { level: 4, strategy: 'fast', threads });
+  const fast =
+    (threads: number): Encode =>
+    (img) =>
+      base.encodePng(img.data, img.width, img.height, img.channels, { level: 4, strategy: 'fast', threads });
   VARIANTS.push(['base fast t1', fast(1)], ['base fast t2', fast(2)]);
 }
 
@@ -87,7 +94,7 @@ async function cutouts(): Promise<Image[]> {
       const { data, info } = await sharp(res.data).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
       // The pipeline zeroes the colour of transparent pixels; make sure of it after the round trip.
       for (let i = 0; i < data.length; i += 4) if (data[i + 3] === 0) data.fill(0, i, i + 3);
-      const name = `${photo.name} → ${(info.width * info.height / 1e6).toFixed(1)} MP`;
+      const name = `${photo.name} → ${((info.width * info.height) / 1e6).toFixed(1)} MP`;
       out.push({ name: `${name} RGBA`, data, width: info.width, height: info.height, channels: 4 });
       if (mp === 12) {
         const alpha = Buffer.alloc(info.width * info.height);
@@ -124,14 +131,22 @@ async function devCutouts(): Promise<Image[]> {
 
 function cpuFlags(): string[] {
   const cpuinfo = fs.existsSync('/proc/cpuinfo') ? fs.readFileSync('/proc/cpuinfo', 'utf8') : '';
-  const flags = cpuinfo.match(/^flags\s*:(.*)$/m)?.[1]?.trim().split(/\s+/) ?? [];
+  const flags =
+    cpuinfo
+      .match(/^flags\s*:(.*)$/m)?.[1]
+      ?.trim()
+      .split(/\s+/) ?? [];
   return flags.filter((f) => f === 'avx2' || f.startsWith('avx512')).sort();
 }
 
 /** `lscpu`'s Flags line, as the docs quote it (empty where lscpu is missing). */
 function lscpuFlags(): string {
   try {
-    return execFileSync('lscpu', { encoding: 'utf8' }).match(/^Flags:\s*(.*)$/m)?.[1]?.trim() ?? '';
+    return (
+      execFileSync('lscpu', { encoding: 'utf8' })
+        .match(/^Flags:\s*(.*)$/m)?.[1]
+        ?.trim() ?? ''
+    );
   } catch {
     return '';
   }
@@ -162,7 +177,16 @@ async function main(): Promise<void> {
     for (const [k, [variant]] of VARIANTS.entries()) {
       const { times, bytes } = results[k]!;
       const medianMs = median(times);
-      rows.push({ image: img.name, variant, megapixels: mp, medianMs, p90Ms: quantile(times, 0.9), minMs: Math.min(...times), mpPerS: mp / (medianMs / 1000), bytes });
+      rows.push({
+        image: img.name,
+        variant,
+        megapixels: mp,
+        medianMs,
+        p90Ms: quantile(times, 0.9),
+        minMs: Math.min(...times),
+        mpPerS: mp / (medianMs / 1000),
+        bytes,
+      });
     }
     console.error(`bench:png: ${img.name} done`);
   }
@@ -173,7 +197,17 @@ async function main(): Promise<void> {
     rows.map((r) => {
       const before = rows.find((b) => b.image === r.image && b.variant === BEFORE)!;
       const rle = rows.find((b) => b.image === r.image && b.variant === RLE)!;
-      return [r.image, r.variant, r.medianMs.toFixed(1), r.p90Ms.toFixed(1), r.minMs.toFixed(1), r.mpPerS.toFixed(0), r.bytes.toLocaleString('en-US'), pct(r.bytes, before.bytes), pct(r.bytes, rle.bytes)];
+      return [
+        r.image,
+        r.variant,
+        r.medianMs.toFixed(1),
+        r.p90Ms.toFixed(1),
+        r.minMs.toFixed(1),
+        r.mpPerS.toFixed(0),
+        r.bytes.toLocaleString('en-US'),
+        pct(r.bytes, before.bytes),
+        pct(r.bytes, rle.bytes),
+      ];
     }),
   );
 
@@ -194,11 +228,27 @@ async function main(): Promise<void> {
   const devTable = dev.length
     ? markdownTable(
         ['encoder', `ms (all ${dev.length})`, 'bytes (all)', 'vs rle t1', 'worst photo vs rle t1'],
-        devRows.map((r) => [r.variant, r.ms.toFixed(1), r.bytes.toLocaleString('en-US'), pct(r.bytes, rleDev.bytes), `${r.worstPhoto} ${(r.worstVsRle).toFixed(3)}x`]),
+        devRows.map((r) => [
+          r.variant,
+          r.ms.toFixed(1),
+          r.bytes.toLocaleString('en-US'),
+          pct(r.bytes, rleDev.bytes),
+          `${r.worstPhoto} ${(r.worstVsRle).toFixed(3)}x`,
+        ]),
       )
     : `(no dev cut-outs: ${evalDir()} not found)`;
 
-  const env = { cpu: os.cpus()[0]?.model, cores: os.cpus().length, flags: cpuFlags(), lscpuFlags: lscpuFlags(), loadavg: os.loadavg(), node: process.version, zlib: process.versions.zlib, zlibNg: sharp.versions['zlib-ng'], sharp: sharp.versions.sharp };
+  const env = {
+    cpu: os.cpus()[0]?.model,
+    cores: os.cpus().length,
+    flags: cpuFlags(),
+    lscpuFlags: lscpuFlags(),
+    loadavg: os.loadavg(),
+    node: process.version,
+    zlib: process.versions.zlib,
+    zlibNg: sharp.versions['zlib-ng'],
+    sharp: sharp.versions.sharp,
+  };
   console.log(`${table}\n\n${devTable}\n\n${JSON.stringify(env)}`);
   const dir = path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });

@@ -18,7 +18,10 @@ async function photos(): Promise<Array<{ name: string; bytes: Buffer }>> {
   const small = await sharp(src).jpeg({ quality: 92 }).toBuffer();
   // 12 MP: the doll photo upscaled (what matters here is the pixel count the stages see).
   const big = await sharp(src).resize(4000, 3000, { fit: 'fill' }).jpeg({ quality: 92 }).toBuffer();
-  return [{ name: '0.45 MP JPEG', bytes: small }, { name: '12 MP JPEG', bytes: big }];
+  return [
+    { name: '0.45 MP JPEG', bytes: small },
+    { name: '12 MP JPEG', bytes: big },
+  ];
 }
 
 async function main(): Promise<void> {
@@ -43,7 +46,10 @@ async function main(): Promise<void> {
   }
   const flags = cpuFacts().simd;
   const lines = [
-    `CPU: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'} (${flags}); load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+    `CPU: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'} (${flags}); load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
     '',
     '| photo | level | median ms | × balanced |',
     '|---|---|---:|---:|',

@@ -11,14 +11,38 @@ import sharp from 'sharp';
 import { loadBinding, type CompositeOptions, type CompositeTuning, type NativeBinding } from '../src/native/binding.js';
 import { PACKAGE_ROOT } from '../src/model/manifest.js';
 import {
-  backdropCorrectedReference, compositeOver, estimateBackdrop, gradientError, iou, boundaryF, mae, matteFromBytes,
-  meanRgbError, mse, sad, unknownRegion, type Matte,
+  backdropCorrectedReference,
+  compositeOver,
+  estimateBackdrop,
+  gradientError,
+  iou,
+  boundaryF,
+  mae,
+  matteFromBytes,
+  meanRgbError,
+  mse,
+  sad,
+  unknownRegion,
+  type Matte,
 } from './quality/metrics.js';
 import { evalDir as findEvalDir } from './quality/eval-dir.js';
 import { parseManifest, type ManifestRow } from './quality/manifest.js';
 import {
-  coordinateDescent, foldMeans, foldsOf, objective, pairedDiff, settingKey, spread, type CvItem, type Dataset, type Fold,
-  type ItemMetrics, type Knob, type Loss, type MetricsById, type Setting,
+  coordinateDescent,
+  foldMeans,
+  foldsOf,
+  objective,
+  pairedDiff,
+  settingKey,
+  spread,
+  type CvItem,
+  type Dataset,
+  type Fold,
+  type ItemMetrics,
+  type Knob,
+  type Loss,
+  type MetricsById,
+  type Setting,
 } from './quality/cross-validation.js';
 import * as codec from '../src/worker/codec.js';
 import { MatteCache, type MatteView } from './matte-cache.js';
@@ -54,7 +78,13 @@ async function loadItems(evalDir: string, rows: readonly ManifestRow[]): Promise
     const rgba = new Uint8Array(raw.data.buffer, raw.data.byteOffset, raw.data.length);
     const dataset: Dataset = row.gtType === 'alpha_matte' ? 'alpha' : 'mask';
     const item: EvalItem = {
-      cv: { id: row.id, group: row.group, category: row.category, dataset }, row, bytes, rgba, width: gt.width, height: gt.height, gt,
+      cv: { id: row.id, group: row.group, category: row.category, dataset },
+      row,
+      bytes,
+      rgba,
+      width: gt.width,
+      height: gt.height,
+      gt,
     };
     if (dataset === 'alpha' && row.trimapPath) {
       const t = await sharp(path.join(evalDir, row.trimapPath)).raw().toBuffer({ resolveWithObject: true });
@@ -128,7 +158,11 @@ class Scorer {
     const mattes = [];
     for (const v of views) mattes.push({ view: v, data: await this.cache.matte(v, item.cv.id, item.bytes) });
     if (mattes.length === 1) return { data: mattes[0]!.data, size: views[0]!.size };
-    return fuseMattes(mattes.map((m) => ({ data: m.data, size: m.view.size })), (s.fusion ?? 'mean') as Fusion, Number(s.fusionBand ?? 0.1));
+    return fuseMattes(
+      mattes.map((m) => ({ data: m.data, size: m.view.size })),
+      (s.fusion ?? 'mean') as Fusion,
+      Number(s.fusionBand ?? 0.1),
+    );
   }
 
   /** Every item's metrics under `s` (memoised). `colour` adds the halo measure (needs decontaminate). */
@@ -246,14 +280,57 @@ function levers(): Lever[] {
     { name: 'refined@defaults', description: 'guided refinement, committed constants (tuned on all of dev before: optimistic)', base: REFINED, knobs: [] },
     { name: 'refined', description: 'guided refinement, its 5 knobs chosen in-fold', base: REFINED, knobs: REFINE_KNOBS },
     { name: 'matting@defaults', description: 'refinement + colour-model matting, committed constants (optimistic)', base: MATTED, knobs: [] },
-    { name: 'matting', description: 'refinement + colour-model matting, all 12 knobs chosen in-fold', base: MATTED, knobs: [...REFINE_KNOBS, ...MATTING_KNOBS] },
+    {
+      name: 'matting',
+      description: 'refinement + colour-model matting, all 12 knobs chosen in-fold',
+      base: MATTED,
+      knobs: [...REFINE_KNOBS, ...MATTING_KNOBS],
+    },
     // The knobs that every fold chose the same way (the runs above): each fold would have applied them.
-    { name: 'refined@stable', description: 'guided refinement, radius 8 and band_lo 0.05 (chosen in every fold of `refined`)', base: { ...REFINED, 'refine.radius': 8, 'refine.bandLo': 0.05 }, knobs: [] },
-    { name: 'matting@stable', description: 'refinement + matting, band_lo 0.05 and matting band_dilate 1 (chosen in every fold of `matting`)', base: { ...MATTED, 'refine.bandLo': 0.05, 'matting.bandDilate': 1 }, knobs: [] },
-    { name: 'decont-off', description: 'matting@defaults, colour not estimated (halo bg-ref*)', base: { ...MATTED, decontaminate: false }, knobs: [], dataset: 'alpha', loss: haloLoss },
-    { name: 'decont@defaults', description: 'matting@defaults + decontaminate, committed constants (halo bg-ref*)', base: { ...MATTED, decontaminate: true, ...knobDefaults(FOREGROUND_KNOBS) }, knobs: [], dataset: 'alpha', loss: haloLoss },
-    { name: 'decont@stable', description: 'matting@defaults + decontaminate with big_iterations 4 (chosen in every fold of `decont`)', base: { ...MATTED, decontaminate: true, ...knobDefaults(FOREGROUND_KNOBS), 'foreground.bigIterations': 4 }, knobs: [], dataset: 'alpha', loss: haloLoss },
-    { name: 'decont', description: 'matting@defaults + decontaminate, its 5 knobs chosen in-fold on halo bg-ref*', base: { ...MATTED, decontaminate: true, ...knobDefaults(FOREGROUND_KNOBS) }, knobs: FOREGROUND_KNOBS, dataset: 'alpha', loss: haloLoss },
+    {
+      name: 'refined@stable',
+      description: 'guided refinement, radius 8 and band_lo 0.05 (chosen in every fold of `refined`)',
+      base: { ...REFINED, 'refine.radius': 8, 'refine.bandLo': 0.05 },
+      knobs: [],
+    },
+    {
+      name: 'matting@stable',
+      description: 'refinement + matting, band_lo 0.05 and matting band_dilate 1 (chosen in every fold of `matting`)',
+      base: { ...MATTED, 'refine.bandLo': 0.05, 'matting.bandDilate': 1 },
+      knobs: [],
+    },
+    {
+      name: 'decont-off',
+      description: 'matting@defaults, colour not estimated (halo bg-ref*)',
+      base: { ...MATTED, decontaminate: false },
+      knobs: [],
+      dataset: 'alpha',
+      loss: haloLoss,
+    },
+    {
+      name: 'decont@defaults',
+      description: 'matting@defaults + decontaminate, committed constants (halo bg-ref*)',
+      base: { ...MATTED, decontaminate: true, ...knobDefaults(FOREGROUND_KNOBS) },
+      knobs: [],
+      dataset: 'alpha',
+      loss: haloLoss,
+    },
+    {
+      name: 'decont@stable',
+      description: 'matting@defaults + decontaminate with big_iterations 4 (chosen in every fold of `decont`)',
+      base: { ...MATTED, decontaminate: true, ...knobDefaults(FOREGROUND_KNOBS), 'foreground.bigIterations': 4 },
+      knobs: [],
+      dataset: 'alpha',
+      loss: haloLoss,
+    },
+    {
+      name: 'decont',
+      description: 'matting@defaults + decontaminate, its 5 knobs chosen in-fold on halo bg-ref*',
+      base: { ...MATTED, decontaminate: true, ...knobDefaults(FOREGROUND_KNOBS) },
+      knobs: FOREGROUND_KNOBS,
+      dataset: 'alpha',
+      loss: haloLoss,
+    },
   ];
 }
 
@@ -266,18 +343,34 @@ function modelLevers(composite: Setting, sizes: readonly number[]): Lever[] {
       name: 'flip-tta-fused',
       description: '1024² and its mirror image, fused by a rule chosen in-fold (mean, confidence, or the mirror only where the first is uncertain)',
       base: { ...composite, views: '1024+1024f', fusion: 'mean', fusionBand: 0.1 },
-      knobs: [{ name: 'fusion', values: ['mean', 'confidence', 'edges'] }, { name: 'fusionBand', values: [0.1, 0.05, 0.2, 0.3] }],
+      knobs: [
+        { name: 'fusion', values: ['mean', 'confidence', 'edges'] },
+        { name: 'fusionBand', values: [0.1, 0.05, 0.2, 0.3] },
+      ],
     },
     { name: 'fp32', description: 'the fp32 model instead of int8, 1024²', base: { ...composite, views: '1024', model: 'isnet-fp32' }, knobs: [] },
-    { name: 'int8-clip1.3', description: 'int8 re-quantised with every activation range ×1.3 (softer clipping), 1024²', base: { ...composite, views: '1024', model: 'isnet-int8~clip1.3' }, knobs: [] },
-    { name: 'int8-clip0.7', description: 'int8 re-quantised with every activation range ×0.7 (harder clipping), 1024²', base: { ...composite, views: '1024', model: 'isnet-int8~clip0.7' }, knobs: [] },
+    {
+      name: 'int8-clip1.3',
+      description: 'int8 re-quantised with every activation range ×1.3 (softer clipping), 1024²',
+      base: { ...composite, views: '1024', model: 'isnet-int8~clip1.3' },
+      knobs: [],
+    },
+    {
+      name: 'int8-clip0.7',
+      description: 'int8 re-quantised with every activation range ×0.7 (harder clipping), 1024²',
+      base: { ...composite, views: '1024', model: 'isnet-int8~clip0.7' },
+      knobs: [],
+    },
   ];
   for (const s of sizes) {
     out.push({
       name: `scales-1024+${s}`,
       description: `1024² and ${s}², fused (rule and band chosen in-fold)`,
       base: { ...composite, views: `1024+${s}`, fusion: 'confidence', fusionBand: 0.1 },
-      knobs: [{ name: 'fusion', values: FUSIONS }, { name: 'fusionBand', values: [0.1, 0.05, 0.2, 0.3] }],
+      knobs: [
+        { name: 'fusion', values: FUSIONS },
+        { name: 'fusionBand', values: [0.1, 0.05, 0.2, 0.3] },
+      ],
     });
   }
   return out;
@@ -329,8 +422,21 @@ async function crossValidate(scorer: Scorer, lever: Lever, allFolds: readonly Fo
 // ---------------------------------------------------------------------------------------------
 // Report
 
-const ALPHA_METRICS = [['sad', 'SAD', 1], ['grad', 'Grad', 1], ['mse', 'MSE×1e3', 1e3], ['maeWhole', 'MAE whole', 1], ['sadBg', 'SAD on trimap bg', 1], ['sadFg', 'SAD on trimap fg', 1]] as const;
-const MASK_METRICS = [['iou', 'IoU', 1], ['boundaryF', 'boundary F', 1], ['mae', 'MAE', 1], ['fpMass', 'MAE on bg (kept)', 1], ['fnMass', 'MAE on subject (lost)', 1]] as const;
+const ALPHA_METRICS = [
+  ['sad', 'SAD', 1],
+  ['grad', 'Grad', 1],
+  ['mse', 'MSE×1e3', 1e3],
+  ['maeWhole', 'MAE whole', 1],
+  ['sadBg', 'SAD on trimap bg', 1],
+  ['sadFg', 'SAD on trimap fg', 1],
+] as const;
+const MASK_METRICS = [
+  ['iou', 'IoU', 1],
+  ['boundaryF', 'boundary F', 1],
+  ['mae', 'MAE', 1],
+  ['fpMass', 'MAE on bg (kept)', 1],
+  ['fnMass', 'MAE on subject (lost)', 1],
+] as const;
 
 function fmt(v: number, digits: number): string {
   return Number.isFinite(v) ? v.toFixed(digits) : '–';
@@ -355,7 +461,9 @@ function render(results: readonly LeverResult[], items: readonly EvalItem[], bas
     if (rs.length === 0) continue;
     const metrics = dataset === 'alpha' ? [...ALPHA_METRICS] : [...MASK_METRICS];
     const colour = dataset === 'alpha' && rs.some((r) => r.lever.loss === haloLoss);
-    lines.push(`\n### ${dataset === 'alpha' ? 'alphamatting (leave one photo out; unknown region unless "whole")' : 'DAVIS (leave one sequence out)'}: held-out mean ± SD across folds\n`);
+    lines.push(
+      `\n### ${dataset === 'alpha' ? 'alphamatting (leave one photo out; unknown region unless "whole")' : 'DAVIS (leave one sequence out)'}: held-out mean ± SD across folds\n`,
+    );
     const head = ['lever', 'folds', ...metrics.map((m) => m[1]), ...(colour ? ['halo bg-ref*'] : [])];
     lines.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
     for (const r of rs) {
@@ -368,7 +476,9 @@ function render(results: readonly LeverResult[], items: readonly EvalItem[], bas
     const key = dataset === 'alpha' ? 'sad' : 'boundaryF';
     const cats = categoriesOf(items, dataset);
     const base = rs.find((r) => r.lever.name === baseline);
-    lines.push(`\nPer category, ${dataset === 'alpha' ? 'SAD' : 'boundary F (IoU in brackets)'}; Δ = paired change vs \`${baseline}\` (\\* beyond noise: |Δ| > 2 SE)\n`);
+    lines.push(
+      `\nPer category, ${dataset === 'alpha' ? 'SAD' : 'boundary F (IoU in brackets)'}; Δ = paired change vs \`${baseline}\` (\\* beyond noise: |Δ| > 2 SE)\n`,
+    );
     lines.push(`| lever | ${cats.map((c) => `${c} (${r0Folds(rs[0]!, dataset, c, catOf)})`).join(' | ')} |`, `|---|${cats.map(() => '---:').join('|')}|`);
     for (const r of rs) {
       if (r.lever.loss === haloLoss) continue;
@@ -395,7 +505,9 @@ function render(results: readonly LeverResult[], items: readonly EvalItem[], bas
       const counts = new Map<string, number>();
       for (const s of r.chosen.values()) counts.set(String(s[k.name]), (counts.get(String(s[k.name])) ?? 0) + 1);
       const list = [...counts.entries()].map(([v, n]) => `${v}×${n}`).join(', ');
-      lines.push(`- ${k.name}: default ${String(r.lever.base[k.name])}; chosen ${list}; on all folds at once ${String(r.all[k.name])}${r.stable[k.name] ? ' (stable)' : ' (not stable: default kept)'}`);
+      lines.push(
+        `- ${k.name}: default ${String(r.lever.base[k.name])}; chosen ${list}; on all folds at once ${String(r.all[k.name])}${r.stable[k.name] ? ' (stable)' : ' (not stable: default kept)'}`,
+      );
     }
     lines.push('');
   }
@@ -439,7 +551,10 @@ function parseCvArgs(argv: readonly string[]): CvArgs {
     else if (k === '--sizes') a.sizes = v().split(',').map(Number);
     else if (k === '--out') a.out = v();
     else if (k === '--views') a.views = v().split(',');
-    else throw new Error(`unknown argument ${k} (--cv [--mode stages|model] [--levers a,b] [--model M] [--rounds N] [--only PREFIX] [--sizes 768,1280] [--out DIR])`);
+    else
+      throw new Error(
+        `unknown argument ${k} (--cv [--mode stages|model] [--levers a,b] [--model M] [--rounds N] [--only PREFIX] [--sizes 768,1280] [--out DIR])`,
+      );
   }
   return a;
 }
@@ -451,8 +566,9 @@ export async function mainCv(argv: readonly string[]): Promise<void> {
   const t0 = performance.now();
   const args = parseCvArgs(argv);
   const evalDir = findEvalDir(PACKAGE_ROOT);
-  const rows = parseManifest(await readFile(path.join(evalDir, 'manifest.csv'), 'utf8'))
-    .filter((r) => args.only.length === 0 || args.only.some((p) => r.id.startsWith(p)));
+  const rows = parseManifest(await readFile(path.join(evalDir, 'manifest.csv'), 'utf8')).filter(
+    (r) => args.only.length === 0 || args.only.some((p) => r.id.startsWith(p)),
+  );
   const items = await loadItems(evalDir, rows);
   const binding = loadBinding();
   const cache = new MatteCache(binding);
@@ -494,13 +610,27 @@ export async function mainCv(argv: readonly string[]): Promise<void> {
   await mkdir(outDir, { recursive: true });
   const name = `quality-cv-${args.mode}-${args.model}`;
   await writeFile(path.join(outDir, `${name}.md`), md);
-  await writeFile(path.join(outDir, `${name}.json`), JSON.stringify({
-    meta: { date: new Date().toISOString(), args, seconds, items: items.length, folds: folds.length },
-    levers: results.map((r) => ({
-      name: r.lever.name, description: r.lever.description, base: r.lever.base, knobs: r.lever.knobs,
-      chosen: Object.fromEntries(r.chosen), whole: r.whole, stable: r.stable,
-      heldOut: Object.fromEntries([...r.heldOut].map(([g, m]) => [g, Object.fromEntries([...m].filter(([id]) => r.folds.find((f) => f.group === g)?.ids.includes(id)))])),
-    })),
-  }, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 1));
+  await writeFile(
+    path.join(outDir, `${name}.json`),
+    JSON.stringify(
+      {
+        meta: { date: new Date().toISOString(), args, seconds, items: items.length, folds: folds.length },
+        levers: results.map((r) => ({
+          name: r.lever.name,
+          description: r.lever.description,
+          base: r.lever.base,
+          knobs: r.lever.knobs,
+          chosen: Object.fromEntries(r.chosen),
+          whole: r.whole,
+          stable: r.stable,
+          heldOut: Object.fromEntries(
+            [...r.heldOut].map(([g, m]) => [g, Object.fromEntries([...m].filter(([id]) => r.folds.find((f) => f.group === g)?.ids.includes(id)))]),
+          ),
+        })),
+      },
+      (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v),
+      1,
+    ),
+  );
   console.error(`wrote ${outDir}/${name}.{md,json}`);
 }

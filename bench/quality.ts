@@ -53,10 +53,7 @@ interface Variant {
 
 /** The subset of our library API used here (src/lib/remove.ts). */
 interface Remover {
-  remove(
-    input: Buffer,
-    options: Record<string, unknown>,
-  ): Promise<{ data: Buffer | Uint8Array; width: number; height: number; contentType: string }>;
+  remove(input: Buffer, options: Record<string, unknown>): Promise<{ data: Buffer | Uint8Array; width: number; height: number; contentType: string }>;
   close(): Promise<void>;
 }
 
@@ -134,8 +131,15 @@ async function loadOurs(model: OurModel): Promise<{ remover?: Remover; error?: s
   }
 }
 
-function ourVariant(name: string, description: string, remover: Remover | undefined, unavailable: string | undefined,
-  refine: boolean, matting: boolean, decontaminate: boolean): Variant {
+function ourVariant(
+  name: string,
+  description: string,
+  remover: Remover | undefined,
+  unavailable: string | undefined,
+  refine: boolean,
+  matting: boolean,
+  decontaminate: boolean,
+): Variant {
   return {
     name,
     description,
@@ -216,7 +220,10 @@ function checkerboard(width: number, height: number, cell = 10): Buffer {
 
 class ContactSheet {
   private readonly rows: Buffer[] = [];
-  constructor(readonly cellWidth: number, readonly variants: readonly string[]) {}
+  constructor(
+    readonly cellWidth: number,
+    readonly variants: readonly string[],
+  ) {}
 
   get width(): number {
     return this.cellWidth * (2 + 2 * this.variants.length);
@@ -230,7 +237,10 @@ class ContactSheet {
       .raw()
       .toBuffer();
     const over = (base: Sharp): Promise<Buffer> =>
-      base.composite([{ input: thumb, raw: { width: tw, height: THUMB_H, channels: 4 } }]).png().toBuffer();
+      base
+        .composite([{ input: thumb, raw: { width: tw, height: THUMB_H, channels: 4 } }])
+        .png()
+        .toBuffer();
     return Promise.all([
       over(sharp(checkerboard(tw, THUMB_H), { raw: { width: tw, height: THUMB_H, channels: 3 } })),
       over(sharp({ create: { width: tw, height: THUMB_H, channels: 3, background: COLOUR_BG } })),
@@ -242,8 +252,12 @@ class ContactSheet {
     cells.push(await sharp(imagePath).resize({ height: THUMB_H }).png().toBuffer());
     const gtBytes = Buffer.alloc(gt.data.length);
     for (let i = 0; i < gt.data.length; i++) gtBytes[i] = Math.round((gt.data[i] as number) * 255);
-    cells.push(await sharp(gtBytes, { raw: { width: gt.width, height: gt.height, channels: 1 } })
-      .resize({ height: THUMB_H }).png().toBuffer());
+    cells.push(
+      await sharp(gtBytes, { raw: { width: gt.width, height: gt.height, channels: 1 } })
+        .resize({ height: THUMB_H })
+        .png()
+        .toBuffer(),
+    );
     for (const v of this.variants) {
       const rgba = cutouts.get(v);
       if (rgba === undefined) cells.push(undefined, undefined);
@@ -258,15 +272,21 @@ class ContactSheet {
       layers.push({ input: cell, left: i * this.cellWidth + Math.floor((this.cellWidth - w) / 2), top: 0 });
     }
     layers.push({ input: label(id, Math.min(this.cellWidth, 12 + id.length * 10), 24, 15), left: 0, top: 0 });
-    this.rows.push(await sharp({ create: { width: this.width, height: THUMB_H, channels: 3, background: SHEET_BG } })
-      .composite(layers).png().toBuffer());
+    this.rows.push(
+      await sharp({ create: { width: this.width, height: THUMB_H, channels: 3, background: SHEET_BG } })
+        .composite(layers)
+        .png()
+        .toBuffer(),
+    );
   }
 
   async write(file: string): Promise<void> {
     const headerH = 28;
     const titles = ['input', 'ground truth', ...this.variants.flatMap((v) => [`${v} / checker`, `${v} / colour`])];
     const layers: OverlayOptions[] = titles.map((t, i) => ({
-      input: label(t, this.cellWidth, headerH, 16), left: i * this.cellWidth, top: 0,
+      input: label(t, this.cellWidth, headerH, 16),
+      left: i * this.cellWidth,
+      top: 0,
     }));
     this.rows.forEach((row, i) => layers.push({ input: row, left: 0, top: headerH + i * THUMB_H }));
     await sharp({ create: { width: this.width, height: headerH + this.rows.length * THUMB_H, channels: 3, background: SHEET_BG } })
@@ -316,7 +336,10 @@ function parseArgs(argv: readonly string[]): Args {
       args.model.modelFamily = family;
     } else if (a === '--model-descriptor') args.model.modelDescriptor = path.resolve(value());
     else if (a.startsWith('--out=')) args.out = a.slice(6);
-    else throw new Error(`unknown argument ${a} (use --only PREFIX[,PREFIX], --limit N, --variants a,b, --no-contact, --model NAME | --model-file F [--model-family N] [--model-descriptor J], --out DIR)`);
+    else
+      throw new Error(
+        `unknown argument ${a} (use --only PREFIX[,PREFIX], --limit N, --variants a,b, --no-contact, --model NAME | --model-file F [--model-family N] [--model-descriptor J], --out DIR)`,
+      );
   }
   if (!(args.limit > 0)) throw new Error('--limit must be a positive number');
   if (args.model.model !== undefined && args.model.modelFile !== undefined) throw new Error('--model and --model-file: give one');
@@ -326,15 +349,15 @@ function parseArgs(argv: readonly string[]): Args {
   return args;
 }
 
-async function scoreItem(
-  row: ManifestRow,
-  evalDir: string,
-  variants: readonly Variant[],
-  sheet: ContactSheet | undefined,
-): Promise<ItemResult> {
+async function scoreItem(row: ManifestRow, evalDir: string, variants: readonly Variant[], sheet: ContactSheet | undefined): Promise<ItemResult> {
   const result: ItemResult = {
-    id: row.id, dataset: row.dataset, category: row.category, gtType: row.gtType,
-    width: row.width, height: row.height, variants: {},
+    id: row.id,
+    dataset: row.dataset,
+    category: row.category,
+    gtType: row.gtType,
+    width: row.width,
+    height: row.height,
+    variants: {},
   };
   const imagePath = path.join(evalDir, row.imagePath);
   let gt: Matte;
@@ -421,8 +444,7 @@ async function main(): Promise<void> {
   if (ours.error !== undefined && args.model.modelFile !== undefined) throw new Error(ours.error);
   if (ours.error !== undefined) console.error(`warning: ${ours.error}; our variants will be reported as failed`);
   const allVariants: Variant[] = [
-    { name: 'peer', description: '@imgly/background-removal-node 1.4.5, model medium, raw RGBA output',
-      run: (p) => peer.run(p) },
+    { name: 'peer', description: '@imgly/background-removal-node 1.4.5, model medium, raw RGBA output', run: (p) => peer.run(p) },
     ourVariant('plain', 'ours, bilinear upscaling (refine:false, decontaminate:false)', ours.remover, ours.error, false, false, false),
     ourVariant('refined', 'ours, refine:true, matting:false, decontaminate:false', ours.remover, ours.error, true, false, false),
     ourVariant('refined+decont', 'ours, refine:true, matting:false, decontaminate:true', ours.remover, ours.error, true, false, true),
@@ -432,15 +454,21 @@ async function main(): Promise<void> {
   if (variants.length === 0) throw new Error(`no variants selected (known: ${allVariants.map((v) => v.name).join(', ')})`);
 
   const cellWidth = Math.max(...rows.map((r) => Math.ceil((r.width * THUMB_H) / r.height)));
-  const sheet = args.contact ? new ContactSheet(cellWidth, variants.map((v) => v.name)) : undefined;
+  const sheet = args.contact
+    ? new ContactSheet(
+        cellWidth,
+        variants.map((v) => v.name),
+      )
+    : undefined;
 
   const items: ItemResult[] = [];
   try {
     for (const [i, row] of rows.entries()) {
       const item = await scoreItem(row, evalDir, variants, sheet);
       items.push(item);
-      const line = Object.entries(item.variants).map(([v, r]) =>
-        r.ok ? `${v} ${(r.seconds ?? 0).toFixed(1)}s` : `${v} FAILED`).join(', ');
+      const line = Object.entries(item.variants)
+        .map(([v, r]) => (r.ok ? `${v} ${(r.seconds ?? 0).toFixed(1)}s` : `${v} FAILED`))
+        .join(', ');
       console.error(`[${i + 1}/${rows.length}] ${row.id}: ${item.error ?? line}`);
     }
   } finally {
@@ -448,7 +476,10 @@ async function main(): Promise<void> {
     await ours.remover?.close().catch(() => undefined);
   }
 
-  const summaries = summarize(items, variants.map((v) => v.name));
+  const summaries = summarize(
+    items,
+    variants.map((v) => v.name),
+  );
   const totalSeconds = (performance.now() - t0) / 1000;
   const header = [
     `# Quality benchmark (${new Date().toISOString()})`,
@@ -466,15 +497,28 @@ async function main(): Promise<void> {
   const outDir = path.resolve(args.out ?? path.join(root, 'bench/results'));
   await mkdir(outDir, { recursive: true });
   await writeFile(path.join(outDir, 'quality.md'), markdown);
-  await writeFile(path.join(outDir, 'quality.json'), JSON.stringify({
-    meta: {
-      date: new Date().toISOString(), evalDir, items: rows.length, args,
-      variants: variants.map((v) => ({ name: v.name, description: v.description })),
-      oursError: ours.error ?? null, node: process.version, cpus: os.cpus().length, totalSeconds,
-    },
-    summaries,
-    items,
-  }, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2));
+  await writeFile(
+    path.join(outDir, 'quality.json'),
+    JSON.stringify(
+      {
+        meta: {
+          date: new Date().toISOString(),
+          evalDir,
+          items: rows.length,
+          args,
+          variants: variants.map((v) => ({ name: v.name, description: v.description })),
+          oursError: ours.error ?? null,
+          node: process.version,
+          cpus: os.cpus().length,
+          totalSeconds,
+        },
+        summaries,
+        items,
+      },
+      (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v),
+      2,
+    ),
+  );
   if (sheet !== undefined) {
     try {
       await sheet.write(path.join(outDir, 'quality-contact.png'));
@@ -488,7 +532,8 @@ async function main(): Promise<void> {
 const cv = process.argv.includes('--cv');
 // --cost [--runs N]: the time per photo of each quality level instead (bench/quality-cost.ts).
 if (process.argv.includes('--cost')) await import('./quality-cost.js');
-else (cv ? import('./quality-cv.js').then((m) => m.mainCv(process.argv.slice(2))) : main()).catch((err: unknown) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+else
+  (cv ? import('./quality-cv.js').then((m) => m.mainCv(process.argv.slice(2))) : main()).catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });

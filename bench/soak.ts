@@ -27,7 +27,12 @@ const budgetMs = Number(flag('budget-s') ?? '3600') * 1000;
 
 async function photos(): Promise<string[]> {
   const dir = path.join(evalDir(), 'images');
-  const dev = fs.existsSync(dir) ? fs.readdirSync(dir).sort().map((f) => path.join(dir, f)) : [];
+  const dev = fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir)
+        .sort()
+        .map((f) => path.join(dir, f))
+    : [];
   if (process.argv.includes('--no-large')) return dev;
   const large = (await benchPhotos()).filter((p) => !p.file.startsWith(dir)).map((p) => p.file);
   // Spread the large photos through the cycle instead of bunching them.
@@ -42,7 +47,9 @@ function row(r: SoakReport): (string | number)[] {
     r.requests,
     r.answered,
     r.unanswered,
-    Object.entries(r.statuses).map(([s, n]) => `${s}:${n}`).join(' '),
+    Object.entries(r.statuses)
+      .map(([s, n]) => `${s}:${n}`)
+      .join(' '),
     r.imagesPerS,
     r.latencyMs.p50,
     r.latencyMs.p99,
@@ -59,10 +66,31 @@ function row(r: SoakReport): (string | number)[] {
   ];
 }
 
-const HEADER = ['conc', 'requests', 'answered', 'unanswered', 'statuses', 'img/s', 'p50 ms', 'p99 ms', 'max ms', 'max/p50', 'max queue ms', 'credits hdr/ledger', 'idle MB (at start)', 'idle MB 5 s after the last answer', 'peak MB', 'RSS 2nd→last tenth', 'MB/request (2nd half)', 'minor faults/request (2nd half)'];
+const HEADER = [
+  'conc',
+  'requests',
+  'answered',
+  'unanswered',
+  'statuses',
+  'img/s',
+  'p50 ms',
+  'p99 ms',
+  'max ms',
+  'max/p50',
+  'max queue ms',
+  'credits hdr/ledger',
+  'idle MB (at start)',
+  'idle MB 5 s after the last answer',
+  'peak MB',
+  'RSS 2nd→last tenth',
+  'MB/request (2nd half)',
+  'minor faults/request (2nd half)',
+];
 
 const files = await photos();
-console.log(`bench:soak: ${requests} requests × concurrency ${concurrencies.join(',')} on ${workers} worker(s), model ${model ?? '(default)'}, sizes ${sizes.join('+')}, ${files.length} photos`);
+console.log(
+  `bench:soak: ${requests} requests × concurrency ${concurrencies.join(',')} on ${workers} worker(s), model ${model ?? '(default)'}, sizes ${sizes.join('+')}, ${files.length} photos`,
+);
 const reports: SoakReport[] = [];
 for (const concurrency of concurrencies) {
   console.log(`concurrency ${concurrency}:`);

@@ -295,7 +295,9 @@ function onOff(name: string, text: string | undefined, fallback: boolean): boole
 function metricsToken(text: string | undefined): string | undefined {
   if (text === undefined || text === '') return undefined;
   if (!/^[\x21-\x7e]+$/.test(text) || text.length < MIN_METRICS_TOKEN_LENGTH || text.length > 256) {
-    throw new ConfigError(`Expected ${MIN_METRICS_TOKEN_LENGTH} to 256 visible ASCII characters without spaces for metrics-token but received one of ${text.length} characters`);
+    throw new ConfigError(
+      `Expected ${MIN_METRICS_TOKEN_LENGTH} to 256 visible ASCII characters without spaces for metrics-token but received one of ${text.length} characters`,
+    );
   }
   return text;
 }
@@ -312,10 +314,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     // The checks name a value by its flag; say where this one came from: `--port` or `CUTOUT_PORT`.
     const variable = FLAGS[err.flag] ?? BOOLEAN_FLAGS[err.flag];
     const given = err.fromFlag ? `--${err.flag}` : variable;
-    const named = err.message.replace(
-      new RegExp(` for (?:--)?${err.flag}(?: \\(${variable}\\))? but received `),
-      ` for ${given} but received `,
-    );
+    const named = err.message.replace(new RegExp(` for (?:--)?${err.flag}(?: \\(${variable}\\))? but received `), ` for ${given} but received `);
     const out = new ConfigError(named);
     out.flag = err.flag;
     out.fromFlag = err.fromFlag;
@@ -340,7 +339,7 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
       throw new ConfigError('--tls-cert and --tls-key must be given together');
     }
     const processes = get('processes');
-    if (processes !== undefined && processes !== '1' && (get('port') === '0')) {
+    if (processes !== undefined && processes !== '1' && get('port') === '0') {
       throw new ConfigError('--processes above 1 needs a fixed --port (the processes share it)');
     }
     const host = get('host') || DEFAULTS.host;
@@ -352,7 +351,8 @@ function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Config {
     const models = modelChoice(model, modelFile, family, descriptor);
 
     const maxBodyBytes = integer('max-body-bytes', get('max-body-bytes'), 1024, 1024 * MB) ?? DEFAULTS.maxBodyBytes;
-    const bodyMemoryBytes = integer('body-memory-bytes', get('body-memory-bytes'), 1024, 1024 * 1024 * MB) ?? Math.max(DEFAULTS.bodyMemoryBytes, minBodyMemoryBytes(maxBodyBytes));
+    const bodyMemoryBytes =
+      integer('body-memory-bytes', get('body-memory-bytes'), 1024, 1024 * 1024 * MB) ?? Math.max(DEFAULTS.bodyMemoryBytes, minBodyMemoryBytes(maxBodyBytes));
     if (bodyMemoryBytes < maxBodyBytes) {
       throw new ConfigError(`--body-memory-bytes (${bodyMemoryBytes}) must be at least --max-body-bytes (${maxBodyBytes}): no largest body would ever fit`);
     }

@@ -112,13 +112,7 @@ export function connectivityErrorMap(pred: Matte, gt: Matte, theta = 0.15, step 
 }
 
 /** Connectivity error: Σ_R |φ(α) − φ(α*)| / 1000 (θ = 0.15, step 0.1). */
-export function connectivityError(
-  pred: Matte,
-  gt: Matte,
-  region?: Region,
-  theta = 0.15,
-  step = 0.1,
-): number {
+export function connectivityError(pred: Matte, gt: Matte, region?: Region, theta = 0.15, step = 0.1): number {
   return sumOver(connectivityErrorMap(pred, gt, theta, step), region) / 1000;
 }
 

@@ -21,12 +21,27 @@ export function largestComponent(bin: Uint8Array, width: number, height: number)
       size++;
       const x = p % width;
       const y = (p - x) / width;
-      if (x > 0 && bin[p - 1] !== 0 && label[p - 1] === 0) { label[p - 1] = next; stack[sp++] = p - 1; }
-      if (x < width - 1 && bin[p + 1] !== 0 && label[p + 1] === 0) { label[p + 1] = next; stack[sp++] = p + 1; }
-      if (y > 0 && bin[p - width] !== 0 && label[p - width] === 0) { label[p - width] = next; stack[sp++] = p - width; }
-      if (y < height - 1 && bin[p + width] !== 0 && label[p + width] === 0) { label[p + width] = next; stack[sp++] = p + width; }
+      if (x > 0 && bin[p - 1] !== 0 && label[p - 1] === 0) {
+        label[p - 1] = next;
+        stack[sp++] = p - 1;
+      }
+      if (x < width - 1 && bin[p + 1] !== 0 && label[p + 1] === 0) {
+        label[p + 1] = next;
+        stack[sp++] = p + 1;
+      }
+      if (y > 0 && bin[p - width] !== 0 && label[p - width] === 0) {
+        label[p - width] = next;
+        stack[sp++] = p - width;
+      }
+      if (y < height - 1 && bin[p + width] !== 0 && label[p + width] === 0) {
+        label[p + width] = next;
+        stack[sp++] = p + width;
+      }
     }
-    if (size > bestSize) { bestSize = size; best = next; }
+    if (size > bestSize) {
+      bestSize = size;
+      best = next;
+    }
   }
   const out = new Uint8Array(n);
   if (best !== 0) for (let i = 0; i < n; i++) out[i] = label[i] === best ? 1 : 0;

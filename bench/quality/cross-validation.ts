@@ -92,7 +92,11 @@ export interface Knob {
 
 /** A stable key for memoising a setting's scores. */
 export function settingKey(s: Setting): string {
-  return JSON.stringify(Object.keys(s).sort().map((k) => [k, s[k]]));
+  return JSON.stringify(
+    Object.keys(s)
+      .sort()
+      .map((k) => [k, s[k]]),
+  );
 }
 
 /**

@@ -43,14 +43,7 @@ export function gaussianKernels(sigma: number): { g: Float64Array; dg: Float64Ar
 }
 
 /** 1-D convolution along x (axis 0) or y (axis 1) with replicated borders. */
-function convolveAxis(
-  src: Float64Array,
-  width: number,
-  height: number,
-  kernel: Float64Array,
-  half: number,
-  alongX: boolean,
-): Float64Array {
+function convolveAxis(src: Float64Array, width: number, height: number, kernel: Float64Array, half: number, alongX: boolean): Float64Array {
   const out = new Float64Array(width * height);
   const size = kernel.length;
   for (let y = 0; y < height; y++) {

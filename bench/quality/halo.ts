@@ -31,12 +31,7 @@ export function compositeOver(rgba: Uint8Array, n: number, colour: Rgb = GREEN):
 }
 
 /** Reference composite using the input colour as foreground: α*·I + (1 − α*)·G. */
-export function inputColourReference(
-  input: Uint8Array,
-  channels: number,
-  gtAlpha: Matte,
-  colour: Rgb = GREEN,
-): Float32Array {
+export function inputColourReference(input: Uint8Array, channels: number, gtAlpha: Matte, colour: Rgb = GREEN): Float32Array {
   const n = gtAlpha.width * gtAlpha.height;
   const out = new Float32Array(3 * n);
   for (let i = 0; i < n; i++) {
@@ -50,13 +45,7 @@ export function inputColourReference(
  * Local backdrop colour: for each pixel, the mean input colour of `known` pixels in the smallest
  * square window (radius 4, 8, 16, … px) that contains at least one. Returns float RGB (0..255).
  */
-export function estimateBackdrop(
-  input: Uint8Array,
-  channels: number,
-  width: number,
-  height: number,
-  known: Uint8Array,
-): Float32Array {
+export function estimateBackdrop(input: Uint8Array, channels: number, width: number, height: number, known: Uint8Array): Float32Array {
   const n = width * height;
   const W = width + 1;
   // Integral images of known-count and known-colour sums.
@@ -104,20 +93,14 @@ export function estimateBackdrop(
 }
 
 /** Reference composite I + (1 − α*)·(G − B̂), clamped to 0..255. */
-export function backdropCorrectedReference(
-  input: Uint8Array,
-  channels: number,
-  gtAlpha: Matte,
-  backdrop: Float32Array,
-  colour: Rgb = GREEN,
-): Float32Array {
+export function backdropCorrectedReference(input: Uint8Array, channels: number, gtAlpha: Matte, backdrop: Float32Array, colour: Rgb = GREEN): Float32Array {
   const n = gtAlpha.width * gtAlpha.height;
   const out = new Float32Array(3 * n);
   for (let i = 0; i < n; i++) {
     const b = 1 - (gtAlpha.data[i] as number);
     for (let c = 0; c < 3; c++) {
       const v = (input[channels * i + c] as number) + b * (colour[c]! - (backdrop[3 * i + c] as number));
-      out[3 * i + c] = v < 0 ? 0 : Math.min(v , 255);
+      out[3 * i + c] = v < 0 ? 0 : Math.min(v, 255);
     }
   }
   return out;

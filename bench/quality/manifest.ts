@@ -27,12 +27,16 @@ export function parseCsv(text: string): string[][] {
     const ch = text[i] as string;
     if (quoted) {
       if (ch === '"') {
-        if (text[i + 1] === '"') { field += '"'; i++; }
-        else quoted = false;
+        if (text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else quoted = false;
       } else field += ch;
     } else if (ch === '"') quoted = true;
-    else if (ch === ',') { row.push(field); field = ''; }
-    else if (ch === '\n' || ch === '\r') {
+    else if (ch === ',') {
+      row.push(field);
+      field = '';
+    } else if (ch === '\n' || ch === '\r') {
       if (ch === '\r' && text[i + 1] === '\n') i++;
       row.push(field);
       field = '';
@@ -56,9 +60,17 @@ export function parseManifest(text: string): ManifestRow[] {
     return i;
   };
   const c = {
-    id: col('id'), image: col('image_path'), gt: col('gt_path'), type: col('gt_type'),
-    trimap: col('trimap_path'), category: col('category'), group: col('group'), dataset: col('dataset'),
-    width: col('width'), height: col('height'), notes: header.indexOf('notes'),
+    id: col('id'),
+    image: col('image_path'),
+    gt: col('gt_path'),
+    type: col('gt_type'),
+    trimap: col('trimap_path'),
+    category: col('category'),
+    group: col('group'),
+    dataset: col('dataset'),
+    width: col('width'),
+    height: col('height'),
+    notes: header.indexOf('notes'),
   };
   return records.map((r) => {
     const get = (i: number): string => (i >= 0 ? (r[i] ?? '') : '');
@@ -67,9 +79,17 @@ export function parseManifest(text: string): ManifestRow[] {
       throw new Error(`unknown gt_type ${JSON.stringify(gtType)} for ${get(c.id)}`);
     }
     return {
-      id: get(c.id), imagePath: get(c.image), gtPath: get(c.gt), gtType, trimapPath: get(c.trimap),
-      category: get(c.category), group: get(c.group), dataset: get(c.dataset),
-      width: Number(get(c.width)), height: Number(get(c.height)), notes: get(c.notes),
+      id: get(c.id),
+      imagePath: get(c.image),
+      gtPath: get(c.gt),
+      gtType,
+      trimapPath: get(c.trimap),
+      category: get(c.category),
+      group: get(c.group),
+      dataset: get(c.dataset),
+      width: Number(get(c.width)),
+      height: Number(get(c.height)),
+      notes: get(c.notes),
     };
   });
 }

@@ -61,13 +61,7 @@ export function diskOffsets(radius: number): Array<[number, number]> {
 }
 
 /** Number of `from` boundary pixels that have a `to` boundary pixel within the disk. */
-function countMatched(
-  from: Uint8Array,
-  to: Uint8Array,
-  width: number,
-  height: number,
-  disk: Array<[number, number]>,
-): number {
+function countMatched(from: Uint8Array, to: Uint8Array, width: number, height: number, disk: Array<[number, number]>): number {
   let matched = 0;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
@@ -111,10 +105,16 @@ export function boundaryF(pred: Matte, gt: Matte, tolerance = 0.008, threshold =
   }
   let precision: number;
   let recall: number;
-  if (np === 0 && ng > 0) { precision = 1; recall = 0; }
-  else if (np > 0 && ng === 0) { precision = 0; recall = 1; }
-  else if (np === 0 && ng === 0) { precision = 1; recall = 1; }
-  else {
+  if (np === 0 && ng > 0) {
+    precision = 1;
+    recall = 0;
+  } else if (np > 0 && ng === 0) {
+    precision = 0;
+    recall = 1;
+  } else if (np === 0 && ng === 0) {
+    precision = 1;
+    recall = 1;
+  } else {
     const disk = diskOffsets(tolerancePx);
     precision = countMatched(bp, bg, width, height, disk) / np;
     recall = countMatched(bg, bp, width, height, disk) / ng;

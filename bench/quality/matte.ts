@@ -33,13 +33,7 @@ export function fromRows(rows: readonly (readonly number[])[]): Matte {
 }
 
 /** One 8-bit channel of an interleaved buffer → matte in [0,1]. */
-export function matteFromBytes(
-  bytes: Uint8Array,
-  width: number,
-  height: number,
-  channels: number,
-  channel: number,
-): Matte {
+export function matteFromBytes(bytes: Uint8Array, width: number, height: number, channels: number, channel: number): Matte {
   const n = width * height;
   if (bytes.length < n * channels) throw new RangeError('buffer too small');
   const data = new Float32Array(n);

@@ -68,8 +68,16 @@ export function flatMetrics(r: VariantResult): Record<string, number> {
   if (r.alpha !== undefined) {
     const { unknown: u, whole: w } = r.alpha;
     Object.assign(out, {
-      sad: u.sad, mse: u.mse, grad: u.grad, conn: u.conn, maeUnknown: u.mae,
-      sadWhole: w.sad, mseWhole: w.mse, gradWhole: w.grad, connWhole: w.conn, mae: w.mae,
+      sad: u.sad,
+      mse: u.mse,
+      grad: u.grad,
+      conn: u.conn,
+      maeUnknown: u.mae,
+      sadWhole: w.sad,
+      mseWhole: w.mse,
+      gradWhole: w.grad,
+      connWhole: w.conn,
+      mae: w.mae,
     });
     if (r.alpha.haloBackdrop !== undefined) out.haloBackdrop = r.alpha.haloBackdrop;
     if (r.alpha.haloInput !== undefined) out.haloInput = r.alpha.haloInput;
@@ -95,8 +103,14 @@ export function summarize(items: readonly ItemResult[], variants: readonly strin
         const metrics: Record<string, number> = {};
         for (const k of keys) metrics[k] = mean(flats.map((f) => f[k] ?? Number.NaN));
         out.push({
-          dataset, category, gtType, variant, n: results.length, total: group.length,
-          medianSeconds: median(results.map((r) => r.seconds ?? Number.NaN)), metrics,
+          dataset,
+          category,
+          gtType,
+          variant,
+          n: results.length,
+          total: group.length,
+          medianSeconds: median(results.map((r) => r.seconds ?? Number.NaN)),
+          metrics,
         });
       }
     }
@@ -127,8 +141,10 @@ function table(rows: readonly GroupSummary[], columns: readonly Column[]): strin
   return lines.join('\n');
 }
 
-const m = (key: string, digits: number, scale = 1): ((s: GroupSummary) => string) =>
-  (s) => fmt(s.metrics[key] === undefined ? undefined : (s.metrics[key] as number) * scale, digits);
+const m =
+  (key: string, digits: number, scale = 1): ((s: GroupSummary) => string) =>
+  (s) =>
+    fmt(s.metrics[key] === undefined ? undefined : (s.metrics[key] as number) * scale, digits);
 const secs = (s: GroupSummary): string => fmt(s.medianSeconds, 2);
 
 export const ALPHA_COLUMNS: readonly Column[] = [
@@ -166,12 +182,19 @@ export function renderMarkdown(summaries: readonly GroupSummary[], items: readon
     const alpha = rows[0]!.gtType === 'alpha_matte';
     parts.push(`### ${dataset} (${alpha ? 'alpha mattes' : 'binary masks'}, ${rows[0]!.total} items)`);
     if (alpha) {
-      parts.push('Trimap unknown region (SAD, Grad, Conn: Σ/1000; MSE: mean ×1e3; lower is better). ' +
-        'MAE over the whole image. *halo: our own metric, mean abs RGB error (0..255) of the cut-out over green ' +
-        'in the unknown region vs. a backdrop-corrected (bg-ref) / input-colour (in-ref) reference; see docs/quality.md.');
+      parts.push(
+        'Trimap unknown region (SAD, Grad, Conn: Σ/1000; MSE: mean ×1e3; lower is better). ' +
+          'MAE over the whole image. *halo: our own metric, mean abs RGB error (0..255) of the cut-out over green ' +
+          'in the unknown region vs. a backdrop-corrected (bg-ref) / input-colour (in-ref) reference; see docs/quality.md.',
+      );
       parts.push(table(rows, ALPHA_COLUMNS));
       parts.push('Whole image:');
-      parts.push(table(rows.filter((r) => r.category === null), ALPHA_WHOLE_COLUMNS));
+      parts.push(
+        table(
+          rows.filter((r) => r.category === null),
+          ALPHA_WHOLE_COLUMNS,
+        ),
+      );
     } else {
       parts.push('IoU and boundary F (DAVIS J and F, masks binarised at 0.5; higher is better); MAE of the soft matte.');
       parts.push(table(rows, MASK_COLUMNS));
@@ -179,7 +202,9 @@ export function renderMarkdown(summaries: readonly GroupSummary[], items: readon
   }
   const failures = items.flatMap((i) => [
     ...(i.error !== undefined ? [`- ${i.id}: ${i.error}`] : []),
-    ...Object.entries(i.variants).filter(([, r]) => !r.ok).map(([v, r]) => `- ${i.id} / ${v}: ${r.error ?? 'failed'}`),
+    ...Object.entries(i.variants)
+      .filter(([, r]) => !r.ok)
+      .map(([v, r]) => `- ${i.id} / ${v}: ${r.error ?? 'failed'}`),
   ]);
   if (failures.length > 0) parts.push(`### Failures (${failures.length})\n${failures.join('\n')}`);
   return parts.join('\n\n') + '\n';

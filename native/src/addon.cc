@@ -40,7 +40,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("releaseScratch", Napi::Function::New<JsReleaseScratch>(env, "releaseScratch"));
   exports.Set("ortBytesInUse", Napi::Function::New<JsOrtBytesInUse>(env, "ortBytesInUse"));
   exports.Set("trimMemory", Napi::Function::New<JsTrimMemory>(env, "trimMemory"));
-  exports.Set("mmapThreshold", malloc_tuned ? Napi::Number::New(env, static_cast<double>(kMmapThresholdBytes)) : env.Null());
+  exports.Set("mmapThreshold",
+              malloc_tuned ? Napi::Number::New(env, static_cast<double>(kMmapThresholdBytes)) : env.Null());
   exports.Set("ortVersion", Napi::String::New(env, OrtGetApiBase()->GetVersionString()));
   return exports;
 }

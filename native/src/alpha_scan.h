@@ -53,13 +53,17 @@ inline bool AnyAlphaIn(const uint8_t* px, int n, uint8_t lo, uint8_t hi) {
 constexpr int kAlphaScanGroup = 16;
 constexpr int kAlphaScanStride = 64;
 
-inline bool AlphaIn(uint8_t a, uint8_t lo, uint8_t hi) { return static_cast<uint32_t>(a - lo) <= static_cast<uint32_t>(hi - lo); }
+inline bool AlphaIn(uint8_t a, uint8_t lo, uint8_t hi) {
+  return static_cast<uint32_t>(a - lo) <= static_cast<uint32_t>(hi - lo);
+}
 
 // First x in [from, to) of the row with lo <= alpha <= hi, or -1.
 inline int FirstAlphaIn(const uint8_t* row, int from, int to, uint8_t lo, uint8_t hi) {
   int x = from;
-  while (x + kAlphaScanStride <= to && !AnyAlphaIn(row + 4 * static_cast<size_t>(x), kAlphaScanStride, lo, hi)) x += kAlphaScanStride;
-  while (x + kAlphaScanGroup <= to && !AnyAlphaIn(row + 4 * static_cast<size_t>(x), kAlphaScanGroup, lo, hi)) x += kAlphaScanGroup;
+  while (x + kAlphaScanStride <= to && !AnyAlphaIn(row + 4 * static_cast<size_t>(x), kAlphaScanStride, lo, hi))
+    x += kAlphaScanStride;
+  while (x + kAlphaScanGroup <= to && !AnyAlphaIn(row + 4 * static_cast<size_t>(x), kAlphaScanGroup, lo, hi))
+    x += kAlphaScanGroup;
   for (; x < to; ++x)
     if (AlphaIn(row[4 * static_cast<size_t>(x) + 3], lo, hi)) return x;
   return -1;
@@ -68,8 +72,12 @@ inline int FirstAlphaIn(const uint8_t* row, int from, int to, uint8_t lo, uint8_
 // Last x in [from, to) of the row with lo <= alpha <= hi, or -1.
 inline int LastAlphaIn(const uint8_t* row, int from, int to, uint8_t lo, uint8_t hi) {
   int x = to;  // one past the pixels still to look at
-  while (x - kAlphaScanStride >= from && !AnyAlphaIn(row + 4 * static_cast<size_t>(x - kAlphaScanStride), kAlphaScanStride, lo, hi)) x -= kAlphaScanStride;
-  while (x - kAlphaScanGroup >= from && !AnyAlphaIn(row + 4 * static_cast<size_t>(x - kAlphaScanGroup), kAlphaScanGroup, lo, hi)) x -= kAlphaScanGroup;
+  while (x - kAlphaScanStride >= from &&
+         !AnyAlphaIn(row + 4 * static_cast<size_t>(x - kAlphaScanStride), kAlphaScanStride, lo, hi))
+    x -= kAlphaScanStride;
+  while (x - kAlphaScanGroup >= from &&
+         !AnyAlphaIn(row + 4 * static_cast<size_t>(x - kAlphaScanGroup), kAlphaScanGroup, lo, hi))
+    x -= kAlphaScanGroup;
   for (; x > from; --x)
     if (AlphaIn(row[4 * static_cast<size_t>(x - 1) + 3], lo, hi)) return x - 1;
   return -1;

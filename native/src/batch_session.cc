@@ -51,7 +51,8 @@ struct Contract {
 // Fails the construction with a sentence when the model does not take the batch the session will
 // give it (uint8 NHWC RGB, or the float type and layout it was told, with a symbolic batch) or give
 // one mask per image of the type and rank it was told.
-void CheckModelContract(Ort::Session& s, const std::string& in, const std::string& out, int w, int h, const Contract& c) {
+void CheckModelContract(Ort::Session& s, const std::string& in, const std::string& out, int w, int h,
+                        const Contract& c) {
   auto find = [](std::vector<std::string> names, const std::string& name) {
     for (size_t i = 0; i < names.size(); i++) {
       if (names[i] == name) return static_cast<int>(i);
@@ -67,26 +68,32 @@ void CheckModelContract(Ort::Session& s, const std::string& in, const std::strin
   auto it = in_type.GetTensorTypeAndShapeInfo();
   auto shape = it.GetShape();
   const std::string hw = std::to_string(h) + ", " + std::to_string(w);
-  const bool nhwc_shape = shape.size() == 4 && (shape[3] == 3 || shape[3] < 0) && (shape[1] < 0 || shape[1] == h) && (shape[2] < 0 || shape[2] == w);
-  const bool nchw_shape = shape.size() == 4 && (shape[1] == 3 || shape[1] < 0) && (shape[2] < 0 || shape[2] == h) && (shape[3] < 0 || shape[3] == w);
+  const bool nhwc_shape = shape.size() == 4 && (shape[3] == 3 || shape[3] < 0) && (shape[1] < 0 || shape[1] == h) &&
+                          (shape[2] < 0 || shape[2] == w);
+  const bool nchw_shape = shape.size() == 4 && (shape[1] == 3 || shape[1] < 0) && (shape[2] < 0 || shape[2] == h) &&
+                          (shape[3] < 0 || shape[3] == w);
   const bool fits = it.GetElementType() == c.in_type && (c.nhwc ? nhwc_shape : nchw_shape) && shape[0] < 0;
   if (!fits) {
-    const std::string want = c.normalised ? std::string(c.in_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? "float16" : "float") +
-                                                (c.nhwc ? " [N, " + hw + ", 3]" : " [N, 3, " + hw + "]")
-                                          : "uint8 [N, " + hw + ", 3]";
+    const std::string want =
+        c.normalised ? std::string(c.in_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? "float16" : "float") +
+                           (c.nhwc ? " [N, " + hw + ", 3]" : " [N, 3, " + hw + "]")
+                     : "uint8 [N, " + hw + ", 3]";
     throw std::runtime_error("input '" + in + "' must be " + want +
-                             " with a symbolic batch dimension (a batch model of models/manifest.json, or a model file whose batch is N), not type " +
+                             " with a symbolic batch dimension (a batch model of models/manifest.json, or a model file "
+                             "whose batch is N), not type " +
                              std::to_string(it.GetElementType()) + " " + ShapeText(shape));
   }
   Ort::TypeInfo out_type = s.GetOutputTypeInfo(oi);
   auto ot = out_type.GetTensorTypeAndShapeInfo();
   const auto oshape = ot.GetShape();
   if (ot.GetElementType() != c.out_type) {
-    throw std::runtime_error("output '" + out + "' must be " + (c.out_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? "float16" : "float"));
+    throw std::runtime_error("output '" + out + "' must be " +
+                             (c.out_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? "float16" : "float"));
   }
   if (static_cast<int>(oshape.size()) != c.out_rank || oshape[0] > 0) {
     throw std::runtime_error("output '" + out + "' must be one mask per image with a symbolic batch, " +
-                             (c.out_rank == 3 ? "[N, " + hw + "]" : "[N, 1, " + hw + "]") + ", not " + ShapeText(oshape));
+                             (c.out_rank == 3 ? "[N, " + hw + "]" : "[N, 1, " + hw + "]") + ", not " +
+                             ShapeText(oshape));
   }
 }
 }  // namespace
@@ -140,7 +147,9 @@ BatchSession::BatchSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Ba
     model_ = AcquireModel(path, settings);
     // A uint8 input is a bundled batch model's (it normalises itself); anything else is normalised here.
     normalised_ = InputType(*model_->session, input_name_) != ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
-    const auto f16 = [](bool half) { return half ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; };
+    const auto f16 = [](bool half) {
+      return half ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+    };
     if (normalised_) {
       norm_ = NormalisationFrom(o);
       nhwc_ = InputIsNhwc(o);
@@ -175,7 +184,8 @@ BatchSession::BatchSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Ba
       input_.allocator = *pinned_allocator_;
       output_.data = pinned_allocator_->Alloc(output_.bytes);
       output_.allocator = *pinned_allocator_;
-      host_info_ = std::make_unique<Ort::MemoryInfo>("CudaPinned", OrtDeviceAllocator, settings.cuda_device, OrtMemTypeCPUOutput);
+      host_info_ = std::make_unique<Ort::MemoryInfo>("CudaPinned", OrtDeviceAllocator, settings.cuda_device,
+                                                     OrtMemTypeCPUOutput);
       pinned_ = true;
     } catch (const Ort::Exception&) {
       pinned_ = false;
@@ -185,7 +195,8 @@ BatchSession::BatchSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Ba
     try {
       UsePageableBuffers();
     } catch (const std::bad_alloc&) {
-      throw CodedError(env, "ERR_CUTOUT_MEMORY", Concat("Could not allocate ", input_.bytes + output_.bytes, " bytes for the batch"));
+      throw CodedError(env, "ERR_CUTOUT_MEMORY",
+                       Concat("Could not allocate ", input_.bytes + output_.bytes, " bytes for the batch"));
     }
   }
   // Padding slots are never read back; zero them once so they hold a valid image.
@@ -233,15 +244,16 @@ void BatchSession::RunSlots(int count) {
 
 void BatchSession::RunBound(int count) {
   const int batch = Bucket(count);
-  const std::array<int64_t, 4> in_shape = nhwc_ ? std::array<int64_t, 4>{batch, height_, width_, 3}
-                                                : std::array<int64_t, 4>{batch, 3, height_, width_};
+  const std::array<int64_t, 4> in_shape =
+      nhwc_ ? std::array<int64_t, 4>{batch, height_, width_, 3} : std::array<int64_t, 4>{batch, 3, height_, width_};
   const std::array<int64_t, 4> out_shape4{batch, 1, height_, width_};
   const std::array<int64_t, 3> out_shape3{batch, height_, width_};
   const size_t plane = static_cast<size_t>(width_) * height_;
   Ort::Value input = Ort::Value::CreateTensor(*host_info_, input_.data, plane * 3 * ElementBytes(in_type_) * batch,
                                               in_shape.data(), in_shape.size(), in_type_);
-  Ort::Value output = Ort::Value::CreateTensor(*host_info_, output_.data, plane * ElementBytes(out_type_) * batch,
-                                               output_rank_ == 3 ? out_shape3.data() : out_shape4.data(), output_rank_, out_type_);
+  Ort::Value output =
+      Ort::Value::CreateTensor(*host_info_, output_.data, plane * ElementBytes(out_type_) * batch,
+                               output_rank_ == 3 ? out_shape3.data() : out_shape4.data(), output_rank_, out_type_);
   // Binding tensors over our buffers: ORT copies the batch to the device and the masks back into
   // `output_` itself, with no tensor of its own in between.
   Ort::IoBinding binding(*model_->session);
@@ -270,8 +282,8 @@ Napi::Value BatchSession::JsRun(const Napi::CallbackInfo& info) {
   spans.reserve(count);
   for (uint32_t i = 0; i < count; i++) {
     ByteSpan s = BytesOf(images.Get(i), "images[i]");
-    CUTOUT_THROW_TYPE_IF(s.length != plane * 3, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", plane * 3, " bytes (", width_, "x",
-                         height_, "x3) for images[", i, "] but received ", s.length);
+    CUTOUT_THROW_TYPE_IF(s.length != plane * 3, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", plane * 3, " bytes (",
+                         width_, "x", height_, "x3) for images[", i, "] but received ", s.length);
     spans.push_back(s);
   }
   std::vector<Napi::Float32Array> given;
@@ -284,8 +296,8 @@ Napi::Value BatchSession::JsRun(const Napi::CallbackInfo& info) {
       const bool ok = v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_float32_array;
       CUTOUT_THROW_TYPE_IF(!ok, env, "ERR_CUTOUT_ARG", "Expected a Float32Array for outputs[", i, "]");
       Napi::Float32Array out = v.As<Napi::Float32Array>();
-      CUTOUT_THROW_TYPE_IF(out.ElementLength() != plane, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", plane, " floats (", width_, "x",
-                           height_, ") for outputs[", i, "] but received ", out.ElementLength());
+      CUTOUT_THROW_TYPE_IF(out.ElementLength() != plane, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", plane, " floats (",
+                           width_, "x", height_, ") for outputs[", i, "] but received ", out.ElementLength());
       given.push_back(out);
     }
   }

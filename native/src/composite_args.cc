@@ -154,8 +154,8 @@ Napi::Value JsCompositeMask(const Napi::CallbackInfo& info) {
   Napi::Float32Array mask = info[3].As<Napi::Float32Array>();
   CUTOUT_THROW_IF(mask.ArrayBuffer().IsDetached(), env, "ERR_CUTOUT_DETACHED", "The buffer for mask is detached");
   const size_t floats = static_cast<size_t>(mw) * mh;
-  CUTOUT_THROW_TYPE_IF(mask.ElementLength() != floats, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", floats,
-                       " floats (", mw, "x", mh, ") for mask but received ", mask.ElementLength());
+  CUTOUT_THROW_TYPE_IF(mask.ElementLength() != floats, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", floats, " floats (",
+                       mw, "x", mh, ") for mask but received ", mask.ElementLength());
   return RunComposite(env, rgba.data, w, h, mask.Data(), mw, mh, p);
 }
 

@@ -17,14 +17,16 @@ std::map<std::string, std::string> ParseCudaOptions(const std::string& text) {
     if (item.find_first_not_of(" \t") == std::string::npos) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-      throw std::invalid_argument("Expected key=value entries separated by ';' for the CUDA options but received '" + item + "'");
+      throw std::invalid_argument("Expected key=value entries separated by ';' for the CUDA options but received '" +
+                                  item + "'");
     }
     out[item.substr(0, eq)] = item.substr(eq + 1);
   }
   return out;
 }
 
-std::map<std::string, std::string> CudaProviderOptions(int device_id, const std::map<std::string, std::string>& overrides) {
+std::map<std::string, std::string> CudaProviderOptions(int device_id,
+                                                       const std::map<std::string, std::string>& overrides) {
   std::map<std::string, std::string> o = {
       {"device_id", std::to_string(device_id)},
       // cuDNN's heuristics pick each convolution's algorithm without trying them all. EXHAUSTIVE

@@ -23,7 +23,8 @@ std::map<std::string, std::string> ParseCudaOptions(const std::string& text);
 
 // The provider options for GPU `device_id`: our defaults (below, in the .cc), then `overrides`
 // (keys as ONNX Runtime names them, e.g. cudnn_conv_algo_search, prefer_nhwc, gpu_mem_limit).
-std::map<std::string, std::string> CudaProviderOptions(int device_id, const std::map<std::string, std::string>& overrides);
+std::map<std::string, std::string> CudaProviderOptions(int device_id,
+                                                       const std::map<std::string, std::string>& overrides);
 
 // Appends the CUDA provider to `opts`. libonnxruntime_providers_cuda.so is loaded here (beside
 // libonnxruntime.so.1) together with the CUDA 13 / cuDNN 9 libraries it needs; when that fails

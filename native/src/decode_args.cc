@@ -26,10 +26,10 @@ DecodeCall DecodeCallOf(const Napi::CallbackInfo& info) {
   const int h = IntArg(info[2], "height", 1, 1 << 16);
   const ByteSpan dst = BytesOf(info[3], "dst");
   const size_t want = static_cast<size_t>(w) * h * 4;
-  CUTOUT_THROW_TYPE_IF(dst.length != want, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", want, " bytes for dst but received ",
-                       dst.length);
-  CUTOUT_THROW_TYPE_IF(input.data < dst.data + dst.length && dst.data < input.data + input.length, env, "ERR_CUTOUT_ARG",
-                       "input and dst must not share memory");
+  CUTOUT_THROW_TYPE_IF(dst.length != want, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", want,
+                       " bytes for dst but received ", dst.length);
+  CUTOUT_THROW_TYPE_IF(input.data < dst.data + dst.length && dst.data < input.data + input.length, env,
+                       "ERR_CUTOUT_ARG", "input and dst must not share memory");
   return {input, w, h, dst};
 }
 
@@ -46,7 +46,8 @@ Napi::Value JsDecodePlainRgba(const Napi::CallbackInfo& info) {
     case VipsDecodeStatus::kOk:
       return Napi::Boolean::New(env, true);
     case VipsDecodeStatus::kFailed:
-      throw CodedError(env, "ERR_CUTOUT_DECODE", error.empty() ? std::string("libvips could not decode the image") : error);
+      throw CodedError(env, "ERR_CUTOUT_DECODE",
+                       error.empty() ? std::string("libvips could not decode the image") : error);
     default:
       return Napi::Boolean::New(env, false);
   }
@@ -77,6 +78,8 @@ Napi::Value JsProbeHeader(const Napi::CallbackInfo& info) {
   return o;
 }
 
-Napi::Value JsLibvipsDecodeAvailable(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), LibvipsAvailable()); }
+Napi::Value JsLibvipsDecodeAvailable(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), LibvipsAvailable());
+}
 
 }  // namespace cutout

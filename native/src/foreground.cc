@@ -109,7 +109,7 @@ inline void Solve(float a0, float W, F32x4 I, F32x8 acc, float* out) {
   const float inv_det = 1.f / (W * (a0 * a0 + a1 * a1 + W));  // = a00·a11 − a01², without cancellation
   const F32x8 a = {a0, a0, a0, a0, a1, a1, a1, a1};
   const F32x8 b = a * __builtin_shufflevector(I, I, 0, 1, 2, 3, 0, 1, 2, 3) + acc;  // b0 | b1
-  const F32x8 other = __builtin_shufflevector(b, b, 4, 5, 6, 7, 0, 1, 2, 3);      // b1 | b0
+  const F32x8 other = __builtin_shufflevector(b, b, 4, 5, 6, 7, 0, 1, 2, 3);        // b1 | b0
   const F32x8 own = {a11, a11, a11, a11, a00, a00, a00, a00};
   const F32x8 fb = (own * b - a01 * other) * inv_det;  // F | B
   const F32x8 zero = {}, one = zero + 1.f;
@@ -149,7 +149,8 @@ inline void SweepPixel(const float* img, float* fb, int w, int h, int y, int x, 
 // 6.5 ms; four-row bands had made it 6% slower when each sweep went over the whole level).
 constexpr int kDiagonalRows = 8;
 
-void SweepRows(const float* img, float* fb, int w, int h, int ya, int yb, int x0, int x1, float reg, float gw, int band) {
+void SweepRows(const float* img, float* fb, int w, int h, int ya, int yb, int x0, int x1, float reg, float gw,
+               int band) {
   const int cols = x1 - x0;
   for (int y = ya; y < yb; y += band) {
     const int rows = std::min(band, yb - y);
@@ -203,7 +204,8 @@ inline int SecondSweepEnd(int y1, int h) { return y1 == h ? h : y1 - 1; }
 void Sweep(const float* img, float* fb, int w, int h, float reg, float gw, int threads) {
   const int groups = (h + kSweepRows - 1) / kSweepRows;
   if (!SweepsInWavefront(w, h, threads)) {
-    for (int y = 0; y < h; y += kSweepRows) SweepRows(img, fb, w, h, y, std::min(h, y + kSweepRows), 0, w, reg, gw, kDiagonalRows);
+    for (int y = 0; y < h; y += kSweepRows)
+      SweepRows(img, fb, w, h, y, std::min(h, y + kSweepRows), 0, w, reg, gw, kDiagonalRows);
     return;
   }
   std::unique_ptr<SweepProgress[]> progress(new SweepProgress[groups]);
@@ -261,9 +263,9 @@ int LevelSize(int n, int lv, int n_levels) {
 // initialised: ResizeNearest writes every value before a sweep reads it.
 ScratchArray<float> SolveMultiLevel(const float* img, int ww, int wh, const ForegroundParams& p, int threads) {
   const int n_levels = std::max(ww, wh) > 1 ? static_cast<int>(std::ceil(std::log2(std::max(ww, wh)))) : 0;
-  const size_t below = n_levels > 0 ? static_cast<size_t>(LevelSize(ww, n_levels - 1, n_levels)) *
-                                          LevelSize(wh, n_levels - 1, n_levels)
-                                    : 1;
+  const size_t below =
+      n_levels > 0 ? static_cast<size_t>(LevelSize(ww, n_levels - 1, n_levels)) * LevelSize(wh, n_levels - 1, n_levels)
+                   : 1;
   ScratchArray<float> big(static_cast<size_t>(ww) * wh * 8), small(below * 8);
   ScratchArray<float> level_img(below * 4);
   const float zero[8] = {};
@@ -312,9 +314,9 @@ struct WriteBack {
   uint8_t* rgba;
   int w, h;
   Region g;
-  const float* fb;              // working solution, 8 floats per working pixel
-  int bx0, bx1, by0, by1;       // semi-transparent box (empty: by1 == by0)
-  const int* tx0;               // horizontal taps onto the working grid, per box column
+  const float* fb;         // working solution, 8 floats per working pixel
+  int bx0, bx1, by0, by1;  // semi-transparent box (empty: by1 == by0)
+  const int* tx0;          // horizontal taps onto the working grid, per box column
   const int* tx1;
   const float* tfx;
   float reg, gwt;
@@ -485,7 +487,7 @@ void WriteBackRows(const WriteBack wb, int ya, int yb, WriteBackScratch& scratch
           Transpose8(v, lf, lb);
           SolveForeground8(a0, W, I, lf, lb, f);
           U32x8 out = {};
-          for (int c = 0; c < 3; ++c) out |= (U32x8)__builtin_convertvector(f[c] * 255.f + 0.5f, I32x8) << (8 * c);
+          for (int c = 0; c < 3; ++c) out |= (U32x8) __builtin_convertvector(f[c] * 255.f + 0.5f, I32x8) << (8 * c);
           const int m = std::min(kLanes, n - j);
           for (int i = 0; i < m; ++i) {
             uint8_t* p = row + static_cast<size_t>(xs[j + i]) * 4;
@@ -526,8 +528,20 @@ void EstimateForeground(uint8_t* rgba, int w, int h, const AlphaRect& partial, c
   // 3. Write back, in bands of rows (a row writes only its own RGB; the alpha it reads never changes).
   LinearTaps tx;  // horizontal taps of the box's columns onto the working grid
   if (has_partial) tx = TapsOf(g.ww, g.x1 - g.x0, [&g](int x) { return (x + 0.5f) / g.s - 0.5f; });
-  const WriteBack wb{rgba, w, h, g, fb.get(), bx0, bx1, by0, has_partial ? by1 : by0, tx.i0.data(), tx.i1.data(),
-                     tx.f.data(), std::max(p.regularization, 1e-8f), std::max(p.gradient_weight, 0.f)};
+  const WriteBack wb{rgba,
+                     w,
+                     h,
+                     g,
+                     fb.get(),
+                     bx0,
+                     bx1,
+                     by0,
+                     has_partial ? by1 : by0,
+                     tx.i0.data(),
+                     tx.i1.data(),
+                     tx.f.data(),
+                     std::max(p.regularization, 1e-8f),
+                     std::max(p.gradient_weight, 0.f)};
   std::vector<WriteBackScratch> scratch(threads);
   ParallelForEach(bands, threads, [&](int worker, int item) {
     if (has_partial) {
@@ -557,7 +571,8 @@ size_t ForegroundScratchBytes(int w, int h, const ForegroundParams& p, int threa
   // rounding of the geometric level sizes can exceed ¼: count ½), one progress line per working row.
   size_t shared = wn * (16 + 32) + wn / 2 * (32 + 16) + static_cast<size_t>(g.wh) * 64;
   shared += static_cast<size_t>(w) * (2 * sizeof(int) + sizeof(float)) + (static_cast<size_t>(g.ww) + 8) * sizeof(int);
-  shared += static_cast<size_t>((h + BandRows(w) - 1) / BandRows(w)) * 8 * sizeof(int);  // the caller's scan: boxes per band
+  shared +=
+      static_cast<size_t>((h + BandRows(w) - 1) / BandRows(w)) * 8 * sizeof(int);  // the caller's scan: boxes per band
   // Per worker: the area average's sums, one blended row of the working solution, the write-back's
   // lists of a row's semi-transparent pixels (WriteBackScratch).
   const size_t worker = AreaSumsScratchBytes(w, g.ww) + static_cast<size_t>(g.ww) * 8 * sizeof(float) +

@@ -33,9 +33,10 @@ struct ForegroundParams {
 // semi-transparent pixels' bounding box, the multi-level solve (bounded by max_working_pixels, so
 // O(1) in the photo size beyond that) and a few ns per semi-transparent pixel (listed and solved eight
 // at a time). The 12 MP elephants: ~41 ms on one core of the 2-core dev VM (Zen 5), ~30 ms on two;
-// the 1 MP nuthatch ~8 ms, ~6.5 on two (docs/native.md). `threads` splits the streaming passes into bands of rows and runs
-// the big levels' sweeps as a wavefront; the bytes are the same for any thread count.
-void EstimateForeground(uint8_t* rgba, int w, int h, const AlphaRect& partial, const ForegroundParams& p, int threads = 1);
+// the 1 MP nuthatch ~8 ms, ~6.5 on two (docs/native.md). `threads` splits the streaming passes into bands of rows and
+// runs the big levels' sweeps as a wavefront; the bytes are the same for any thread count.
+void EstimateForeground(uint8_t* rgba, int w, int h, const AlphaRect& partial, const ForegroundParams& p,
+                        int threads = 1);
 
 // Upper bound on the heap scratch EstimateForeground allocates (worst case: the whole image is the
 // working box). ~72 bytes per working pixel (≤ 35 MB at the default max_working_pixels) plus

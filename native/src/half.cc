@@ -29,8 +29,8 @@ uint16_t OneToHalf(float f) {
   const uint32_t abs = u & 0x7FFFFFFFu;
   if (abs >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
   if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds past 65504
-  if (abs < 0x38800000u) {                                                // below the least normal half
-    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);            // under half the least subnormal
+  if (abs < 0x38800000u) {                                               // below the least normal half
+    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);           // under half the least subnormal
     const uint32_t mant = (abs & 0x007FFFFFu) | 0x00800000u;
     const int shift = 126 - static_cast<int>(abs >> 23);  // 14..24
     const uint32_t half = mant >> shift, rest = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);

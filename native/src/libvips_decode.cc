@@ -2,9 +2,8 @@
 #include "libvips_decode.h"
 
 #include <algorithm>
-#include <mutex>
-
 #include <cstring>
+#include <mutex>
 
 #if defined(__linux__)
 #include <dlfcn.h>
@@ -71,21 +70,21 @@ VipsApi LoadApi() {
   // RTLD_NOLOAD: only a library sharp already loaded (and initialised with vips_init).
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
   if (!lib) return api;
-  api.ok = Resolve(lib, "vips_foreign_find_load_buffer", &api.find_load_buffer) &&
-           Resolve(lib, "vips_image_new_from_buffer", &api.new_from_buffer) &&
-           Resolve(lib, "vips_bandjoin_const1", &api.bandjoin_const1) &&
-           Resolve(lib, "vips_image_new_from_memory", &api.new_from_memory) &&
-           Resolve(lib, "vips_image_write", &api.image_write) && Resolve(lib, "vips_region_new", &api.region_new) &&
-           Resolve(lib, "vips_region_image", &api.region_image) &&
-           Resolve(lib, "vips_region_prepare_to", &api.region_prepare_to) && Resolve(lib, "vips_image_get_width", &api.get_width) &&
-           Resolve(lib, "vips_image_get_height", &api.get_height) && Resolve(lib, "vips_image_get_bands", &api.get_bands) &&
-           Resolve(lib, "vips_image_get_format", &api.get_format) &&
-           Resolve(lib, "vips_image_get_typeof", &api.get_typeof) && Resolve(lib, "vips_image_get_int", &api.get_int) &&
-           Resolve(lib, "vips_image_get_string", &api.get_string) &&
-           Resolve(lib, "vips_image_get_interpretation", &api.get_interpretation) &&
-           Resolve(lib, "vips_image_hasalpha", &api.hasalpha) &&
-           Resolve(lib, "vips_error_buffer", &api.error_buffer) && Resolve(lib, "vips_error_clear", &api.error_clear) &&
-           Resolve(lib, "g_object_unref", &api.object_unref);
+  api.ok =
+      Resolve(lib, "vips_foreign_find_load_buffer", &api.find_load_buffer) &&
+      Resolve(lib, "vips_image_new_from_buffer", &api.new_from_buffer) &&
+      Resolve(lib, "vips_bandjoin_const1", &api.bandjoin_const1) &&
+      Resolve(lib, "vips_image_new_from_memory", &api.new_from_memory) &&
+      Resolve(lib, "vips_image_write", &api.image_write) && Resolve(lib, "vips_region_new", &api.region_new) &&
+      Resolve(lib, "vips_region_image", &api.region_image) &&
+      Resolve(lib, "vips_region_prepare_to", &api.region_prepare_to) &&
+      Resolve(lib, "vips_image_get_width", &api.get_width) && Resolve(lib, "vips_image_get_height", &api.get_height) &&
+      Resolve(lib, "vips_image_get_bands", &api.get_bands) && Resolve(lib, "vips_image_get_format", &api.get_format) &&
+      Resolve(lib, "vips_image_get_typeof", &api.get_typeof) && Resolve(lib, "vips_image_get_int", &api.get_int) &&
+      Resolve(lib, "vips_image_get_string", &api.get_string) &&
+      Resolve(lib, "vips_image_get_interpretation", &api.get_interpretation) &&
+      Resolve(lib, "vips_image_hasalpha", &api.hasalpha) && Resolve(lib, "vips_error_buffer", &api.error_buffer) &&
+      Resolve(lib, "vips_error_clear", &api.error_clear) && Resolve(lib, "g_object_unref", &api.object_unref);
   // The handle stays open: sharp's addon keeps the library loaded for the life of the process anyway.
   return api;
 }
@@ -139,7 +138,8 @@ bool WriteOnThisThread(const VipsApi& api, VipsImage* image, VipsImage* out, int
   if (!from.object || !to.object) return false;
   for (int top = 0; top < height; top += kStripRows) {
     const VipsRect r{0, top, width, std::min(kStripRows, height - top)};
-    if (api.region_image(to.object, &r) != 0 || api.region_prepare_to(from.object, to.object, &r, 0, top) != 0) return false;
+    if (api.region_image(to.object, &r) != 0 || api.region_prepare_to(from.object, to.object, &r, 0, top) != 0)
+      return false;
   }
   return true;
 }
@@ -160,8 +160,8 @@ bool ProbeHeader(const uint8_t* input, size_t input_len, HeaderFacts* facts) {
   if (!facts->format) return false;
   // The header only: a sequential load reads no pixels until they are asked for. sharp's metadata()
   // options (its default failOn, 'warning'), so a header sharp refused is refused here too.
-  Unref image{api, api.new_from_buffer(input, input_len, "", "access", kVipsAccessSequential, "fail_on", kVipsFailOnWarning,
-                                       nullptr)};
+  Unref image{api, api.new_from_buffer(input, input_len, "", "access", kVipsAccessSequential, "fail_on",
+                                       kVipsFailOnWarning, nullptr)};
   if (!image.object) {
     api.error_clear();
     return false;
@@ -179,13 +179,14 @@ bool ProbeHeader(const uint8_t* input, size_t input_len, HeaderFacts* facts) {
   facts->interlaced = api.get_typeof(in, "interlaced") != 0 && api.get_int(in, "interlaced", &v) == 0 && v == 1;
   const char* chroma = nullptr;
   facts->chroma_subsampling.clear();
-  if (api.get_typeof(in, "jpeg-chroma-subsample") != 0 && api.get_string(in, "jpeg-chroma-subsample", &chroma) == 0 && chroma)
+  if (api.get_typeof(in, "jpeg-chroma-subsample") != 0 && api.get_string(in, "jpeg-chroma-subsample", &chroma) == 0 &&
+      chroma)
     facts->chroma_subsampling = chroma;
   return true;
 }
 
 VipsDecodeStatus DecodePlainRgba(const uint8_t* input, size_t input_len, int width, int height, uint8_t* dst,
-                                     size_t dst_len, std::string* error) {
+                                 size_t dst_len, std::string* error) {
   const VipsApi& api = Api();
   if (!api.ok) return VipsDecodeStatus::kUnavailable;
   if (!dst || width <= 0 || height <= 0 || dst_len != static_cast<size_t>(width) * height * 4)
@@ -220,7 +221,8 @@ VipsDecodeStatus DecodePlainRgba(const uint8_t* input, size_t input_len, int wid
   // The whole decode runs here, writing the caller's rows (vips_image_write_to_memory does the same
   // into a buffer of its own).
   const bool here = static_cast<int64_t>(width) * height <= kCallingThreadMaxPixels;
-  if (here ? !WriteOnThisThread(api, rgba.object, out.object, width, height) : api.image_write(rgba.object, out.object) != 0)
+  if (here ? !WriteOnThisThread(api, rgba.object, out.object, width, height)
+           : api.image_write(rgba.object, out.object) != 0)
     return failed();
   return VipsDecodeStatus::kOk;
 }

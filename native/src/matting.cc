@@ -91,10 +91,14 @@ inline void Sample(const float* L, int lw, const LinearTap& tx, const LinearTap&
 // plane per field (field k of cell i at f[k * stride + i]) and `use` as 32-bit lanes (-1 used, 0
 // not), so eight cells' values load as one vector; stride ≥ gw + 8, the cells past gw unused.
 enum ModelField {
-  kBr, kBg, kBb,  // background colour, 0..1
-  kDr, kDg, kDb,  // F - B
-  kInv,           // 1 / |F - B|²
-  kConf,          // weight of the colour estimate, 0 = keep the network's alpha
+  kBr,
+  kBg,
+  kBb,  // background colour, 0..1
+  kDr,
+  kDg,
+  kDb,    // F - B
+  kInv,   // 1 / |F - B|²
+  kConf,  // weight of the colour estimate, 0 = keep the network's alpha
   kModelFields
 };
 
@@ -146,7 +150,8 @@ inline void ProjectPixel(uint8_t* px, const RowModels& m, int i) {
   const float* f = m.f + i;
   const size_t st = m.stride;
   constexpr float kInv255 = 1.f / 255.f;
-  const float t0 = px[0] * kInv255 - f[kBr * st], t1 = px[1] * kInv255 - f[kBg * st], t2 = px[2] * kInv255 - f[kBb * st];
+  const float t0 = px[0] * kInv255 - f[kBr * st], t1 = px[1] * kInv255 - f[kBg * st],
+              t2 = px[2] * kInv255 - f[kBb * st];
   float ac = (t0 * f[kDr * st] + t1 * f[kDg * st] + t2 * f[kDb * st]) * f[kInv * st];
   ac = std::clamp(ac, 0.f, 1.f);
   const float conf = f[kConf * st];
@@ -164,14 +169,19 @@ inline void ProjectPixel(uint8_t* px, const RowModels& m, int i) {
 // clamps mispredict at the band's edges). The same maths as ProjectPixel.
 inline void ProjectEight(uint8_t* px, const int* cell_of, const RowModels& m) {
   const int c0 = cell_of[0];
-  const __m256i lane_cell = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(cell_of)), _mm256_set1_epi32(c0));
-  const __m256i use = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(m.use + c0)), lane_cell);
+  const __m256i lane_cell =
+      _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(cell_of)), _mm256_set1_epi32(c0));
+  const __m256i use =
+      _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(m.use + c0)), lane_cell);
   if (_mm256_testz_si256(use, use)) return;
   F32x8 f[kModelFields];
-  for (int k = 0; k < kModelFields; ++k) f[k] = _mm256_permutevar8x32_ps(_mm256_loadu_ps(m.f + k * m.stride + c0), lane_cell);
+  for (int k = 0; k < kModelFields; ++k)
+    f[k] = _mm256_permutevar8x32_ps(_mm256_loadu_ps(m.f + k * m.stride + c0), lane_cell);
   const U32x8 words = LoadVec<U32x8>(px);
   const F32x8 inv255 = F32x8{} + 1.f / 255.f;
-  const auto channel = [&](int c) { return __builtin_convertvector(reinterpret_cast<I32x8>((words >> (8 * c)) & 0xFFu), F32x8); };
+  const auto channel = [&](int c) {
+    return __builtin_convertvector(reinterpret_cast<I32x8>((words >> (8 * c)) & 0xFFu), F32x8);
+  };
   const F32x8 p3 = channel(3);
   const F32x8 t0 = channel(0) * inv255 - f[kBr], t1 = channel(1) * inv255 - f[kBg], t2 = channel(2) * inv255 - f[kBb];
   const F32x8 sum = t0 * f[kDr] + t1 * f[kDg] + t2 * f[kDb];
@@ -340,10 +350,10 @@ size_t MattingScratchBytes(int w, int h, int lw, int lh, const MattingParams& p,
   shared += static_cast<size_t>(w) * sizeof(int);                                         // cell of each column
   shared += 3 * gw * sizeof(LinearTap);                                                   // the levels' column taps
   size_t worker = 0;
-  shared += w0 * kCh * sizeof(float) * (3 * (r + 2) + 1);                        // blur: a row, 3 × (column sums + ring)
-  worker += AreaSumsScratchBytes(w, gw);                                          // area sums
-  worker += gw * kRowsPerPass * 4 * sizeof(float);                                      // averaged cells
-  worker += (gw + 8) * (kModelFields * sizeof(float) + sizeof(int32_t));                // row models
+  shared += w0 * kCh * sizeof(float) * (3 * (r + 2) + 1);                 // blur: a row, 3 × (column sums + ring)
+  worker += AreaSumsScratchBytes(w, gw);                                  // area sums
+  worker += gw * kRowsPerPass * 4 * sizeof(float);                        // averaged cells
+  worker += (gw + 8) * (kModelFields * sizeof(float) + sizeof(int32_t));  // row models
   return shared + static_cast<size_t>(std::max(threads, 1)) * worker;
 }
 

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-
 #include <cstdlib>
 #include <cstring>
 #include <mutex>

@@ -24,13 +24,13 @@ std::string Concat(Args&&... args) {
   return os.str();
 }
 
-#define CUTOUT_THROW_TYPE_IF(cond, env, code, ...)                                  \
-  do {                                                                              \
+#define CUTOUT_THROW_TYPE_IF(cond, env, code, ...)                                            \
+  do {                                                                                        \
     if (cond) throw ::cutout::CodedError((env), (code), ::cutout::Concat(__VA_ARGS__), true); \
   } while (0)
 
-#define CUTOUT_THROW_IF(cond, env, code, ...)                                       \
-  do {                                                                              \
+#define CUTOUT_THROW_IF(cond, env, code, ...)                                           \
+  do {                                                                                  \
     if (cond) throw ::cutout::CodedError((env), (code), ::cutout::Concat(__VA_ARGS__)); \
   } while (0)
 
@@ -43,7 +43,9 @@ struct ByteSpan {
 inline ByteSpan BytesOf(const Napi::Value& v, const char* name) {
   Napi::Env env = v.Env();
   CUTOUT_THROW_TYPE_IF(!v.IsTypedArray(), env, "ERR_CUTOUT_ARG", "Expected a Uint8Array for ", name, " but received ",
-                       v.IsNull() ? "null" : v.IsUndefined() ? "undefined" : "another type");
+                       v.IsNull()        ? "null"
+                       : v.IsUndefined() ? "undefined"
+                                         : "another type");
   Napi::TypedArray ta = v.As<Napi::TypedArray>();
   CUTOUT_THROW_TYPE_IF(ta.TypedArrayType() != napi_uint8_array && ta.TypedArrayType() != napi_uint8_clamped_array, env,
                        "ERR_CUTOUT_ARG", "Expected a Uint8Array for ", name);
@@ -67,20 +69,23 @@ inline const char* TypeName(const Napi::Value& v) {
 inline bool BoolOption(const Napi::Object& o, const char* key, const bool* fallback) {
   Napi::Value v = o.Get(key);
   if (v.IsUndefined() && fallback) return *fallback;
-  CUTOUT_THROW_TYPE_IF(!v.IsBoolean(), o.Env(), "ERR_CUTOUT_ARG", "Expected a boolean for options.", key, " but received ",
-                       TypeName(v));
+  CUTOUT_THROW_TYPE_IF(!v.IsBoolean(), o.Env(), "ERR_CUTOUT_ARG", "Expected a boolean for options.", key,
+                       " but received ", TypeName(v));
   return v.As<Napi::Boolean>().Value();
 }
 
-inline bool OptionalBool(const Napi::Object& o, const char* key, bool fallback) { return BoolOption(o, key, &fallback); }
+inline bool OptionalBool(const Napi::Object& o, const char* key, bool fallback) {
+  return BoolOption(o, key, &fallback);
+}
 inline bool RequiredBool(const Napi::Object& o, const char* key) { return BoolOption(o, key, nullptr); }
 
 inline int32_t IntArg(const Napi::Value& v, const char* name, int32_t lo, int32_t hi) {
   Napi::Env env = v.Env();
   CUTOUT_THROW_TYPE_IF(!v.IsNumber(), env, "ERR_CUTOUT_ARG", "Expected an integer for ", name);
   double d = v.As<Napi::Number>().DoubleValue();
-  CUTOUT_THROW_TYPE_IF(!(d >= lo && d <= hi) || d != static_cast<double>(static_cast<int64_t>(d)), env, "ERR_CUTOUT_ARG",
-                       "Expected an integer between ", lo, " and ", hi, " for ", name, " but received ", d);
+  CUTOUT_THROW_TYPE_IF(!(d >= lo && d <= hi) || d != static_cast<double>(static_cast<int64_t>(d)), env,
+                       "ERR_CUTOUT_ARG", "Expected an integer between ", lo, " and ", hi, " for ", name,
+                       " but received ", d);
   return static_cast<int32_t>(d);
 }
 

@@ -68,7 +68,9 @@ struct BlockAllocator : OrtAllocator {
     version = ORT_API_VERSION;
     Alloc = [](OrtAllocator*, size_t size) { return Take(size); };
     Free = [](OrtAllocator*, void* p) { Give(p); };
-    Info = [](const OrtAllocator* self) -> const OrtMemoryInfo* { return static_cast<const BlockAllocator*>(self)->info; };
+    Info = [](const OrtAllocator* self) -> const OrtMemoryInfo* {
+      return static_cast<const BlockAllocator*>(self)->info;
+    };
     Reserve = [](OrtAllocator*, size_t size) { return Take(size); };
   }
 };

@@ -17,8 +17,8 @@ struct PixelsArg {
 };
 
 PixelsArg PixelsAt(const Napi::CallbackInfo& info, int at, const char* name) {
-  return {BytesOf(info[at], name), IntArg(info[at + 1], "width", 1, 1 << 16), IntArg(info[at + 2], "height", 1, 1 << 16),
-          IntArg(info[at + 3], "channels", 3, 4)};
+  return {BytesOf(info[at], name), IntArg(info[at + 1], "width", 1, 1 << 16),
+          IntArg(info[at + 2], "height", 1, 1 << 16), IntArg(info[at + 3], "channels", 3, 4)};
 }
 
 }  // namespace
@@ -79,8 +79,8 @@ Napi::Value JsUpsampleMask(const Napi::CallbackInfo& info) {
   const int w = IntArg(info[4], "width", 1, 1 << 16);
   const int h = IntArg(info[5], "height", 1, 1 << 16);
   const int step = IntArg(info[6], "step", 1, 4);
-  CUTOUT_THROW_TYPE_IF(mask.ElementLength() != static_cast<size_t>(mw) * mh, env, "ERR_CUTOUT_BAD_LENGTH",
-                       "Expected ", static_cast<size_t>(mw) * mh, " floats for mask but received ", mask.ElementLength());
+  CUTOUT_THROW_TYPE_IF(mask.ElementLength() != static_cast<size_t>(mw) * mh, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ",
+                       static_cast<size_t>(mw) * mh, " floats for mask but received ", mask.ElementLength());
   CUTOUT_THROW_TYPE_IF(dst.length != static_cast<size_t>(w) * h * step, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ",
                        static_cast<size_t>(w) * h * step, " bytes for dst but received ", dst.length);
   UpsampleMatteBilinear(mask.Data(), mw, mh, dst.data + (step - 1), w, h, step, static_cast<size_t>(w) * step);

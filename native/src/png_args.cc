@@ -30,8 +30,8 @@ Napi::Value JsEncodePng(const Napi::CallbackInfo& info) {
     options.strategy = name == "rle" ? PngStrategy::kRle : name == "fast" ? PngStrategy::kFast : PngStrategy::kDefault;
   }
   const size_t expected = static_cast<size_t>(w) * h * c;
-  CUTOUT_THROW_TYPE_IF(px.length != expected, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", expected, " bytes (", w, "x", h,
-                       "x", c, ") for pixels but received ", px.length);
+  CUTOUT_THROW_TYPE_IF(px.length != expected, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", expected, " bytes (", w, "x",
+                       h, "x", c, ") for pixels but received ", px.length);
   try {
     const PngFile png = EncodePng(px.data, w, h, c, options);
     Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, png.size());

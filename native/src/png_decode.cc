@@ -16,12 +16,13 @@ namespace cutout {
 namespace {
 
 constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-constexpr int kBpp = 3;    // bytes per pixel: 8-bit RGB only
-constexpr size_t kPad = 16;  // bytes readable past a filtered row's end (16-byte loads)
+constexpr int kBpp = 3;                    // bytes per pixel: 8-bit RGB only
+constexpr size_t kPad = 16;                // bytes readable past a filtered row's end (16-byte loads)
 constexpr size_t kBatchBytes = 64 * 1024;  // inflated at a time
 
 uint32_t Get32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 | p[3];
+  return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 |
+         p[3];
 }
 
 struct Chunk {
@@ -129,12 +130,23 @@ void UnfilterPaeth(const uint8_t* raw, const uint8_t* up, uint8_t* out, int w) {
 
 bool UnfilterRow(uint8_t type, const uint8_t* raw, const uint8_t* up, uint8_t* out, int w) {
   switch (type) {
-    case 0: UnfilterNoneOrUp(raw, nullptr, out, w); return true;
-    case 1: UnfilterSub(raw, out, w); return true;
-    case 2: UnfilterNoneOrUp(raw, up, out, w); return true;
-    case 3: UnfilterAvg(raw, up, out, w); return true;
-    case 4: UnfilterPaeth(raw, up, out, w); return true;
-    default: return false;
+    case 0:
+      UnfilterNoneOrUp(raw, nullptr, out, w);
+      return true;
+    case 1:
+      UnfilterSub(raw, out, w);
+      return true;
+    case 2:
+      UnfilterNoneOrUp(raw, up, out, w);
+      return true;
+    case 3:
+      UnfilterAvg(raw, up, out, w);
+      return true;
+    case 4:
+      UnfilterPaeth(raw, up, out, w);
+      return true;
+    default:
+      return false;
   }
 }
 #else

@@ -23,7 +23,7 @@ namespace {
 constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 constexpr size_t kHeaderBytes = sizeof(kSignature) + 12 + 13;  // signature + IHDR chunk
 constexpr size_t kIendBytes = 12;
-constexpr size_t kChunkOverhead = 12;  // length, type, CRC
+constexpr size_t kChunkOverhead = 12;      // length, type, CRC
 constexpr size_t kBatchBytes = 64 * 1024;  // filtered bytes handed to deflate per call
 
 void Put32(uint8_t* p, uint32_t v) {
@@ -222,7 +222,8 @@ PngFile EncodePng(const uint8_t* pixels, int width, int height, int channels, co
     s.first_row = i * strip_rows;
     s.rows = std::min(strip_rows, img.height - s.first_row);
     const size_t raw = s.rows * row_bytes;
-    s.capacity = (fast ? FastDeflateBound(raw) : DeflateCapacity(raw)) + (i == 0 ? 2 : 0) + (i + 1 == strips.size() ? 4 : 0);
+    s.capacity =
+        (fast ? FastDeflateBound(raw) : DeflateCapacity(raw)) + (i == 0 ? 2 : 0) + (i + 1 == strips.size() ? 4 : 0);
     total += kChunkOverhead + s.capacity;
   }
   total += kIendBytes;
@@ -275,7 +276,7 @@ PngFile EncodePng(const uint8_t* pixels, int width, int height, int channels, co
   std::memcpy(ihdr + 4, "IHDR", 4);
   Put32(ihdr + 8, static_cast<uint32_t>(width));
   Put32(ihdr + 12, static_cast<uint32_t>(height));
-  static constexpr uint8_t kColourType[5] = {0, 0, 4, 2, 6};  // grey, grey+alpha, RGB, RGBA
+  static constexpr uint8_t kColourType[5] = {0, 0, 4, 2, 6};      // grey, grey+alpha, RGB, RGBA
   const uint8_t fields[5] = {8, kColourType[channels], 0, 0, 0};  // depth, colour, deflate, filters, no interlace
   std::memcpy(ihdr + 16, fields, 5);
   Put32(ihdr + 21, Crc(0, ihdr + 4, 17));

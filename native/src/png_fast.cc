@@ -86,8 +86,8 @@ inline __m256i LoadPartial(const uint8_t* row, ptrdiff_t from, size_t n) {
 }
 
 inline __m256i FirstBytes(size_t k) {  // 0xff in bytes [0, k), k ≤ 32
-  const __m256i iota = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                        23, 24, 25, 26, 27, 28, 29, 30, 31);
+  const __m256i iota = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                                        22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
   return _mm256_cmpgt_epi8(_mm256_set1_epi8(static_cast<char>(k)), iota);
 }
 
@@ -236,8 +236,10 @@ bool FilterRowAvx2(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, 
     edges_zero = edges_zero && AllZero(x, a, b, c);
     block(i, x, a, b, c, FirstBytes(n - i));
   }
-  if (n < 32) sums.Bytes(dst, n);
-  else if (i < n) sums.Bytes(dst + i, n - i);
+  if (n < 32)
+    sums.Bytes(dst, n);
+  else if (i < n)
+    sums.Bytes(dst + i, n - i);
   cost[0] = Sum64(acc_up) + zero_blocks * zero_cost;
   cost[1] = Sum64(acc_sub) + zero_blocks * zero_cost;
   cost[2] = Sum64(acc_paeth) + zero_blocks * zero_cost;
@@ -247,8 +249,10 @@ bool FilterRowAvx2(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, 
 // Up's (K = 0) or Sub's (K = 1) residuals of 32 bytes.
 template <int K>
 inline __m256i Residuals(__m256i x, __m256i a, __m256i b) {
-  if constexpr (K == 0) return _mm256_sub_epi8(x, b);
-  else return _mm256_sub_epi8(x, a);
+  if constexpr (K == 0)
+    return _mm256_sub_epi8(x, b);
+  else
+    return _mm256_sub_epi8(x, a);
 }
 
 template <int K>
@@ -310,11 +314,14 @@ bool FilterRow(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, uint
 // past dst + n may be written.
 void WriteResiduals(const uint8_t* cur, const uint8_t* above, size_t n, int bpp, int k, uint8_t* dst, Adler32& sums) {
 #if defined(__AVX2__)
-  if (k == 0) WriteResidualsOf<0>(cur, above, n, bpp, dst, sums);
-  else WriteResidualsOf<1>(cur, above, n, bpp, dst, sums);
+  if (k == 0)
+    WriteResidualsOf<0>(cur, above, n, bpp, dst, sums);
+  else
+    WriteResidualsOf<1>(cur, above, n, bpp, dst, sums);
 #else
   const size_t back = static_cast<size_t>(bpp);
-  for (size_t i = 0; i < n; i++) dst[i] = static_cast<uint8_t>(cur[i] - (k == 0 ? above[i] : i >= back ? cur[i - back] : 0));
+  for (size_t i = 0; i < n; i++)
+    dst[i] = static_cast<uint8_t>(cur[i] - (k == 0 ? above[i] : i >= back ? cur[i - back] : 0));
   sums.Bytes(dst, n);
 #endif
 }
@@ -427,7 +434,8 @@ class Tokenizer {
     segments_[count_++] = {static_cast<uint32_t>(end - literal_start_), 0};
     // Every byte value gets a code: one the sample missed may still be there.
     for (int s = 0; s < 256; s++) {
-      const uint32_t sampled = literal_counts_[0][s] + literal_counts_[1][s] + literal_counts_[2][s] + literal_counts_[3][s];
+      const uint32_t sampled =
+          literal_counts_[0][s] + literal_counts_[1][s] + literal_counts_[2][s] + literal_counts_[3][s];
       counts[s] = sampled * kLiteralSample + 1;
     }
     for (int s = 256; s < kLitLenSymbols; s++) counts[s] = length_counts_[s - 256];
@@ -449,7 +457,8 @@ class Tokenizer {
   uint64_t RepeatMask(size_t p) const {
 #if defined(__AVX2__)
     const uint32_t lo = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(Load(f_ + p), Load(f_ + p - 1))));
-    const uint32_t hi = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(Load(f_ + p + 32), Load(f_ + p + 31))));
+    const uint32_t hi =
+        static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(Load(f_ + p + 32), Load(f_ + p + 31))));
     return static_cast<uint64_t>(hi) << 32 | lo;
 #else
     uint64_t m = 0;
@@ -495,7 +504,7 @@ class Tokenizer {
   FastSegment* segments_;
   size_t count_ = 0;
   size_t literal_start_ = 0;
-  size_t open_ = kNone;  // start of a run that reached the end of the last Scan
+  size_t open_ = kNone;     // start of a run that reached the end of the last Scan
   size_t sample_skip_ = 0;  // literals to pass before the next one counted
   std::array<std::array<uint32_t, 256>, 4> literal_counts_;
   std::array<uint32_t, kLitLenSymbols - 256> length_counts_{};
@@ -651,7 +660,8 @@ struct BlockHeader {
       while (i + run < seq.size() && seq[i + run] == v) run++;
       i += run;
       if (v == 0) {
-        for (; run >= 11; run -= std::min<size_t>(run, 138)) Add(18, 7, static_cast<uint8_t>(std::min<size_t>(run, 138) - 11));
+        for (; run >= 11; run -= std::min<size_t>(run, 138))
+          Add(18, 7, static_cast<uint8_t>(std::min<size_t>(run, 138) - 11));
         if (run >= 3) {
           Add(17, 3, static_cast<uint8_t>(run - 3));
           run = 0;
@@ -659,7 +669,8 @@ struct BlockHeader {
       } else {
         Add(v, 0, 0);
         run--;
-        for (; run >= 3; run -= std::min<size_t>(run, 6)) Add(16, 2, static_cast<uint8_t>(std::min<size_t>(run, 6) - 3));
+        for (; run >= 3; run -= std::min<size_t>(run, 6))
+          Add(16, 2, static_cast<uint8_t>(std::min<size_t>(run, 6) - 3));
       }
       for (; run > 0; run--) Add(v, 0, 0);
     }
@@ -687,7 +698,8 @@ struct BlockHeader {
     for (int k = 0; k < hclen + 4; k++) w.PutNow(cl_lengths[kCodeLengthOrder[k]], 3);
     for (const Item& it : items) {
       const uint32_t c = cl_codes[it.symbol];
-      w.PutNow((c & 0xffff) | static_cast<uint32_t>(it.extra) << (c >> 16), static_cast<int>((c >> 16) + it.extra_bits));
+      w.PutNow((c & 0xffff) | static_cast<uint32_t>(it.extra) << (c >> 16),
+               static_cast<int>((c >> 16) + it.extra_bits));
     }
   }
 

@@ -117,7 +117,8 @@ void GuidedCoefficients(const float* G, size_t stride, int gw, int gh, int r, fl
     const float* __restrict g = G + static_cast<size_t>(j) * stride * 4;
     for (int x = 0; x < gw; ++x) {
       const double R = g[4 * x], Gc = g[4 * x + 1], B = g[4 * x + 2], P = g[4 * x + 3];
-      const double p[kLanes] = {R, Gc, B, P, R * R, R * Gc, R * B, Gc * Gc, Gc * B, B * B, R * P, Gc * P, B * P, 0, 0, 0};
+      const double p[kLanes] = {R,      Gc,    B,     P,      R * R, R * Gc, R * B, Gc * Gc,
+                                Gc * B, B * B, R * P, Gc * P, B * P, 0,      0,     0};
       for (int k = 0; k < kLanes; ++k) v[kLanes * x + k] = p[k];
     }
     for (size_t k = 0; k < kLanes * n; ++k) c[k] += v[k];
@@ -187,7 +188,8 @@ void UpsampleRows(const float* low, int lw, uint8_t* dst, int w, int step, size_
         // smaller than the matte): two loads and two permutes instead of sixteen single loads. i1 is
         // i0 + 1 for a matte two or more wide, so the right taps are the same permute one column on.
         if (lw >= 2 && x0[x + 7] - x0[x] <= 7) {
-          const __m256i lane = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + x)), _mm256_set1_epi32(x0[x]));
+          const __m256i lane =
+              _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + x)), _mm256_set1_epi32(x0[x]));
           l = _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + x0[x]), lane);
           rr = _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + x0[x] + 1), lane);
         } else
@@ -418,16 +420,16 @@ size_t RefineScratchBytes(int w, int h, int lw, int lh, const RefineParams& p, i
   const size_t r = static_cast<size_t>(std::min(std::max(p.radius, 0), static_cast<int>(std::max(gw, gh))));
   const size_t bw = std::min(gw, kTile + 4 * r), bh = std::min(gh, kTile + 4 * r);  // one tile + halo
   size_t shared = 0;
-  shared += gn * 4 * sizeof(float) * 2;                                           // guide/matte G, coefficients C
-  shared += gn * 2;                                                               // band mask + dilation temp
-  shared += (static_cast<size_t>(w) + h) * (2 * sizeof(int) + sizeof(float));     // taps
-  shared += (gw + gh + 2) * sizeof(int);                                          // cell edges
+  shared += gn * 4 * sizeof(float) * 2;                                        // guide/matte G, coefficients C
+  shared += gn * 2;                                                            // band mask + dilation temp
+  shared += (static_cast<size_t>(w) + h) * (2 * sizeof(int) + sizeof(float));  // taps
+  shared += (gw + gh + 2) * sizeof(int);                                       // cell edges
   size_t worker = 0;
-  worker += bw * bh * 4 * sizeof(float) * 2;                                      // a,b of a tile and their box mean
+  worker += bw * bh * 4 * sizeof(float) * 2;  // a,b of a tile and their box mean
   worker += bw * (kLanes * sizeof(double) + kStats * sizeof(float)) + bw * 4 * sizeof(double);
   worker += (2 * r + 2) * bw * kLanes * sizeof(double) + (kStats + 1) * bw * sizeof(double);  // row ring, row sums
-  worker += AreaSumsScratchBytes(w, gw);                                          // area sums
-  worker += gw * 4 * sizeof(float);                                               // blended coefficient row
+  worker += AreaSumsScratchBytes(w, gw);                                                      // area sums
+  worker += gw * 4 * sizeof(float);                                                           // blended coefficient row
   return shared + static_cast<size_t>(std::max(threads, 1)) * worker;
 }
 

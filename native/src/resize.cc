@@ -221,7 +221,8 @@ void BoxPair(const uint8_t* src, int w, int h, const BoxShrink& b, int sa, int s
       Px2 acc = __builtin_convertvector(pick(Widen2<CH>(top_a + at), Widen2<CH>(top_b + at)), Px2);
       if constexpr (TALL)
         for (int j = 1; j < na; ++j)
-          acc += __builtin_convertvector(pick(Widen2<CH>(top_a + j * stride + at), Widen2<CH>(top_b + j * stride + at)), Px2);
+          acc += __builtin_convertvector(pick(Widen2<CH>(top_a + j * stride + at), Widen2<CH>(top_b + j * stride + at)),
+                                         Px2);
       return TALL || K != 1 ? acc * scale : acc;  // one pixel: no scale
     };
     if (na == nb) {
@@ -237,8 +238,8 @@ void BoxPair(const uint8_t* src, int w, int h, const BoxShrink& b, int sa, int s
     row2[x] = Join(box(top_a, na, at, kx, widen), box(top_b, nb, at, kx, widen)) * scale;
   }
   const size_t at = static_cast<size_t>(last) * kx * CH;
-  row2[last] = Join(box(top_a, na, at, tail, widen_last) * inv(na, tail),
-                    box(top_b, nb, at, tail, widen_last) * inv(nb, tail));
+  row2[last] =
+      Join(box(top_a, na, at, tail, widen_last) * inv(na, tail), box(top_b, nb, at, tail, widen_last) * inv(nb, tail));
 }
 
 // Output pixels per group of the horizontal pass: eight independent sums, so the multiply-adds overlap
@@ -303,10 +304,17 @@ void RowPair(const uint8_t* src, int w, int h, int channels, const BoxShrink& b,
       return;
     }
     switch (b.kx) {  // the common factors unrolled
-      case 1: BoxPair<CH, 1, false>(src, w, h, b, sy, sb, row2); break;
-      case 2: BoxPair<CH, 2, false>(src, w, h, b, sy, sb, row2); break;
-      case 3: BoxPair<CH, 3, false>(src, w, h, b, sy, sb, row2); break;
-      default: BoxPair<CH, 0, false>(src, w, h, b, sy, sb, row2);
+      case 1:
+        BoxPair<CH, 1, false>(src, w, h, b, sy, sb, row2);
+        break;
+      case 2:
+        BoxPair<CH, 2, false>(src, w, h, b, sy, sb, row2);
+        break;
+      case 3:
+        BoxPair<CH, 3, false>(src, w, h, b, sy, sb, row2);
+        break;
+      default:
+        BoxPair<CH, 0, false>(src, w, h, b, sy, sb, row2);
     }
   };
   if (channels == 4)
@@ -366,9 +374,8 @@ inline void StoreRgb8(const Px2* a, uint8_t* o, int count) {
   // come out as dwords 0 2 4 6 | 1 3 5 7, put in order, then each one's fourth byte dropped.
   const __m256i bytes = _mm256_packus_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
   const __m256i px = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-  const __m256i rgb = _mm256_shuffle_epi8(
-      px, _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1, 0, 1, 2, 4, 5, 6, 8, 9, 10, 12,
-                           13, 14, -1, -1, -1, -1));
+  const __m256i rgb = _mm256_shuffle_epi8(px, _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1,
+                                                               0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1));
   const __m256i packed = _mm256_permutevar8x32_epi32(rgb, _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7));
   if (count == 8) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm256_castsi256_si128(packed));

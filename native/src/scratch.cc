@@ -33,8 +33,8 @@ std::mutex g_mutex;
 // Free spans, by address (to merge neighbours) and by size (best fit). Guarded by g_mutex.
 std::map<uintptr_t, size_t> g_by_address;
 std::multimap<size_t, uintptr_t> g_by_size;
-size_t g_cached = 0;  // bytes in free spans
-size_t g_in_use = 0;  // bytes in taken blocks
+size_t g_cached = 0;       // bytes in free spans
+size_t g_in_use = 0;       // bytes in taken blocks
 size_t g_peak_in_use = 0;  // the most g_in_use has been since ScratchPeakInUse last reset it
 size_t g_limit = kDefaultScratchCacheBytes;
 

@@ -85,7 +85,8 @@ float* Session::OutputData(Napi::Env env) const {
 
 uint16_t* Session::HalfData(Napi::Env env, const Napi::Reference<Napi::Uint16Array>& ref) {
   Napi::Uint16Array a = ref.Value();
-  CUTOUT_THROW_IF(a.ArrayBuffer().IsDetached(), env, "ERR_CUTOUT_DETACHED", "The session's float16 tensor was detached");
+  CUTOUT_THROW_IF(a.ArrayBuffer().IsDetached(), env, "ERR_CUTOUT_DETACHED",
+                  "The session's float16 tensor was detached");
   return a.Data();
 }
 
@@ -109,8 +110,8 @@ Napi::Value Session::JsInfer(const Napi::CallbackInfo& info) {
 
   const size_t plane = static_cast<size_t>(width_) * height_;
   Ort::MemoryInfo mem = Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeCPU);
-  const std::array<int64_t, 4> in_shape = nhwc_ ? std::array<int64_t, 4>{1, height_, width_, 3}
-                                                : std::array<int64_t, 4>{1, 3, height_, width_};
+  const std::array<int64_t, 4> in_shape =
+      nhwc_ ? std::array<int64_t, 4>{1, height_, width_, 3} : std::array<int64_t, 4>{1, 3, height_, width_};
   const std::array<int64_t, 4> out_shape4{1, 1, height_, width_};
   const std::array<int64_t, 3> out_shape3{1, height_, width_};
   const int64_t* out_shape = output_rank_ == 3 ? out_shape3.data() : out_shape4.data();
@@ -158,8 +159,8 @@ Napi::Value Session::JsClose(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// releaseTensors(): the input and output tensors' pages go back to the system (16 MB at 1024², 8 MB more for float16 tensors); they
-// read as zeros until the next infer(), which composite() now needs first. The pool's idle release.
+// releaseTensors(): the input and output tensors' pages go back to the system (16 MB at 1024², 8 MB more for float16
+// tensors); they read as zeros until the next infer(), which composite() now needs first. The pool's idle release.
 Napi::Value Session::JsReleaseTensors(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const size_t plane = static_cast<size_t>(width_) * height_;

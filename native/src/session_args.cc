@@ -17,8 +17,8 @@ ModelSettings ModelSettingsFrom(const Napi::Object& o) {
   Napi::Value device = o.Get("device");
   std::string kind = "cpu";
   if (!device.IsUndefined()) {
-    CUTOUT_THROW_TYPE_IF(!device.IsString(), env, "ERR_CUTOUT_ARG", "Expected 'cpu' or 'cuda' for options.device but received ",
-                         TypeName(device));
+    CUTOUT_THROW_TYPE_IF(!device.IsString(), env, "ERR_CUTOUT_ARG",
+                         "Expected 'cpu' or 'cuda' for options.device but received ", TypeName(device));
     kind = device.As<Napi::String>().Utf8Value();
     CUTOUT_THROW_TYPE_IF(kind != "cpu" && kind != "cuda", env, "ERR_CUTOUT_ARG",
                          "Expected 'cpu' or 'cuda' for options.device but received '", kind, "'");
@@ -28,8 +28,8 @@ ModelSettings ModelSettingsFrom(const Napi::Object& o) {
     settings.cuda_device = id.IsUndefined() ? 0 : IntArg(id, "options.deviceId", 0, 63);
     Napi::Value extra = o.Get("cudaOptions");
     if (!extra.IsUndefined()) {
-      CUTOUT_THROW_TYPE_IF(!extra.IsString(), env, "ERR_CUTOUT_ARG", "Expected a string for options.cudaOptions but received ",
-                           TypeName(extra));
+      CUTOUT_THROW_TYPE_IF(!extra.IsString(), env, "ERR_CUTOUT_ARG",
+                           "Expected a string for options.cudaOptions but received ", TypeName(extra));
       try {
         settings.cuda_options = ParseCudaOptions(extra.As<Napi::String>().Utf8Value());
       } catch (const std::invalid_argument& e) {
@@ -47,8 +47,9 @@ bool SecondWord(const Napi::Object& o, const char* key, const char* first, const
   Napi::Value v = o.Get(key);
   if (v.IsUndefined()) return false;
   const std::string text = v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
-  CUTOUT_THROW_TYPE_IF(text != first && text != second, o.Env(), "ERR_CUTOUT_ARG", "Expected '", first, "' or '", second,
-                       "' for options.", key, " but received ", v.IsString() ? Concat("'", text, "'") : std::string(TypeName(v)));
+  CUTOUT_THROW_TYPE_IF(text != first && text != second, o.Env(), "ERR_CUTOUT_ARG", "Expected '", first, "' or '",
+                       second, "' for options.", key, " but received ",
+                       v.IsString() ? Concat("'", text, "'") : std::string(TypeName(v)));
   return text == second;
 }
 

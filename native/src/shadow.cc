@@ -68,7 +68,8 @@ ShadowLayer GroundLayer(const ShadowGrid& m, const AlphaRect& solid) {
   const float length = std::max(1.0f, kGroundSquash * height);
   for (int gy = first; gy < m.h; ++gy) {
     const float u = std::clamp((static_cast<float>(gy) - yc) / length, 0.0f, 1.0f);
-    for (int gx = 0; gx < m.w; ++gx) p.at(gx, gy) = (p.at(gx, gy) + (blurred.at(gx, gy) - p.at(gx, gy)) * u) * (1.0f - kGroundFade * u);
+    for (int gx = 0; gx < m.w; ++gx)
+      p.at(gx, gy) = (p.at(gx, gy) + (blurred.at(gx, gy) - p.at(gx, gy)) * u) * (1.0f - kGroundFade * u);
   }
   ShadowLayer l{std::move(p)};
   l.y_min = solid.y1 - 1;
@@ -97,7 +98,8 @@ ShadowLayer CarLayer(const ShadowGrid& m, const AlphaRect& solid) {
     if (lowest < 0) continue;
     fx0 = std::min(fx0, gx), fx1 = gx;
     // Lighter the higher the column's underside sits above the contact line (a sill, a ball's flank).
-    const float lift = std::clamp((yc - static_cast<float>(lowest)) / std::max(1.0f, yc - static_cast<float>(gy0)), 0.0f, 1.0f);
+    const float lift =
+        std::clamp((yc - static_cast<float>(lowest)) / std::max(1.0f, yc - static_cast<float>(gy0)), 0.0f, 1.0f);
     const float dark = foot * std::sqrt(1.0f - lift);
     for (int gy = lowest; gy <= core_end; ++gy) s.at(gx, gy) = dark;
   }
@@ -130,7 +132,8 @@ AlphaRect DarkCells(const ShadowGrid& s) {
   AlphaRect r{s.w, s.h, 0, 0};
   for (int gy = 0; gy < s.h; ++gy)
     for (int gx = 0; gx < s.w; ++gx)
-      if (s.at(gx, gy) > kInvisible) r.x0 = std::min(r.x0, gx), r.x1 = std::max(r.x1, gx + 1), r.y0 = std::min(r.y0, gy), r.y1 = gy + 1;
+      if (s.at(gx, gy) > kInvisible)
+        r.x0 = std::min(r.x0, gx), r.x1 = std::max(r.x1, gx + 1), r.y0 = std::min(r.y0, gy), r.y1 = gy + 1;
   return r;
 }
 
@@ -198,7 +201,8 @@ void DrawShadow(uint8_t* rgba, int w, int h, const ShadowParams& p) {
   if (e.subject.empty()) return;
   AlphaRect any = e.subject;
   if (!e.partial.empty())
-    any = {std::min(any.x0, e.partial.x0), std::min(any.y0, e.partial.y0), std::max(any.x1, e.partial.x1), std::max(any.y1, e.partial.y1)};
+    any = {std::min(any.x0, e.partial.x0), std::min(any.y0, e.partial.y0), std::max(any.x1, e.partial.x1),
+           std::max(any.y1, e.partial.y1)};
   ShadowGrid matte = DownscaleAlpha(rgba, w, h, any);
   ShadowLayer layer = p.kind == ShadowKind::kDrop     ? DropLayer(std::move(matte), e.subject)
                       : p.kind == ShadowKind::kGround ? GroundLayer(matte, e.subject)

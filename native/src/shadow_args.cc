@@ -18,9 +18,12 @@ ShadowParams ShadowOptionsArg(const Napi::Value& options) {
   Napi::Value type = o.Get("type");
   const std::string name = type.IsString() ? type.As<Napi::String>().Utf8Value() : std::string();
   ShadowParams p;
-  if (name == "drop") p.kind = ShadowKind::kDrop;
-  else if (name == "3D") p.kind = ShadowKind::kGround;
-  else if (name == "car") p.kind = ShadowKind::kCar;
+  if (name == "drop")
+    p.kind = ShadowKind::kDrop;
+  else if (name == "3D")
+    p.kind = ShadowKind::kGround;
+  else if (name == "car")
+    p.kind = ShadowKind::kCar;
   else
     CUTOUT_THROW_TYPE_IF(true, env, "ERR_CUTOUT_ARG", "Expected 'drop', '3D' or 'car' for options.type but received ",
                          type.IsString() ? "'" + name + "'" : std::string(TypeName(type)));
@@ -38,8 +41,8 @@ Napi::Value JsDrawShadow(const Napi::CallbackInfo& info) {
   const ShadowParams p = ShadowOptionsArg(info[3]);
   ByteSpan rgba = BytesOf(info[0], "rgba");
   const size_t expected = static_cast<size_t>(w) * h * 4;
-  CUTOUT_THROW_TYPE_IF(rgba.length != expected, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", expected, " bytes (", w, "x", h,
-                       "x4) for rgba but received ", rgba.length);
+  CUTOUT_THROW_TYPE_IF(rgba.length != expected, env, "ERR_CUTOUT_BAD_LENGTH", "Expected ", expected, " bytes (", w, "x",
+                       h, "x4) for rgba but received ", rgba.length);
   try {
     DrawShadow(rgba.data, w, h, p);
   } catch (const std::exception& e) {  // the grids' allocations can throw bad_alloc

@@ -7,8 +7,9 @@
 // path:width:height:channels (e.g. real cut-outs dumped with sharp(...).raw()). Exit status 1 on a
 // failed check.
 //
-//   g++ -O3 -march=x86-64-v3 -std=c++17 -Inative/src native/test/png_fast_check.cc native/src/png_encode.cc native/src/png_fast.cc -lz -pthread -o /tmp/png_fast_avx2
-//   g++ -O3 -march=x86-64    -std=c++17 -Inative/src native/test/png_fast_check.cc native/src/png_encode.cc native/src/png_fast.cc -lz -pthread -o /tmp/png_fast_scalar
+//   g++ -O3 -march=x86-64-v3 -std=c++17 -Inative/src native/test/png_fast_check.cc native/src/png_encode.cc
+//   native/src/png_fast.cc -lz -pthread -o /tmp/png_fast_avx2 g++ -O3 -march=x86-64    -std=c++17 -Inative/src
+//   native/test/png_fast_check.cc native/src/png_encode.cc native/src/png_fast.cc -lz -pthread -o /tmp/png_fast_scalar
 //   /tmp/png_fast_avx2 [runs=5] [file:w:h:c ...] > a.txt; /tmp/png_fast_scalar [runs=1] [same files] > b.txt
 //   diff <(cut -d' ' -f1-2 a.txt) <(cut -d' ' -f1-2 b.txt)
 #include <zlib.h>
@@ -59,7 +60,12 @@ bool Decodes(const std::vector<uint8_t>& png, const Image& img) {
     const uint8_t* f = &rows[y * (stride + 1)];
     for (size_t i = 0; i < stride; i++) {
       const int a = i >= c ? cur[i - c] : 0, b = prev[i], d = i >= c ? prev[i - c] : 0;
-      const int p = f[0] == 0 ? 0 : f[0] == 1 ? a : f[0] == 2 ? b : f[0] == 3 ? (a + b) / 2 : f[0] == 4 ? Paeth(a, b, d) : -1;
+      const int p = f[0] == 0   ? 0
+                    : f[0] == 1 ? a
+                    : f[0] == 2 ? b
+                    : f[0] == 3 ? (a + b) / 2
+                    : f[0] == 4 ? Paeth(a, b, d)
+                                : -1;
       if (p < 0) return false;
       cur[i] = static_cast<uint8_t>(f[1 + i] + p);
     }
@@ -118,7 +124,8 @@ int main(int argc, char** argv) {
     img.pixels.assign(std::istreambuf_iterator<char>(in), {});
     img.name = path;
     if (img.pixels.size() != static_cast<size_t>(img.width) * img.height * img.channels) {
-      std::fprintf(stderr, "%s: %zu bytes, not %dx%dx%d\n", path, img.pixels.size(), img.width, img.height, img.channels);
+      std::fprintf(stderr, "%s: %zu bytes, not %dx%dx%d\n", path, img.pixels.size(), img.width, img.height,
+                   img.channels);
       return 2;
     }
     images.push_back(std::move(img));

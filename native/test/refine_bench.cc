@@ -7,7 +7,8 @@
 // bytes. Exit status != 0 on a failed check.
 //
 //   g++ -O3 -march=x86-64-v3 -std=c++17 -Inative/src native/test/refine_bench.cc native/src/refine.cc
-//       native/src/matting.cc native/src/grid.cc native/src/foreground.cc native/src/composite.cc native/src/scratch.cc -o /tmp/refine_bench
+//       native/src/matting.cc native/src/grid.cc native/src/foreground.cc native/src/composite.cc native/src/scratch.cc
+//       -o /tmp/refine_bench
 //   /tmp/refine_bench [runs=7] [w=4000] [h=3000] [threads=2] [photo.rgba mask.f32]
 //
 // photo.rgba: the decoded photo, w×h×4 bytes (sharp(file).rotate().ensureAlpha().raw()); mask.f32: the
@@ -30,12 +31,12 @@
 namespace {
 
 int g_failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
+#define CHECK(cond)                                                                \
+  do {                                                                             \
+    if (!(cond)) {                                                                 \
       std::fprintf(stderr, "CHECK failed %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                   \
-    }                                                                 \
+      ++g_failures;                                                                \
+    }                                                                              \
   } while (0)
 
 double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
@@ -121,14 +122,18 @@ void EdgeCases() {
   cutout::RefineParams rp;
   cutout::ForegroundParams fp;
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const int sizes[][4] = {{1, 1, 1, 1}, {1, 7, 1, 1}, {7, 1, 1, 1},   {1, 1, 1024, 1024}, {5, 3, 1024, 1024},
+  const int sizes[][4] = {{1, 1, 1, 1}, {1, 7, 1, 1},   {7, 1, 1, 1},     {1, 1, 1024, 1024},   {5, 3, 1024, 1024},
                           {3, 5, 2, 9}, {64, 48, 1, 1}, {64, 48, 64, 48}, {640, 2, 1024, 1024}, {2, 640, 3, 3}};
   for (auto& s : sizes) {
     const int w = s[0], h = s[1], lw = s[2], lh = s[3];
     for (int kind = 0; kind < 5; ++kind) {
       std::vector<float> low(static_cast<size_t>(lw) * lh);
       for (size_t k = 0; k < low.size(); ++k)
-        low[k] = kind == 0 ? 0.f : kind == 1 ? 1.f : kind == 2 ? (Hash(k) & 255) / 255.f : kind == 3 ? nan : (k & 1 ? 2.f : -1.f);
+        low[k] = kind == 0   ? 0.f
+                 : kind == 1 ? 1.f
+                 : kind == 2 ? (Hash(k) & 255) / 255.f
+                 : kind == 3 ? nan
+                             : (k & 1 ? 2.f : -1.f);
       std::vector<uint8_t> img(static_cast<size_t>(w) * h * 4);
       for (size_t k = 0; k < img.size(); ++k) img[k] = static_cast<uint8_t>(Hash(static_cast<uint32_t>(k) + 99));
       const std::vector<uint8_t> photo = img;
@@ -146,8 +151,10 @@ void EdgeCases() {
       before = img;
       cutout::MatteByColourModel(img.data(), w, h, lw, lh, cutout::MattingParams());
       for (size_t k = 0; k < img.size(); ++k) {
-        if (k % 4 != 3) CHECK(img[k] == before[k]);                            // RGB read-only
-        else CHECK((img[k] >= 128) == (before[k] >= 128));                    // never across 0.5
+        if (k % 4 != 3)
+          CHECK(img[k] == before[k]);  // RGB read-only
+        else
+          CHECK((img[k] >= 128) == (before[k] >= 128));  // never across 0.5
       }
       before = img;
       cutout::EstimateForeground(img.data(), w, h, fp);
@@ -187,7 +194,8 @@ void StepCheck() {
     }
   std::vector<float> low(static_cast<size_t>(lw) * lh);
   for (int y = 0; y < lh; ++y)
-    for (int x = 0; x < lw; ++x) low[static_cast<size_t>(y) * lw + x] = 1.f / (1.f + std::exp(-(x + 0.5f - 50.f) / 1.5f));
+    for (int x = 0; x < lw; ++x)
+      low[static_cast<size_t>(y) * lw + x] = 1.f / (1.f + std::exp(-(x + 0.5f - 50.f) / 1.5f));
   cutout::UpsampleMatteBilinear(low.data(), lw, lh, img.data() + 3, w, h, 4, static_cast<size_t>(w) * 4);
   // The refined matte must put its transition on the photo's edge (a big jump between x=149 and 150)
   // and leave far pixels alone. (A smaller residual ramp of ~0.05-0.25 stays within ~8 px either side:
@@ -221,7 +229,8 @@ int main(int argc, char** argv) {
   const int threads = argc > 4 ? std::atoi(argv[4]) : 2;
   const int lw = 1024, lh = 1024;
   // SCRATCH_CACHE_MB: keep the stages' scratch blocks between runs, as the staged pool does (scratch.h).
-  if (const char* mb = std::getenv("SCRATCH_CACHE_MB")) cutout::SetScratchCacheLimit(static_cast<size_t>(std::atoll(mb)) << 20);
+  if (const char* mb = std::getenv("SCRATCH_CACHE_MB"))
+    cutout::SetScratchCacheLimit(static_cast<size_t>(std::atoll(mb)) << 20);
   if (runs < 1 || w < 1 || h < 1 || threads < 1) {
     std::fprintf(stderr, "usage: refine_bench [runs] [w] [h] [threads] [photo.rgba mask.f32]\n");
     return 2;
@@ -288,8 +297,9 @@ int main(int argc, char** argv) {
   std::printf("%dx%d (%.1f MP), matte %dx%d, %s, CompositeAlpha (refine, matting, decontaminate), %d runs\n", w, h, mp,
               lw, lh, argc > 6 ? argv[5] : "synthetic photo", runs);
   std::printf("  median ms               1 thread  %2d threads  speed-up\n", threads);
-  const char* names[7] = {"UpsampleMatteBilinear", "ROI + ForegroundBox", "RefineMatteGuided", "MatteByColourModel",
-                          "EstimateForeground", "", "CompositeAlpha (all)"};
+  const char* names[7] = {"UpsampleMatteBilinear", "ROI + ForegroundBox", "RefineMatteGuided",
+                          "MatteByColourModel",    "EstimateForeground",  "",
+                          "CompositeAlpha (all)"};
   for (int s : {0, 2, 3, 4, 1, 6}) {
     const double a = Median(t[0][s]), b = Median(t[1][s]);
     std::printf("  %-22s %9.1f %11.1f %8.2fx\n", names[s], a, b, a / b);

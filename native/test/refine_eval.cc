@@ -90,8 +90,8 @@ struct Metrics {
   double sad = 0, mse = 0, grad = 0;
 };
 
-Metrics Score(const std::vector<float>& a, const std::vector<float>& gt, const std::vector<float>& ggt,
-              const Raw& tri, int w, int h) {
+Metrics Score(const std::vector<float>& a, const std::vector<float>& gt, const std::vector<float>& ggt, const Raw& tri,
+              int w, int h) {
   Metrics m;
   const std::vector<float> ga = GradMag(a, w, h);
   size_t n = 0;
@@ -165,8 +165,7 @@ int main(int argc, char** argv) {
     for (std::string s; std::getline(f, s);)
       if (!s.empty()) ids.push_back(s);
   }
-  std::printf("factor %.2f blur %.2f radius %d eps %g dilate %d\n", factor, blur, rp.radius, rp.eps,
-              rp.band_dilate);
+  std::printf("factor %.2f blur %.2f radius %d eps %g dilate %d\n", factor, blur, rp.radius, rp.eps, rp.band_dilate);
   std::printf("%-8s | %8s %8s %8s | %8s %8s %8s | %8s %8s\n", "id", "bil.SAD", "bil.MSE", "bil.Grad", "ref.SAD",
               "ref.MSE", "ref.Grad", "fg.none", "fg.est");
   Metrics tb, tr;
@@ -230,8 +229,8 @@ int main(int argc, char** argv) {
       }
     en /= 1000;
     ee /= 1000;
-    std::printf("%-8s | %8.2f %8.5f %8.2f | %8.2f %8.5f %8.2f | %8.2f %8.2f\n", ids[n].c_str(), mb.sad, mb.mse,
-                mb.grad, mr.sad, mr.mse, mr.grad, en, ee);
+    std::printf("%-8s | %8.2f %8.5f %8.2f | %8.2f %8.5f %8.2f | %8.2f %8.2f\n", ids[n].c_str(), mb.sad, mb.mse, mb.grad,
+                mr.sad, mr.mse, mr.grad, en, ee);
     tb.sad += mb.sad;
     tb.mse += mb.mse;
     tb.grad += mb.grad;

@@ -21,12 +21,7 @@ export function withHeaders(err: ApiError, headers: Record<string, string>): Api
 
 /** remove.bg's per-parameter code: invalid_<name>, title "Invalid value for parameter '<name>'". */
 export function invalidParameter(name: string, expected: string, received: unknown): ApiError {
-  return new ApiError(
-    400,
-    `invalid_${name}`,
-    `Invalid value for parameter '${name}'`,
-    `Expected ${expected} for ${name} but received ${describe(received)}`,
-  );
+  return new ApiError(400, `invalid_${name}`, `Invalid value for parameter '${name}'`, `Expected ${expected} for ${name} but received ${describe(received)}`);
 }
 
 function describe(value: unknown): string {
@@ -37,12 +32,7 @@ function describe(value: unknown): string {
 }
 
 export function missingSource(): ApiError {
-  return new ApiError(
-    400,
-    'missing_source',
-    'No image given',
-    'Please provide the source image in the image_url, image_file or image_file_b64 parameter.',
-  );
+  return new ApiError(400, 'missing_source', 'No image given', 'Please provide the source image in the image_url, image_file or image_file_b64 parameter.');
 }
 
 export function multipleSources(given: readonly string[]): ApiError {
@@ -64,8 +54,7 @@ export function multipleBgSources(given: readonly string[]): ApiError {
 }
 
 export function invalidFileType(received: string, field = 'image'): ApiError {
-  const detail =
-    field === 'image' ? `Expected jpg/png/webp, received ${received}` : `Expected jpg/png/webp for ${field}, received ${received}`;
+  const detail = field === 'image' ? `Expected jpg/png/webp, received ${received}` : `Expected jpg/png/webp for ${field}, received ${received}`;
   return new ApiError(400, 'invalid_file_type', 'Invalid file type', detail);
 }
 
@@ -114,12 +103,7 @@ export function missingApiKey(): ApiError {
 }
 
 export function insufficientCredits(): ApiError {
-  return new ApiError(
-    402,
-    'insufficient_credits',
-    'Insufficient credits',
-    'Your account does not have enough credits for this request.',
-  );
+  return new ApiError(402, 'insufficient_credits', 'Insufficient credits', 'Your account does not have enough credits for this request.');
 }
 
 /** An image (upload or base64) over the image limit. The request body's own limit is http's (bodyTooLarge). */
@@ -149,13 +133,7 @@ export function concurrencyLimitExceeded(retryAfterSeconds = 1): ApiError {
 // ---- 503 -------------------------------------------------------------------------------------
 
 export function serviceBusy(retryAfterSeconds: number, detail = 'The removal queue is full, please retry later.'): ApiError {
-  return new ApiError(
-    503,
-    'service_busy',
-    'Service busy',
-    detail,
-    { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
-  );
+  return new ApiError(503, 'service_busy', 'Service busy', detail, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 }
 
 /** Worker failure codes (pool/protocol.ts RemoveErrorCode) → client error; an unknown one is a generic 500. */
@@ -185,11 +163,7 @@ export const LEDGER_RETRY_AFTER_S = 5;
 
 /** The ledger's database cannot be reached or did not answer within the bounded wait; nothing was charged. */
 export function ledgerUnavailable(): ApiError {
-  return new ApiError(
-    503,
-    'ledger_unavailable',
-    'Service unavailable',
-    'The account ledger is unavailable; no credits were charged. Please retry later.',
-    { 'Retry-After': String(LEDGER_RETRY_AFTER_S) },
-  );
+  return new ApiError(503, 'ledger_unavailable', 'Service unavailable', 'The account ledger is unavailable; no credits were charged. Please retry later.', {
+    'Retry-After': String(LEDGER_RETRY_AFTER_S),
+  });
 }

@@ -42,7 +42,7 @@ export async function handleImprove(ctx: RequestContext, deps: ImproveDeps): Pro
         id,
         account: account.id,
         tag: request.tag ?? null,
-        filename: request.filename ?? (request.source.kind === 'bytes' ? request.source.filename ?? null : null),
+        filename: request.filename ?? (request.source.kind === 'bytes' ? (request.source.filename ?? null) : null),
         source: request.source.kind === 'url' ? request.source.url.href : request.source.field,
         receivedAt: new Date().toISOString(),
       },

@@ -41,7 +41,12 @@ export function metricsHandler(source: MetricsSource, access: MetricsAccess): (c
   const open = expected === undefined && isLoopbackHost(access.host);
   return async (ctx) => {
     if (expected === undefined && !open) {
-      throw new ApiError(403, 'metrics_disabled', 'Metrics disabled', 'GET /metrics needs --metrics-token (CUTOUT_METRICS_TOKEN) when the server binds to a non-loopback address.');
+      throw new ApiError(
+        403,
+        'metrics_disabled',
+        'Metrics disabled',
+        'GET /metrics needs --metrics-token (CUTOUT_METRICS_TOKEN) when the server binds to a non-loopback address.',
+      );
     }
     if (expected !== undefined) {
       const m = /^bearer +(\S+) *$/i.exec(ctx.header('authorization') ?? '');

@@ -153,7 +153,8 @@ export async function runRemoval(ctx: RequestContext, deps: RemoveBgDeps, terms:
       if (result.cause) ctx.notes.cause = result.cause; // the decoder's own words, for the request log
       const err = fromRemoveFailure(result.code, result.message);
       // The client sees a generic 500; the operator needs the worker's own words.
-      if (err.code === 'internal_error') deps.log.error(`internal_error on request #${ctx.id} ${ctx.method} ${ctx.path}: worker failed (${result.code}): ${result.message}`);
+      if (err.code === 'internal_error')
+        deps.log.error(`internal_error on request #${ctx.id} ${ctx.method} ${ctx.path}: worker failed (${result.code}): ${result.message}`);
       throw err;
     }
 

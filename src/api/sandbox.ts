@@ -43,7 +43,10 @@ export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, window
     const rate = await window.take(addressGroup(ctx.clientAddress));
     if (!rate.ok) {
       ctx.notes.rejection = 'sandbox_rate';
-      throw withHeaders(rateLimitExceeded(rate.retryAfter, `The sandbox takes ${limits.ratePerMinute} requests a minute from each client; use an API key for more.`), rateHeaders(rate));
+      throw withHeaders(
+        rateLimitExceeded(rate.retryAfter, `The sandbox takes ${limits.ratePerMinute} requests a minute from each client; use an API key for more.`),
+        rateHeaders(rate),
+      );
     }
     const terms: RemovalTerms = {
       priority: 'low',
@@ -52,7 +55,10 @@ export function sandboxHandler(deps: RemoveBgDeps, limits: SandboxLimits, window
       rateAfter: () => rate,
       shareFull() {
         ctx.notes.rejection = 'sandbox_share';
-        return withHeaders(rateLimitExceeded(backlogSeconds(deps.pool.stats()), 'The sandbox is at its share of the service; please retry later, or use an API key.'), rateHeaders(rate));
+        return withHeaders(
+          rateLimitExceeded(backlogSeconds(deps.pool.stats()), 'The sandbox is at its share of the service; please retry later, or use an API key.'),
+          rateHeaders(rate),
+        );
       },
     };
     try {

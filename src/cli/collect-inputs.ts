@@ -106,8 +106,7 @@ export function realTarget(p: string): string {
 export function resultStems(files: string[], outDir: string | undefined): ResultStem[] {
   const inputs = new Set(files.map(realTarget));
   const used = new Set<string>();
-  const taken = (stem: string) =>
-    used.has(realTarget(stem)) || Object.values(RESULT_EXTENSION).some((ext) => inputs.has(realTarget(`${stem}${ext}`)));
+  const taken = (stem: string) => used.has(realTarget(stem)) || Object.values(RESULT_EXTENSION).some((ext) => inputs.has(realTarget(`${stem}${ext}`)));
   return files.map((file) => {
     const natural = naturalStem(file, outDir);
     let stem = natural;

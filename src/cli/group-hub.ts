@@ -8,7 +8,14 @@
 
 import { ClientWindow, MAX_CLIENTS_PER_WINDOW } from '../api/client-window.js';
 import { countsOf, isMetricParts, mergeMetrics, type MetricJson } from '../observe/metrics-merge.js';
-import { messageType, type AnswerMessage, type AskMessage, type CollectMetricsMessage, type IpcChannel, type MetricsPartMessage } from '../process/group-messages.js';
+import {
+  messageType,
+  type AnswerMessage,
+  type AskMessage,
+  type CollectMetricsMessage,
+  type IpcChannel,
+  type MetricsPartMessage,
+} from '../process/group-messages.js';
 
 export interface GroupHubOptions {
   /** The sandbox's requests per client and minute (--sandbox-rate-per-minute). */

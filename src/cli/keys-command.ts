@@ -47,14 +47,33 @@ function intFlag(args: ParsedArgs, name: string): number | undefined {
 
 function formatTable(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((cell, c) => cell.padEnd(widths[c]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 function listText(accounts: AccountSummary[]): string {
   const rows = [['ID', 'LABEL', 'SUBSCRIPTION', 'PAYG', 'ENTERPRISE', 'FREE_CALLS', 'CONCURRENCY', 'RATE/MIN', 'REVOKED']];
   for (const a of accounts) {
     const b = a.balances;
-    rows.push([a.id, a.label, String(b.subscription), String(b.payg), String(b.enterprise), String(b.freeCalls), String(a.concurrency), String(a.ratePerMinute), a.revoked ? 'yes' : 'no']);
+    rows.push([
+      a.id,
+      a.label,
+      String(b.subscription),
+      String(b.payg),
+      String(b.enterprise),
+      String(b.freeCalls),
+      String(a.concurrency),
+      String(a.ratePerMinute),
+      a.revoked ? 'yes' : 'no',
+    ]);
   }
   return formatTable(rows);
 }
@@ -105,7 +124,11 @@ async function run(sub: string, args: ParsedArgs, ledger: LedgerBackend, io: Com
         io.stderr(`cutout keys: no such key or account\n`);
         return 1;
       }
-      io.stdout(json ? JSON.stringify({ accountId, balances }) + '\n' : `${accountId}: +${amount} ${to}; ${balances.subscription} subscription, ${balances.payg} payg, ${balances.enterprise} enterprise (total ${balances.total})\n`);
+      io.stdout(
+        json
+          ? JSON.stringify({ accountId, balances }) + '\n'
+          : `${accountId}: +${amount} ${to}; ${balances.subscription} subscription, ${balances.payg} payg, ${balances.enterprise} enterprise (total ${balances.total})\n`,
+      );
       return 0;
     }
     default:

@@ -30,7 +30,12 @@ async function main(argv: string[]): Promise<number> {
     case 'keys':
     case 'usage': {
       const dataDir = process.env.CUTOUT_DATA_DIR ?? path.resolve('data');
-      const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s), dataDir, ledgerUrl: process.env.CUTOUT_LEDGER_URL };
+      const io = {
+        stdout: (s: string) => void process.stdout.write(s),
+        stderr: (s: string) => void process.stderr.write(s),
+        dataDir,
+        ledgerUrl: process.env.CUTOUT_LEDGER_URL,
+      };
       const dataFlag = rest.findIndex((a) => a === '--data' || a.startsWith('--data='));
       if (dataFlag >= 0 && rest[dataFlag]!.startsWith('--data=')) {
         io.dataDir = path.resolve(rest[dataFlag]!.slice('--data='.length));
@@ -39,9 +44,7 @@ async function main(argv: string[]): Promise<number> {
         io.dataDir = path.resolve(rest[dataFlag + 1]!);
         rest.splice(dataFlag, 2);
       }
-      return verb === 'keys'
-        ? (await import('./keys-command.js')).runKeysCommand(rest, io)
-        : (await import('./usage-command.js')).runUsageCommand(rest, io);
+      return verb === 'keys' ? (await import('./keys-command.js')).runKeysCommand(rest, io) : (await import('./usage-command.js')).runUsageCommand(rest, io);
     }
     case '--version':
     case '-v':

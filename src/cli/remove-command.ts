@@ -10,7 +10,15 @@ import { describeModelWarnings } from './model-warnings.js';
 import { parseShadowFlags, SHADOW_FLAGS } from './shadow-flags.js';
 
 const SIZES: Record<string, SizeTier> = {
-  preview: 'preview', small: 'preview', regular: 'preview', medium: 'medium', hd: 'hd', full: 'full', '4k': 'full', '50mp': '50MP', auto: 'full',
+  preview: 'preview',
+  small: 'preview',
+  regular: 'preview',
+  medium: 'medium',
+  hd: 'hd',
+  full: 'full',
+  '4k': 'full',
+  '50mp': '50MP',
+  auto: 'full',
 };
 const FORMATS: ReadonlySet<string> = new Set(OUTPUT_FORMATS);
 
@@ -25,7 +33,24 @@ to OUT (default: next to each input, as NAME.cutout.EXT). Non-images are reporte
 --model-file runs an ONNX model of your own, of family isnet, u2net, birefnet, rmbg or custom
 (CUTOUT_MODEL_FILE, CUTOUT_MODEL_FAMILY; docs/models.md, "A model of your own").`;
 
-const REMOVE_FLAGS = ['o', 'out', 'size', 'format', 'bg-color', 'channels', ...SHADOW_FLAGS, 'no-refine', 'quality', 'workers', 'model', 'model-file', 'model-family', 'model-descriptor', 'device', 'help'];
+const REMOVE_FLAGS = [
+  'o',
+  'out',
+  'size',
+  'format',
+  'bg-color',
+  'channels',
+  ...SHADOW_FLAGS,
+  'no-refine',
+  'quality',
+  'workers',
+  'model',
+  'model-file',
+  'model-family',
+  'model-descriptor',
+  'device',
+  'help',
+];
 
 /** The inputs found, where each result goes, and what was skipped or could not be read. */
 interface RemoveInputs {

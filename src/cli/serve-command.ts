@@ -173,7 +173,9 @@ function poolOptionsFor(config: Config, limit: MemoryLimit): PoolOptions {
   if (config.memoryRelease !== undefined) poolOptions.memoryRelease = config.memoryRelease;
   poolOptions.memoryLimit = limit;
   // Not given: sized with the pool, never below config's own floor.
-  poolOptions.inputs = config.bodyMemoryGiven ? { bytes: config.bodyMemoryBytes, given: true } : { bytes: minBodyMemoryBytes(config.maxBodyBytes), given: false };
+  poolOptions.inputs = config.bodyMemoryGiven
+    ? { bytes: config.bodyMemoryBytes, given: true }
+    : { bytes: minBodyMemoryBytes(config.maxBodyBytes), given: false };
   poolOptions.lowPriorityPlaces = config.sandboxShare;
   return poolOptions;
 }
@@ -182,7 +184,12 @@ function poolOptionsFor(config: Config, limit: MemoryLimit): PoolOptions {
  * Open everything and listen. Exposed for tests; the CLI wraps it with signal handling. `requestLog`
  * gets one line per request (the CLI's writes to stdout; none when absent).
  */
-export async function startService(config: Config, log: Logger = consoleLogger, requestLog?: RequestLog, options: ServiceOptions = {}): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  log: Logger = consoleLogger,
+  requestLog?: RequestLog,
+  options: ServiceOptions = {},
+): Promise<RunningService> {
   assertNativeUws(); // before opening anything: never serve on uWS's slow JS fallback
   if (config.tlsCert && config.tlsKey) checkTlsFiles(config.tlsCert, config.tlsKey); // before the model loads
   const dataDir = resolve(config.dataDir);
@@ -356,12 +363,17 @@ async function checkBeforeStart(config: Config): Promise<number | null> {
 function printStarted(service: RunningService, config: Config): void {
   if (service.demoKey) process.stdout.write(`Demo API key (shown once): ${service.demoKey}\n`);
   process.stdout.write(`${describePool(service.pool)}\n`);
-  if (service.pool.info) process.stdout.write(`${describeModelFacts(service.pool)}\n${describeModelLicense(service.pool.info.model, service.pool.info.ownModelFile)}\n`);
+  if (service.pool.info)
+    process.stdout.write(`${describeModelFacts(service.pool)}\n${describeModelLicense(service.pool.info.model, service.pool.info.ownModelFile)}\n`);
   for (const line of describeModelWarnings(service.pool, 'cutout serve')) process.stderr.write(`${line}\n`);
   const ledgerAt = config.ledgerUrl ? `; ledger: ${redactUrl(config.ledgerUrl)}` : '';
-  process.stdout.write(`${listeningLine(service.server.url, config.host, service.server.port)} (data: ${resolve(config.dataDir)}${ledgerAt})${localHint(service.server.url, config.host)}\n`);
+  process.stdout.write(
+    `${listeningLine(service.server.url, config.host, service.server.port)} (data: ${resolve(config.dataDir)}${ledgerAt})${localHint(service.server.url, config.host)}\n`,
+  );
   const release = service.pool.info?.memoryRelease;
-  process.stdout.write(`${formatMemoryEstimate(estimateMemory(service.pool.info?.modelFileSize ?? service.pool.info?.model ?? config.model, service.pool.stats().workers, release))}\n`);
+  process.stdout.write(
+    `${formatMemoryEstimate(estimateMemory(service.pool.info?.modelFileSize ?? service.pool.info?.model ?? config.model, service.pool.stats().workers, release))}\n`,
+  );
   if (service.pool.info?.memoryFit) process.stdout.write(`memory limit: ${service.pool.info.memoryFit}\n`);
   process.stdout.write(`${describeSandbox(config)}\n`);
   process.stdout.write(`${describeMetricsAccess({ token: config.metricsToken, host: config.host })}\n`);

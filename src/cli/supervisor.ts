@@ -102,7 +102,9 @@ export function runSupervisor(opts: SupervisorOptions): Promise<number> {
       for (const s of live()) s.child!.send(RECONCILE_MESSAGE, () => {});
       if (n > maxCrashes) {
         slot.givenUp = true;
-        warn(`cutout supervisor: process ${slot.index} crashed ${n} times within ${seconds(windowMs)}; giving up on it (${serving()} of ${opts.count} processes still serving)`);
+        warn(
+          `cutout supervisor: process ${slot.index} crashed ${n} times within ${seconds(windowMs)}; giving up on it (${serving()} of ${opts.count} processes still serving)`,
+        );
         if (serving() === 0) {
           warn('cutout supervisor: every process was given up; exiting');
           exitCode = 1;

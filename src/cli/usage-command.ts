@@ -52,12 +52,23 @@ export async function runUsageCommand(argv: string[], io: CommandIo): Promise<nu
     }
     const table = [['ACCOUNT', 'LABEL', 'REQUESTS', 'CREDITS', 'FREE_CALLS', 'OUTPUT_MP', 'STATUSES']];
     for (const r of rows) {
-      const statuses = Object.entries(r.statuses).map(([s, n]) => `${s}:${n}`).join(' ');
+      const statuses = Object.entries(r.statuses)
+        .map(([s, n]) => `${s}:${n}`)
+        .join(' ');
       table.push([r.accountId, r.label, String(r.requests), String(r.credits), String(r.freeCalls), r.outputMegapixels.toFixed(3), statuses]);
     }
     const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
     io.stdout(`usage since ${new Date(since).toISOString()}\n`);
-    io.stdout(table.map((row) => row.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n');
+    io.stdout(
+      table
+        .map((row) =>
+          row
+            .map((cell, c) => cell.padEnd(widths[c]!))
+            .join('  ')
+            .trimEnd(),
+        )
+        .join('\n') + '\n',
+    );
     return 0;
   } finally {
     await ledger.close();

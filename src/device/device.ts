@@ -19,7 +19,6 @@ export interface DeviceChoice {
   reason: string;
 }
 
-
 /** ONNX Runtime's CUDA provider: its two libraries belong beside libonnxruntime.so.1 (build/Release). */
 export const PROVIDER_LIBS = ['libonnxruntime_providers_shared.so', 'libonnxruntime_providers_cuda.so'] as const;
 /** What the provider (ORT 1.29, CUDA 13 build) loads: CUDA 13 runtime, cuBLAS, cuRAND, cuDNN 9. */
@@ -137,11 +136,17 @@ export function chooseDevice(req: DeviceRequest, probe: CudaProbe): DeviceChoice
     return { kind: 'cpu', index: 0, label: 'cpu', reason: why };
   }
   const gpu = probe.gpus.find((g) => g.index === req.index)!;
-  return { kind: 'cuda', index: req.index, label: `cuda:${req.index} (${gpu.name})`, reason: req.kind === 'cuda' ? 'requested' : 'CUDA provider and GPU found' };
+  return {
+    kind: 'cuda',
+    index: req.index,
+    label: `cuda:${req.index} (${gpu.name})`,
+    reason: req.kind === 'cuda' ? 'requested' : 'CUDA provider and GPU found',
+  };
 }
 
 function cudaMissing(index: number, probe: CudaProbe): string | null {
-  if (probe.missingProvider.length) return `no CUDA provider installed (${probe.missingProvider.join(', ')} missing beside libonnxruntime.so.1 in build/Release)`;
+  if (probe.missingProvider.length)
+    return `no CUDA provider installed (${probe.missingProvider.join(', ')} missing beside libonnxruntime.so.1 in build/Release)`;
   if (probe.gpus.length === 0) return 'no NVIDIA GPU found (no driver: none in /proc/driver/nvidia/gpus, and nvidia-smi lists none)';
   if (!probe.gpus.some((g) => g.index === index)) return `no GPU cuda:${index} (found ${probe.gpus.map((g) => `cuda:${g.index}`).join(', ')})`;
   if (probe.missingCuda.length) return `CUDA 13 / cuDNN 9 libraries not found: ${probe.missingCuda.join(', ')} (add their folders to LD_LIBRARY_PATH)`;

@@ -49,7 +49,9 @@ function download(pkg: ProviderPackage, cacheDir: string): string {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const r = spawnSync(npm, ['pack', pkg.spec, '--json', '--pack-destination', cacheDir], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (r.status !== 0) {
-    throw new ProviderInstallError(`npm pack ${pkg.spec} failed (exit ${r.status ?? r.signal}): ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' ')}`);
+    throw new ProviderInstallError(
+      `npm pack ${pkg.spec} failed (exit ${r.status ?? r.signal}): ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' ')}`,
+    );
   }
   let filename: string | undefined;
   try {

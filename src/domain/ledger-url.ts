@@ -33,7 +33,8 @@ export function parseLedgerUrl(text: string | undefined): string | undefined {
   }
   // A unix-socket URL (postgres:///db?host=/run/postgresql) has no host of its own.
   if (!u.hostname && !u.searchParams.get('host')) throw new LedgerUrlError(`Expected a host in the --ledger URL '${shown}'`);
-  if (u.port !== '' && !(Number(u.port) >= 1 && Number(u.port) <= 65535)) throw new LedgerUrlError(`Expected a port from 1 to 65535 in the --ledger URL '${shown}'`);
+  if (u.port !== '' && !(Number(u.port) >= 1 && Number(u.port) <= 65535))
+    throw new LedgerUrlError(`Expected a port from 1 to 65535 in the --ledger URL '${shown}'`);
   if (u.pathname.length <= 1) throw new LedgerUrlError(`Expected a database name in the --ledger URL '${shown}' (postgres://host/database)`);
   return text.trim();
 }

@@ -106,12 +106,7 @@ interface Exchange {
 }
 
 /** One HTTP exchange against a pinned address. Resolves once the response's head is in. */
-function requestOnce(
-  url: URL,
-  pinned: { address: string; family: number },
-  opts: FetchImageOptions,
-  signal: AbortSignal,
-): Promise<Exchange> {
+function requestOnce(url: URL, pinned: { address: string; family: number }, opts: FetchImageOptions, signal: AbortSignal): Promise<Exchange> {
   return new Promise((resolve, reject) => {
     const lookup: LookupFunction = (_hostname, options, cb) => {
       // Node may ask for all records (autoSelectFamily); answer with the checked one either way.
@@ -271,10 +266,7 @@ export async function fetchImage(url: URL, options: Partial<FetchImageOptions> =
 
 async function fetchWithin(url: URL, opts: FetchImageOptions, gate: FetchGate): Promise<FetchedImage> {
   const timeout = new AbortController();
-  const timer = setTimeout(
-    () => timeout.abort(new ImageFetchError(`Timed out after ${opts.totalTimeoutMs} ms`)),
-    opts.totalTimeoutMs,
-  );
+  const timer = setTimeout(() => timeout.abort(new ImageFetchError(`Timed out after ${opts.totalTimeoutMs} ms`)), opts.totalTimeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout.signal]) : timeout.signal;
   try {
     let current = url;

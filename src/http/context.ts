@@ -15,7 +15,17 @@ import type { MemoryPressure } from './memory-pressure.js';
 import type { RawFields } from './fields.js';
 import { parseForm } from './forms.js';
 import { fieldCounter, type FieldCounter } from './field-limits.js';
-import { bodiesBusy, bodyShareFull, deadlineExceeded, memoryBusy, invalidBody, requestTimeout, STATUS_TEXT, uploadTooSlow, type HttpError } from './http-error.js';
+import {
+  bodiesBusy,
+  bodyShareFull,
+  deadlineExceeded,
+  memoryBusy,
+  invalidBody,
+  requestTimeout,
+  STATUS_TEXT,
+  uploadTooSlow,
+  type HttpError,
+} from './http-error.js';
 import { clientAddress } from './client-address.js';
 import { requestIdFor } from './request-id.js';
 
@@ -297,7 +307,8 @@ export class RequestContext {
   private expire(timeoutMs: number): void {
     this.deadlineTimer = undefined;
     if (this.done) return;
-    const err = this.phase === 'body' || this.phase === 'headers' ? requestTimeout(timeoutMs) : deadlineExceeded(timeoutMs, this.opts.retryAfterSeconds?.() ?? 1);
+    const err =
+      this.phase === 'body' || this.phase === 'headers' ? requestTimeout(timeoutMs) : deadlineExceeded(timeoutMs, this.opts.retryAfterSeconds?.() ?? 1);
     this.expiredWith = err;
     this.opts.onDeadline?.(this);
     this.controller.abort(err);
@@ -534,11 +545,6 @@ export class RequestContext {
    */
   sendError(err: HttpError, extraHeaders: Record<string, string> = {}, closeConnection = false): boolean {
     if (!this.done) this.errorCode = err.code;
-    return this.send(
-      err.status,
-      { 'Content-Type': 'application/json; charset=utf-8', ...extraHeaders, ...err.headers },
-      JSON.stringify(err),
-      closeConnection,
-    );
+    return this.send(err.status, { 'Content-Type': 'application/json; charset=utf-8', ...extraHeaders, ...err.headers }, JSON.stringify(err), closeConnection);
   }
 }

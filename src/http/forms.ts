@@ -26,9 +26,7 @@ export function parseForm(contentTypeHeader: string | undefined, body: Uint8Arra
       return parseUrlencoded(body);
     default:
       if (essence.endsWith('+json')) return parseJson(body);
-      throw invalidBody(
-        `Unsupported Content-Type '${essence || '(none)'}'; use multipart/form-data, application/json or application/x-www-form-urlencoded.`,
-      );
+      throw invalidBody(`Unsupported Content-Type '${essence || '(none)'}'; use multipart/form-data, application/json or application/x-www-form-urlencoded.`);
   }
 }
 

@@ -99,7 +99,11 @@ export function bodiesBusy(inUseBytes: number, limitBytes: number): HttpError {
  * is what its clients already wait and retry on (a 503 would say the service is down for everyone).
  */
 export function bodyShareFull(share: 'key' | 'sandbox' | 'address', heldBytes: number, shareBytes: number): HttpError {
-  const whose = { key: "This API key's uploads in progress", sandbox: 'Uploads to the sandbox in progress', address: 'Your uploads to the sandbox in progress' }[share];
+  const whose = {
+    key: "This API key's uploads in progress",
+    sandbox: 'Uploads to the sandbox in progress',
+    address: 'Your uploads to the sandbox in progress',
+  }[share];
   const hint = share === 'key' ? 'please retry when one has arrived' : 'please retry later, or use an API key';
   return new HttpError(
     429,

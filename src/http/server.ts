@@ -19,7 +19,7 @@ export interface Logger {
 
 export const consoleLogger: Logger = {
   info: (msg) => console.log(msg),
-  error: (msg, err) => console.error(msg, err instanceof Error ? err.stack : err ?? ''),
+  error: (msg, err) => console.error(msg, err instanceof Error ? err.stack : (err ?? '')),
 };
 
 /**
@@ -279,7 +279,8 @@ function answerFailure(ctx: RequestContext, err: unknown, { api, log }: Router):
   }
   const answer = err instanceof HttpError ? err : api.answerFor(err);
   if (answer) {
-    if (!(err instanceof HttpError)) log.info(`${answer.status} ${answer.code} on request #${ctx.id} ${ctx.method} ${ctx.path}: ${(err as Error)?.message ?? String(err)}`);
+    if (!(err instanceof HttpError))
+      log.info(`${answer.status} ${answer.code} on request #${ctx.id} ${ctx.method} ${ctx.path}: ${(err as Error)?.message ?? String(err)}`);
     ctx.sendError(answer);
   } else {
     log.error(`500 on ${ctx.method} ${ctx.path}`, err);

@@ -46,10 +46,14 @@ const RULES: ReadonlyArray<{ test: RegExp; say: (format: string) => string }> = 
   // libjpeg: features it was built without (arithmetic coding, lossless, 12-bit samples).
   {
     test: /Unsupported JPEG process|Unsupported marker type|Sorry, arithmetic coding|Unsupported color conversion|Invalid JPEG file structure: two SOI|Unsupported JPEG data precision/,
-    say: () => 'The JPEG file uses a kind of compression this service cannot read (e.g. arithmetic coding, lossless or 12-bit JPEG); save it again as an ordinary JPEG.',
+    say: () =>
+      'The JPEG file uses a kind of compression this service cannot read (e.g. arithmetic coding, lossless or 12-bit JPEG); save it again as an ordinary JPEG.',
   },
   // libjpeg: damaged tables or markers (Bogus DQT index, Huffman table, SOF…).
-  { test: /VipsJpeg: (Bogus|Corrupt|Invalid|Huffman|Quantization table|Wrong JPEG)/, say: () => 'The JPEG file is corrupt (its header or image data is damaged).' },
+  {
+    test: /VipsJpeg: (Bogus|Corrupt|Invalid|Huffman|Quantization table|Wrong JPEG)/,
+    say: () => 'The JPEG file is corrupt (its header or image data is damaged).',
+  },
   // libpng: a chunk's checksum does not match (a damaged copy); before the IDAT rule, which it names.
   { test: /CRC error|bad (adler|checksum)/i, say: (format) => `The ${format} file is corrupt (a checksum does not match its data).` },
   // libpng / spng: the data stops early, or its compressed rows are damaged.
@@ -57,7 +61,10 @@ const RULES: ReadonlyArray<{ test: RegExp; say: (format: string) => string }> = 
     test: /libpng read error|Not enough image data|Read Error|unexpected end|premature end|too far back|invalid (distance|code|block type|stored block)|incorrect (header check|data check)|IDAT/,
     say: (format) => `The image file is truncated or corrupt (${format} data ends early or is damaged).`,
   },
-  { test: /unsupported|not supported|unknown (compression|filter|interlace)/i, say: (format) => `The ${format} file uses a feature this service cannot read; save it again in a common form.` },
+  {
+    test: /unsupported|not supported|unknown (compression|filter|interlace)/i,
+    say: (format) => `The ${format} file uses a feature this service cannot read; save it again in a common form.`,
+  },
   // libwebp: any damage reads "unable to parse image" (a cut file, a damaged header alike).
   { test: /webp: unable to parse image|webp.*(decode|bitstream)/i, say: () => 'The image file is truncated or corrupt (the WebP data could not be read).' },
   { test: /has no dimensions/, say: (format) => `The ${format} file gives no width or height.` },

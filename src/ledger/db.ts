@@ -47,7 +47,7 @@ export interface OpenDbOptions {
 }
 
 export function openLedgerDb(dir: string, opts: OpenDbOptions = {}): LedgerDb {
-  const durability: Durability = opts.durability === 'relaxed' ? 'periodic' : opts.durability ?? DEFAULT_DURABILITY;
+  const durability: Durability = opts.durability === 'relaxed' ? 'periodic' : (opts.durability ?? DEFAULT_DURABILITY);
   mkdirSync(dir, { recursive: true });
   let root: RootDatabase;
   try {

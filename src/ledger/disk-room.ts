@@ -87,7 +87,8 @@ export function diskRoom(file: string, usedBytes: () => number, opts: DiskRoomOp
       const used = usedBytes();
       if (failed || allocated - used < (ROOM_TARGET * 3) / 4) {
         allocated = fstatSync(fd).size; // another process may have topped it up
-        if ((failed || allocated - used < (ROOM_TARGET * 3) / 4) && (!short || now() >= nextTry)) extendTo(Math.max(used + ROOM_TARGET, allocated + ZEROS.length));
+        if ((failed || allocated - used < (ROOM_TARGET * 3) / 4) && (!short || now() >= nextTry))
+          extendTo(Math.max(used + ROOM_TARGET, allocated + ZEROS.length));
       }
       if (failed) throw new DiskFullError('No space left on device: the last commit failed for the disk and no room could be added since');
       const room = allocated - used;

@@ -35,9 +35,7 @@ export interface RateState {
   reset: number;
 }
 
-export type RateDecision =
-  | ({ ok: true } & RateState)
-  | ({ ok: false; retryAfter: number } & RateState);
+export type RateDecision = ({ ok: true } & RateState) | ({ ok: false; retryAfter: number } & RateState);
 
 /** A held concurrency slot. `release()` is idempotent; it resolves once other nodes can take the slot. */
 export interface Slot {

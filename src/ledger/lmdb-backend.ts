@@ -22,10 +22,11 @@ function guarded<T>(dir: string, fn: () => T): Promise<T> {
 
 export function lmdbBackend(store: LmdbLedger): LedgerBackend {
   const owed = giveBacks();
-  const g = <T>(fn: () => T) => guarded(store.dir, () => {
-    owed.retry();
-    return fn();
-  });
+  const g = <T>(fn: () => T) =>
+    guarded(store.dir, () => {
+      owed.retry();
+      return fn();
+    });
   return {
     kind: 'lmdb',
     location: store.dir,

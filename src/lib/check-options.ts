@@ -70,7 +70,11 @@ export function checkRemoveOptions(options: RemoveInputOptions): void {
     const m = o.cropMargin;
     const side = (v: unknown) => isLength(v, MAX_CROP_MARGIN.px, MAX_CROP_MARGIN.percent, true);
     if (!(isRecord(m) && side(m.top) && side(m.right) && side(m.bottom) && side(m.left))) {
-      throw invalid('cropMargin', `{ top, right, bottom, left } lengths ({ value, unit: 'px' } up to ${MAX_CROP_MARGIN.px} whole pixels, or '%' up to ${MAX_CROP_MARGIN.percent})`, m);
+      throw invalid(
+        'cropMargin',
+        `{ top, right, bottom, left } lengths ({ value, unit: 'px' } up to ${MAX_CROP_MARGIN.px} whole pixels, or '%' up to ${MAX_CROP_MARGIN.percent})`,
+        m,
+      );
     }
   }
   if (o.scale !== undefined && !inRange(o.scale, MIN_SCALE, 1)) throw invalid('scale', `a number from ${MIN_SCALE} to 1`, o.scale);

@@ -22,7 +22,12 @@ export class RemoveError extends Error {
 
 function checkInput(input: unknown): void {
   if (!(input instanceof Uint8Array)) {
-    const shown = input === null ? 'null' : typeof input === 'object' ? `an object of type ${input.constructor?.name ?? 'Object'}` : `${String(input).slice(0, 40)} of type ${typeof input}`;
+    const shown =
+      input === null
+        ? 'null'
+        : typeof input === 'object'
+          ? `an object of type ${input.constructor?.name ?? 'Object'}`
+          : `${String(input).slice(0, 40)} of type ${typeof input}`;
     throw Object.assign(new TypeError(`Expected a Uint8Array or Buffer for input but received ${shown}`), { code: 'ERR_INVALID_ARG_TYPE' });
   }
 }

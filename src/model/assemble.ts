@@ -76,13 +76,11 @@ export function applyTransforms(bytes: Uint8Array, transforms: string[], input?:
     else if (t === 'u8-nhwc-input') {
       if (!input) throw new Error(`Transform '${t}' needs the model's input description`);
       pixelInput(model, { name: input.name, mean: input.mean, std: input.std });
-    }
-    else if (t.startsWith('keep-output:')) keepOutputs(model, t.slice('keep-output:'.length).split(','));
+    } else if (t.startsWith('keep-output:')) keepOutputs(model, t.slice('keep-output:'.length).split(','));
     else if (t.startsWith('input-size:')) {
       const [w, h] = t.slice('input-size:'.length).split('x').map(Number);
       inputSize(model, w ?? NaN, h ?? NaN);
-    }
-    else if (t.startsWith('quantize-int8:')) quantizeInt8(model, readCalibration(t.slice('quantize-int8:'.length)));
+    } else if (t.startsWith('quantize-int8:')) quantizeInt8(model, readCalibration(t.slice('quantize-int8:'.length)));
     else throw new Error(`Unknown model transform '${t}'`);
   }
   return encodeModel(model);

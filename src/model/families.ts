@@ -8,7 +8,19 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionOptions, TensorType } from './manifest.js';
-import { elemTypeName, formatDims, ONNX_FLOAT, ONNX_FLOAT16, OnnxFormatError, readOnnxSignatureFile, type OnnxDim, type OnnxGraphFacts, type OnnxProducer, type OnnxSignature, type OnnxValue } from './onnx-signature.js';
+import {
+  elemTypeName,
+  formatDims,
+  ONNX_FLOAT,
+  ONNX_FLOAT16,
+  OnnxFormatError,
+  readOnnxSignatureFile,
+  type OnnxDim,
+  type OnnxGraphFacts,
+  type OnnxProducer,
+  type OnnxSignature,
+  type OnnxValue,
+} from './onnx-signature.js';
 
 import { MODEL_FAMILIES, type ModelFamily, parseModelFamily } from '../domain/model-family.js';
 
@@ -55,8 +67,14 @@ const ONE: Rgb = [1, 1, 1];
  */
 export const FAMILY_CONVENTIONS: Readonly<Record<Exclude<ModelFamily, 'custom'>, ModelConvention>> = Object.freeze({
   isnet: { input: { width: 1024, height: 1024, mean: HALF, std: ONE, layout: 'nchw' }, output: { index: 0, activation: 'none', range: 'unit' } },
-  u2net: { input: { width: 320, height: 320, mean: IMAGENET_MEAN, std: IMAGENET_STD, layout: 'nchw' }, output: { index: 0, activation: 'none', range: 'minmax' } },
-  birefnet: { input: { width: 1024, height: 1024, mean: IMAGENET_MEAN, std: IMAGENET_STD, layout: 'nchw' }, output: { index: -1, activation: 'sigmoid', range: 'unit' } },
+  u2net: {
+    input: { width: 320, height: 320, mean: IMAGENET_MEAN, std: IMAGENET_STD, layout: 'nchw' },
+    output: { index: 0, activation: 'none', range: 'minmax' },
+  },
+  birefnet: {
+    input: { width: 1024, height: 1024, mean: IMAGENET_MEAN, std: IMAGENET_STD, layout: 'nchw' },
+    output: { index: -1, activation: 'sigmoid', range: 'unit' },
+  },
   rmbg: { input: { width: 1024, height: 1024, mean: HALF, std: ONE, layout: 'nchw' }, output: { index: 0, activation: 'none', range: 'minmax' } },
 });
 
@@ -67,7 +85,6 @@ export class ModelFileError extends Error {
     this.name = 'ModelFileError';
   }
 }
-
 
 /** What the user gave: the file, and its family and/or descriptor. */
 export interface ModelFileRequest {
@@ -134,7 +151,14 @@ export function conventionFromDescriptor(json: unknown, base: ModelConvention | 
   const side = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 16 && (v as number) <= 8192;
   const name = input.name;
   if (name !== undefined && (typeof name !== 'string' || name === '')) throw bad('input.name', 'a string', name);
-  const layout = pick<ModelLayout>(input, 'layout', 'input.layout', "'nchw' (float32 [N, 3, H, W]) or 'nhwc' ([N, H, W, 3])", (v) => v === 'nchw' || v === 'nhwc', base?.input.layout);
+  const layout = pick<ModelLayout>(
+    input,
+    'layout',
+    'input.layout',
+    "'nchw' (float32 [N, 3, H, W]) or 'nhwc' ([N, H, W, 3])",
+    (v) => v === 'nchw' || v === 'nhwc',
+    base?.input.layout,
+  );
   const out: ModelConvention = {
     input: {
       ...(typeof name === 'string' ? { name } : base?.input.name !== undefined ? { name: base.input.name } : {}),
@@ -265,7 +289,8 @@ export function checkSignature(
   }
   let outputRank: 3 | 4 = 4;
   if (output) {
-    if (!floatType(output.elemType) && output.elemType !== 0) problems.push(`output '${output.name}' is ${elemTypeName(output.elemType)}, expected float (float32) or float16`);
+    if (!floatType(output.elemType) && output.elemType !== 0)
+      problems.push(`output '${output.name}' is ${elemTypeName(output.elemType)}, expected float (float32) or float16`);
     const d = output.dims;
     const expected = `[N, 1, ${height}, ${width}] or [N, ${height}, ${width}]`;
     if (d && d.length === 3) outputRank = 3;
@@ -284,7 +309,14 @@ export function checkSignature(
   // Batched only when both ends say so: a mask of unrecorded shape might hold one photo only.
   const symbolic = (d: OnnxDim[] | undefined) => d !== undefined && d.length > 0 && !isFixed(d[0]);
   const batch = symbolic(input!.dims) && symbolic(output!.dims) ? 'symbolic' : 'fixed';
-  return { inputName: input!.name, outputName: output!.name, outputRank, inputType: floatType(input!.elemType)!, outputType: floatType(output!.elemType) ?? 'float32', batch };
+  return {
+    inputName: input!.name,
+    outputName: output!.name,
+    outputRank,
+    inputType: floatType(input!.elemType)!,
+    outputType: floatType(output!.elemType) ?? 'float32',
+    batch,
+  };
 }
 
 /** The tensor type the session feeds or reads for an ONNX element type; undefined for any other type. */
@@ -325,14 +357,36 @@ export function checkModelFile(req: ModelFileRequest): ModelFile {
   const names = checkSignature(sig, convention, what);
   const warnings = familyWarnings(sig.producers, names.outputName, convention, family);
   const sha256 = hashFile(req.file);
-  return { path: path.resolve(req.file), family, sha256, convention, ...names, float16WeightBytes: sig.float16WeightBytes, warnings, ...(descriptor ? { descriptor } : {}) };
+  return {
+    path: path.resolve(req.file),
+    family,
+    sha256,
+    convention,
+    ...names,
+    float16WeightBytes: sig.float16WeightBytes,
+    warnings,
+    ...(descriptor ? { descriptor } : {}),
+  };
 }
 
 /**
  * Operators that pass a value's range through unchanged (type, layout, quantisation, resizing):
  * looked through to find what computed a mask. A quantised ISNet's mask is Sigmoid → Cast.
  */
-const RANGE_KEEPING_OPS = new Set(['Cast', 'Identity', 'Reshape', 'Squeeze', 'Unsqueeze', 'Flatten', 'Transpose', 'Slice', 'Resize', 'Upsample', 'QuantizeLinear', 'DequantizeLinear']);
+const RANGE_KEEPING_OPS = new Set([
+  'Cast',
+  'Identity',
+  'Reshape',
+  'Squeeze',
+  'Unsqueeze',
+  'Flatten',
+  'Transpose',
+  'Slice',
+  'Resize',
+  'Upsample',
+  'QuantizeLinear',
+  'DequantizeLinear',
+]);
 /** Operators whose result lies in [0, 1] (or a bounded range): a probability already. */
 const BOUNDED_OPS = new Set(['Sigmoid', 'HardSigmoid', 'Softmax', 'Clip']);
 

@@ -78,8 +78,18 @@ const count = (n: number): string => n.toLocaleString('en-US');
 
 /** ModelProto's fields (onnx.proto3) and their wire types: anything else at the top is not ONNX. */
 const MODEL_FIELD_NAMES: Readonly<Record<number, string>> = {
-  1: 'ir_version', 2: 'producer_name', 3: 'producer_version', 4: 'domain', 5: 'model_version', 6: 'doc_string',
-  7: 'graph', 8: 'opset_import', 14: 'metadata_props', 20: 'training_info', 25: 'functions', 26: 'configuration',
+  1: 'ir_version',
+  2: 'producer_name',
+  3: 'producer_version',
+  4: 'domain',
+  5: 'model_version',
+  6: 'doc_string',
+  7: 'graph',
+  8: 'opset_import',
+  14: 'metadata_props',
+  20: 'training_info',
+  25: 'functions',
+  26: 'configuration',
 };
 const VARINT_MODEL_FIELDS = new Set([1, 5]);
 
@@ -93,7 +103,7 @@ const incomplete = (present: number, needed: number | undefined, inside: string)
     present,
     needed,
   );
-const damaged = () => new OnnxFormatError("damaged: it is laid out as an ONNX model, but its records do not fit together", 'damaged');
+const damaged = () => new OnnxFormatError('damaged: it is laid out as an ONNX model, but its records do not fit together', 'damaged');
 
 /** The element type as ONNX Runtime names it (`float16`), or `type N`. */
 export function elemTypeName(t: number): string {

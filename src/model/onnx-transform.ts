@@ -140,12 +140,24 @@ export function pixelInput(model: Proto, spec: PixelInput): { replaced: string }
   const vec = (name: string, values: number[]): Proto =>
     onnx.TensorProto.create({ name, dataType: FLOAT, dims: [1, 3, 1, 1], rawData: new Uint8Array(new Float32Array(values).buffer) });
   const p = spec.name;
-  g.initializer.push(vec(`${p}/mean`, spec.mean), vec(`${p}/inv_std`, spec.std.map((s) => 1 / s)));
+  g.initializer.push(
+    vec(`${p}/mean`, spec.mean),
+    vec(
+      `${p}/inv_std`,
+      spec.std.map((s) => 1 / s),
+    ),
+  );
   const attrInt = (name: string, i: number): Proto => onnx.AttributeProto.create({ name, type: 2 /* INT */, i });
   const attrInts = (name: string, ints: number[]): Proto => onnx.AttributeProto.create({ name, type: 7 /* INTS */, ints });
   const nodes = [
     onnx.NodeProto.create({ name: `${p}/Cast`, opType: 'Cast', input: [p], output: [`${p}/f32`], attribute: [attrInt('to', FLOAT)] }),
-    onnx.NodeProto.create({ name: `${p}/Transpose`, opType: 'Transpose', input: [`${p}/f32`], output: [`${p}/nchw`], attribute: [attrInts('perm', [0, 3, 1, 2])] }),
+    onnx.NodeProto.create({
+      name: `${p}/Transpose`,
+      opType: 'Transpose',
+      input: [`${p}/f32`],
+      output: [`${p}/nchw`],
+      attribute: [attrInts('perm', [0, 3, 1, 2])],
+    }),
     onnx.NodeProto.create({ name: `${p}/Sub`, opType: 'Sub', input: [`${p}/nchw`, `${p}/mean`], output: [`${p}/centred`] }),
     onnx.NodeProto.create({ name: `${p}/Mul`, opType: 'Mul', input: [`${p}/centred`, `${p}/inv_std`], output: [old.name] }),
   ];
@@ -175,7 +187,8 @@ export function inputSize(model: Proto, width: number, height: number): { resize
   const g = model.graph;
   const inDims = g.input[0]?.type?.tensorType?.shape?.dim;
   if (inDims?.length !== 4) throw new Error('Expected a 4-d graph input');
-  const oldH = Number(inDims[2].dimValue), oldW = Number(inDims[3].dimValue);
+  const oldH = Number(inDims[2].dimValue),
+    oldW = Number(inDims[3].dimValue);
   const producer = new Map<string, Proto>();
   for (const n of g.node) for (const o of n.output) producer.set(o, n);
   let resized = 0;
@@ -189,7 +202,8 @@ export function inputSize(model: Proto, width: number, height: number): { resize
     }
     const raw = new Uint8Array(t.rawData);
     const hw = new BigInt64Array(raw.slice().buffer);
-    const h = (Number(hw[0]) * height) / oldH, w = (Number(hw[1]) * width) / oldW;
+    const h = (Number(hw[0]) * height) / oldH,
+      w = (Number(hw[1]) * width) / oldW;
     if (!Number.isInteger(h) || !Number.isInteger(w)) throw new Error(`Resize ${n.name}: ${hw[0]}x${hw[1]} does not scale to whole pixels`);
     t.rawData = new Uint8Array(new BigInt64Array([BigInt(h), BigInt(w)]).buffer);
     resized++;

@@ -52,7 +52,10 @@ export function photosIn(dir: string): string[] {
   } catch (err) {
     throw new ModelFileError(`Could not read the calibration photos folder ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  const photos = names.filter((n) => /\.(jpe?g|png|webp)$/i.test(n)).sort().map((n) => path.join(dir, n));
+  const photos = names
+    .filter((n) => /\.(jpe?g|png|webp)$/i.test(n))
+    .sort()
+    .map((n) => path.join(dir, n));
   if (photos.length === 0) throw new ModelFileError(`The calibration photos folder ${dir} has no .jpg, .png or .webp files`);
   return photos;
 }

@@ -104,18 +104,23 @@ class QdqRewrite {
   }
 
   tensor(name: string, dataType: number, dims: number[], data: ArrayBufferView): string {
-    this.added.push(this.onnx.TensorProto.create({
-      name,
-      dataType,
-      dims,
-      rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
-    }));
+    this.added.push(
+      this.onnx.TensorProto.create({
+        name,
+        dataType,
+        dims,
+        rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+      }),
+    );
     return name;
   }
 
   node(opType: string, name: string, input: string[], output: string[], axis?: number): Proto {
     return this.onnx.NodeProto.create({
-      opType, name, input, output,
+      opType,
+      name,
+      input,
+      output,
       attribute: axis === undefined ? [] : [this.onnx.AttributeProto.create({ name: 'axis', type: 2, i: axis })],
     });
   }
@@ -147,7 +152,10 @@ class QdqRewrite {
     const { scale, zeroPoint } = activationParams(...r);
     const s = this.tensor(`qa${k}.scale`, FLOAT, [], new Float32Array([scale]));
     const z = this.tensor(`qa${k}.zero`, UINT8, [], new Uint8Array([zeroPoint]));
-    return { nodes: [this.node('QuantizeLinear', `qa${k}.Q`, [input, s, z], [`qa${k}.q`]), this.node('DequantizeLinear', `qa${k}.DQ`, [`qa${k}.q`, s, z], [output])], scale };
+    return {
+      nodes: [this.node('QuantizeLinear', `qa${k}.Q`, [input, s, z], [`qa${k}.q`]), this.node('DequantizeLinear', `qa${k}.DQ`, [`qa${k}.q`, s, z], [output])],
+      scale,
+    };
   }
 
   /** Q→DQ pair on a float tensor, placed before `at`; reused by every later consumer. */
@@ -192,9 +200,8 @@ function quantizeMerge(q: QdqRewrite, n: Proto): void {
   // inputs allow: their union for Concat, their sum for Add.
   const lo = xs.map((x: { range: [number, number] }) => x.range[0]);
   const hi = xs.map((x: { range: [number, number] }) => x.range[1]);
-  const derived: [number, number] = n.opType === 'Concat'
-    ? [Math.min(...lo), Math.max(...hi)]
-    : [lo.reduce((a: number, b: number) => a + b, 0), hi.reduce((a: number, b: number) => a + b, 0)];
+  const derived: [number, number] =
+    n.opType === 'Concat' ? [Math.min(...lo), Math.max(...hi)] : [lo.reduce((a: number, b: number) => a + b, 0), hi.reduce((a: number, b: number) => a + b, 0)];
   q.quantizeOutput(n, q.measured(n.output[0]) ?? derived);
 }
 
@@ -219,7 +226,19 @@ function quantizeConvConstants(q: QdqRewrite, k: number, n: Proto, inits: Map<st
       bs[o] = Math.fround(inputScale * scales[o]!);
       bq[o] = Math.round(b[o]! / bs[o]!);
     }
-    dq.push(q.node('DequantizeLinear', `qb${k}.DQ`, [q.tensor(`qb${k}.q`, INT32, [b.length], bq), q.tensor(`qb${k}.scale`, FLOAT, [b.length], bs), q.tensor(`qb${k}.zero`, INT32, [b.length], new Int32Array(b.length))], [`qb${k}.dq`], 0));
+    dq.push(
+      q.node(
+        'DequantizeLinear',
+        `qb${k}.DQ`,
+        [
+          q.tensor(`qb${k}.q`, INT32, [b.length], bq),
+          q.tensor(`qb${k}.scale`, FLOAT, [b.length], bs),
+          q.tensor(`qb${k}.zero`, INT32, [b.length], new Int32Array(b.length)),
+        ],
+        [`qb${k}.dq`],
+        0,
+      ),
+    );
     n.input[2] = `qb${k}.dq`;
   }
   q.place(q.before, n, dq);
@@ -309,10 +328,7 @@ function removeIdentityCasts(g: Proto): Map<string, string> {
       rename.set(n.output[0], n.input[0]);
       continue;
     }
-    const floatOut =
-      FLOAT_OPS.has(n.opType) ||
-      (n.opType === 'Cast' && Number(to?.i) === FLOAT) ||
-      (n.opType === 'Concat' && floatTensors.has(n.input[0]));
+    const floatOut = FLOAT_OPS.has(n.opType) || (n.opType === 'Cast' && Number(to?.i) === FLOAT) || (n.opType === 'Concat' && floatTensors.has(n.input[0]));
     if (floatOut) for (const o of n.output) floatTensors.add(o);
     kept.push(n);
   }

@@ -34,12 +34,21 @@ export interface CompositeOptions {
 export interface CompositeTuning {
   refine?: { radius?: number; eps?: number; bandLo?: number; bandHi?: number; bandDilate?: number };
   matting?: {
-    sureBg?: number; sureFg?: number; bandDilate?: number; sigma?: number; minSupport?: number;
-    confidenceMin?: number; confidenceRange?: number;
+    sureBg?: number;
+    sureFg?: number;
+    bandDilate?: number;
+    sigma?: number;
+    minSupport?: number;
+    confidenceMin?: number;
+    confidenceRange?: number;
   };
   foreground?: {
-    regularization?: number; gradientWeight?: number; smallIterations?: number; bigIterations?: number;
-    smallSize?: number; maxWorkingPixels?: number;
+    regularization?: number;
+    gradientWeight?: number;
+    smallIterations?: number;
+    bigIterations?: number;
+    smallSize?: number;
+    maxWorkingPixels?: number;
   };
 }
 

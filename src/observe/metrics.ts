@@ -118,7 +118,10 @@ function outcomeCounters(registers: Registers) {
  * when idle").
  */
 function pageFaultCounters(registers: Registers, readFaults: () => PageFaults): void {
-  for (const [kind, field] of [['minor', 'minorPageFault'], ['major', 'majorPageFault']] as const) {
+  for (const [kind, field] of [
+    ['minor', 'minorPageFault'],
+    ['major', 'majorPageFault'],
+  ] as const) {
     new Counter({
       name: `process_${kind}_page_faults_total`,
       help: `${kind === 'minor' ? 'Minor' : 'Major'} page faults of this process since it started, all threads (getrusage).`,

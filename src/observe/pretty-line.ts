@@ -18,7 +18,12 @@ export function prettyLine(json: string): string {
   }
   if (r.msg !== 'request') return json;
   const time = typeof r.time === 'string' ? r.time.slice(11, 23) : '';
-  const ms = r.ms && typeof r.ms === 'object' ? Object.entries(r.ms as Record<string, number>).map(([k, v]) => `${k} ${v}`).join(', ') : '';
+  const ms =
+    r.ms && typeof r.ms === 'object'
+      ? Object.entries(r.ms as Record<string, number>)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')
+      : '';
   const parts = [
     time,
     String(r.method),

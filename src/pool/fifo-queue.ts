@@ -128,10 +128,12 @@ export class FifoQueue<T, R> {
     } else {
       if (this.maxBatch !== 1) throw new RangeError('A single-task executor takes maxBatch 1; pass "batched" for batches');
       const single = exec as Executor<T, R>;
-      this.exec = async (tasks, waits) => [await single(tasks[0]!, waits[0]!).then(
-        (value): PromiseSettledResult<R> => ({ status: 'fulfilled', value }),
-        (reason: unknown): PromiseSettledResult<R> => ({ status: 'rejected', reason }),
-      )];
+      this.exec = async (tasks, waits) => [
+        await single(tasks[0]!, waits[0]!).then(
+          (value): PromiseSettledResult<R> => ({ status: 'fulfilled', value }),
+          (reason: unknown): PromiseSettledResult<R> => ({ status: 'rejected', reason }),
+        ),
+      ];
     }
   }
 
@@ -231,7 +233,8 @@ export class FifoQueue<T, R> {
       const full = this.waiting.length >= this.maxBatch;
       if (!full && !oldest.solo && waited < this.maxWaitMs && !this.closed && (this.opts.companyExpected?.() ?? true)) {
         // Give the batch until the oldest task's wait runs out to fill up.
-        if (!this.timer) this.timer = setTimeout(() => {
+        if (!this.timer)
+          this.timer = setTimeout(() => {
             this.timer = undefined;
             this.pump();
           }, this.maxWaitMs - waited);
@@ -265,37 +268,42 @@ export class FifoQueue<T, R> {
     }
     let work: Promise<ReadonlyArray<PromiseSettledResult<R>>>;
     try {
-      work = this.exec(batch.map((e) => e.task), waits);
+      work = this.exec(
+        batch.map((e) => e.task),
+        waits,
+      );
     } catch (err) {
       work = Promise.reject(err);
     }
     // The slot stays taken until the work itself settles, whoever stopped waiting for it.
-    work.then(
-      (results) => {
-        this.endBatch(batch);
-        batch.forEach((e, i) => {
-          const r = results[i] ?? { status: 'rejected', reason: new Error('the executor returned no result for this task') };
-          this.settle(e, r);
-        });
-      },
-      (reason: unknown) => {
-        this.endBatch(batch);
-        if (batch.length === 1) {
-          this.settle(batch[0]!, { status: 'rejected', reason });
-          return;
-        }
-        // The batch failed as a whole: run each live task again alone, ahead of newer arrivals.
-        const retry = batch.filter((e) => !e.gone);
-        for (const e of retry) {
-          e.solo = true;
-          if (e.low) this.lowWaiting++;
-        }
-        this.waiting.unshift(...retry);
-      },
-    ).finally(() => {
-      this.pump();
-      this.notifyIdle();
-    });
+    work
+      .then(
+        (results) => {
+          this.endBatch(batch);
+          batch.forEach((e, i) => {
+            const r = results[i] ?? { status: 'rejected', reason: new Error('the executor returned no result for this task') };
+            this.settle(e, r);
+          });
+        },
+        (reason: unknown) => {
+          this.endBatch(batch);
+          if (batch.length === 1) {
+            this.settle(batch[0]!, { status: 'rejected', reason });
+            return;
+          }
+          // The batch failed as a whole: run each live task again alone, ahead of newer arrivals.
+          const retry = batch.filter((e) => !e.gone);
+          for (const e of retry) {
+            e.solo = true;
+            if (e.low) this.lowWaiting++;
+          }
+          this.waiting.unshift(...retry);
+        },
+      )
+      .finally(() => {
+        this.pump();
+        this.notifyIdle();
+      });
   }
 
   private endBatch(batch: Array<Entry<T, R>>): void {

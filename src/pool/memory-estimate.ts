@@ -102,7 +102,9 @@ export function estimateMemory(model: EstimatedModel, workers: number, release: 
   const m = file ? fileModelMemory(file) : (known ?? MODEL_MEMORY['isnet-fp32']!);
   const basis = file
     ? `${name}, estimated from its ${Math.round(file.fileBytes / (1024 * 1024))} MB file${file.float16WeightBytes ? ' (fp16 weights counted as float32)' : ''} and ${file.inputWidth}×${file.inputHeight} input`
-    : known ? name : `${name}, figures of isnet-fp32`;
+    : known
+      ? name
+      : `${name}, figures of isnet-fp32`;
   const n = Math.max(1, Math.floor(workers));
   const work = m.workMb[release];
   const idleMb = BASE_MB + m.loadedMb + (n - 1) * EXTRA_WORKER_MB;

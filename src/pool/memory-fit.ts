@@ -58,9 +58,15 @@ export function fitToMemory(r: FitRequest): Fit {
     const inputCeilingBytes = !r.inputs ? 0 : r.inputs.given ? r.inputs.bytes : inputCeilingFor(r.limit, e, r.inputs.bytes);
     const decodeCeilingBytes = decodeCeilingFor(r.limit, e, inputCeilingBytes);
     const notes = [
-      decodeCeilingBytes < MAX_DECODE_BYTES_IN_FLIGHT ? `photo decodes up to ${Math.round(decodeCeilingBytes / MB)} MB at once (a photo needing more is refused)` : '',
-      r.inputs && !r.inputs.given && inputCeilingBytes < MAX_INPUT_BYTES_IN_MEMORY ? `request bodies and downloads up to ${Math.round(inputCeilingBytes / MB)} MB at once (more get 503 service_busy)` : '',
-    ].filter(Boolean).join('; ');
+      decodeCeilingBytes < MAX_DECODE_BYTES_IN_FLIGHT
+        ? `photo decodes up to ${Math.round(decodeCeilingBytes / MB)} MB at once (a photo needing more is refused)`
+        : '',
+      r.inputs && !r.inputs.given && inputCeilingBytes < MAX_INPUT_BYTES_IN_MEMORY
+        ? `request bodies and downloads up to ${Math.round(inputCeilingBytes / MB)} MB at once (more get 503 service_busy)`
+        : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
     const changed = what ? `${what} to fit ${against}: ~${e.peakMb} MB busy${notes && `; ${notes}`}` : notes && `${notes}, to fit ${against}`;
     return { ok: true, workers, release, estimate: e, decodeCeilingBytes, inputCeilingBytes, ...(changed && { changed }) };
   };
@@ -73,7 +79,10 @@ export function fitToMemory(r: FitRequest): Fit {
     for (let n = r.workers; n >= smallest; n--) {
       const e = estimate(n, release);
       if (e.peakMb > budgetMb) continue;
-      const what = [n !== r.workers ? `${n} worker${n === 1 ? '' : 's'} instead of ${r.workers}` : '', release !== r.release ? `--memory-release ${release}` : '']
+      const what = [
+        n !== r.workers ? `${n} worker${n === 1 ? '' : 's'} instead of ${r.workers}` : '',
+        release !== r.release ? `--memory-release ${release}` : '',
+      ]
         .filter(Boolean)
         .join(' and ');
       return fits(n, release, e, what);
@@ -81,7 +90,11 @@ export function fitToMemory(r: FitRequest): Fit {
   }
   const lastRelease = releases[releases.length - 1]!;
   const least = estimate(smallest, lastRelease);
-  const hints = [r.workersGiven && r.workers > 1 ? 'fewer --workers' : '', lastRelease !== 'every-task' ? '--memory-release every-task' : '', 'a higher limit'].filter(Boolean);
+  const hints = [
+    r.workersGiven && r.workers > 1 ? 'fewer --workers' : '',
+    lastRelease !== 'every-task' ? '--memory-release every-task' : '',
+    'a higher limit',
+  ].filter(Boolean);
   return {
     ok: false,
     message:

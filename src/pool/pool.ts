@@ -232,7 +232,16 @@ async function startPoolWith(opts: PoolOptions, device: DeviceChoice, chosen: Ch
     if (opts.inputs) inputCeilingBytes = fit.inputCeilingBytes;
   }
   const threads = opts.threadsPerWorker ?? Math.max(1, Math.floor(cores / workers));
-  const info: PoolInfo = { device, model: modelName, ...modelFacts, workers, threadsPerWorker: threads, memoryRelease, ...(memoryFit ? { memoryFit } : {}), ...(inputCeilingBytes !== undefined && { inputCeilingBytes }) };
+  const info: PoolInfo = {
+    device,
+    model: modelName,
+    ...modelFacts,
+    workers,
+    threadsPerWorker: threads,
+    memoryRelease,
+    ...(memoryFit ? { memoryFit } : {}),
+    ...(inputCeilingBytes !== undefined && { inputCeilingBytes }),
+  };
   return createWholePool({
     info,
     // ORT's threads idle while the photo is composited and encoded: those passes take them.

@@ -69,7 +69,11 @@ async function startWorkers(cfg: StagedPoolConfig): Promise<StageWorkers> {
   // One slot per photo worker: the CPU FIFO runs at most `cpuWorkers` stages at once.
   const decodeMemory = DecodeMemory.create(cfg.cpuWorkers);
   try {
-    const cpuPiscina = await startPiscina({ filename: '../worker/worker.js', threads: cfg.cpuWorkers, workerData: { ...cfg.worker, decodeMemory: decodeMemory.share } });
+    const cpuPiscina = await startPiscina({
+      filename: '../worker/worker.js',
+      threads: cfg.cpuWorkers,
+      workerData: { ...cfg.worker, decodeMemory: decodeMemory.share },
+    });
     return { inferPiscina, cpuPiscina, decodeMemory };
   } catch (err) {
     await inferPiscina.destroy();
@@ -224,7 +228,13 @@ class StagedPool implements RemovalPool {
   }
 
   /** prepare → infer (in a batch) → finish; `state.started` once the first stage starts. */
-  private async runStages(task: RemoveTask, signal: AbortSignal, events: RunEvents | undefined, state: { started: boolean }, priority: RunPriority): Promise<RemoveResult> {
+  private async runStages(
+    task: RemoveTask,
+    signal: AbortSignal,
+    events: RunEvents | undefined,
+    state: { started: boolean },
+    priority: RunPriority,
+  ): Promise<RemoveResult> {
     const wait = { ms: 0 };
     const prepared = await this.prepare(task, signal, priority, (waitMs) => {
       state.started = true;
@@ -269,9 +279,21 @@ class StagedPool implements RemovalPool {
     signal: AbortSignal,
     onStart: (waitMs: number) => void,
   ): Promise<RemoveResult> {
-    const finishTask: FinishTask = { input: prepared.input, options: task.options, plan: prepared.plan, mask: inferred.mask, timings, ...(prepared.photo ? { photo: prepared.photo } : {}) };
+    const finishTask: FinishTask = {
+      input: prepared.input,
+      options: task.options,
+      plan: prepared.plan,
+      mask: inferred.mask,
+      timings,
+      ...(prepared.photo ? { photo: prepared.photo } : {}),
+    };
     const transfer = [...transferListOf(prepared.input), inferred.mask.buffer as ArrayBuffer, ...(prepared.photo ? transferListOf(prepared.photo) : [])];
-    const { result, spareMask, sparePhoto } = (await this.cpu.run({ name: 'finish', task: finishTask, transfer }, signal, { onStart }, 'urgent')) as FinishReply;
+    const { result, spareMask, sparePhoto } = (await this.cpu.run(
+      { name: 'finish', task: finishTask, transfer },
+      signal,
+      { onStart },
+      'urgent',
+    )) as FinishReply;
     if (spareMask) this.spareMasks.put(spareMask);
     if (sparePhoto) this.sparePhotos.put(sparePhoto);
     return result;

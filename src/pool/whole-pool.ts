@@ -44,29 +44,32 @@ export async function createWholePool(cfg: WholePoolConfig): Promise<RemovalPool
 
   // Our FIFO decides who runs next; Piscina gets a task only when a worker is free, and no signal
   // (aborting a running Piscina task would kill its worker and the model with it).
-  const queue = new FifoQueue<Job, RemoveResult | undefined>(async (job, waitMs) => {
-    if (job.name === 'release') {
-      await piscina.run({}, { name: 'release' });
-      return undefined;
-    }
-    const { task } = job;
-    // Transferred when it can be (its own buffer, or a view on its request's body); otherwise cloned.
-    const transferList = transferListOf(task.input);
-    let result: RemoveResult;
-    const decodeSlot = decodeMemory.claimSlot();
-    try {
-      // The photo passes take idle workers' cores too (the model keeps its own ORT threads).
-      const threads = photoThreadsNow(cfg.cores, queue.stats().running, cfg.worker.photoThreads);
-      const run: RemoveTask = { input: task.input, options: task.options, decodeSlot, threads };
-      result = (await piscina.run(run, transferList.length > 0 ? { transferList } : {})) as RemoveResult;
-    } catch (err) {
-      throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
-    } finally {
-      decodeMemory.returnSlot(decodeSlot);
-    }
-    if (result.ok) result.timings.queue = Math.round(waitMs * 10) / 10;
-    return result;
-  }, { concurrency: workers, maxQueue: cfg.maxQueue, ...(cfg.lowPriorityPlaces !== undefined && { maxLow: cfg.lowPriorityPlaces }) });
+  const queue = new FifoQueue<Job, RemoveResult | undefined>(
+    async (job, waitMs) => {
+      if (job.name === 'release') {
+        await piscina.run({}, { name: 'release' });
+        return undefined;
+      }
+      const { task } = job;
+      // Transferred when it can be (its own buffer, or a view on its request's body); otherwise cloned.
+      const transferList = transferListOf(task.input);
+      let result: RemoveResult;
+      const decodeSlot = decodeMemory.claimSlot();
+      try {
+        // The photo passes take idle workers' cores too (the model keeps its own ORT threads).
+        const threads = photoThreadsNow(cfg.cores, queue.stats().running, cfg.worker.photoThreads);
+        const run: RemoveTask = { input: task.input, options: task.options, decodeSlot, threads };
+        result = (await piscina.run(run, transferList.length > 0 ? { transferList } : {})) as RemoveResult;
+      } catch (err) {
+        throw codedError('worker_failed', `Worker failed: ${(err as Error).message}`);
+      } finally {
+        decodeMemory.returnSlot(decodeSlot);
+      }
+      if (result.ok) result.timings.queue = Math.round(waitMs * 10) / 10;
+      return result;
+    },
+    { concurrency: workers, maxQueue: cfg.maxQueue, ...(cfg.lowPriorityPlaces !== undefined && { maxLow: cfg.lowPriorityPlaces }) },
+  );
 
   // Removals in the pool (waiting or running); once none have been for a while, every worker hands its
   // memory back: one `release` each, at low priority (new removals go first; Piscina never queues).

@@ -4,7 +4,16 @@
 // means (metrics: 503; the sandbox window: this process's own count).
 
 import type { MetricJson } from './metric-json.js';
-import { messageType, type AnswerMessage, type AskMessage, type CollectMetricsMessage, type GroupAnswers, type GroupQuestion, type IpcChannel, type MetricsPartMessage } from './group-messages.js';
+import {
+  messageType,
+  type AnswerMessage,
+  type AskMessage,
+  type CollectMetricsMessage,
+  type GroupAnswers,
+  type GroupQuestion,
+  type IpcChannel,
+  type MetricsPartMessage,
+} from './group-messages.js';
 
 export class GroupUnavailableError extends Error {
   constructor(reason: string) {

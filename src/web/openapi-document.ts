@@ -41,25 +41,42 @@ function removeBgFields(json: boolean): JsonObject {
   return {
     image_file_b64: text('The image as base64 (standard or URL-safe, optional `data:` prefix; spaces read as `+`).', { contentEncoding: 'base64' }),
     image_url: text('An http(s) URL the service downloads (public addresses only; at most 3 redirects, 22 MB, 20 s).', { format: 'uri' }),
-    size: text('Output size tier (any case). `preview`/`small`/`regular`: up to 0.25 MP; `medium`: 1.5 MP; `hd`: 4 MP; `full`/`4k`: 25 MP (10 MP as PNG); `50MP`: 50 MP (10 MP as PNG); `auto`: the largest the credits allow.', {
-      enum: SIZES,
-      default: 'preview',
-    }),
+    size: text(
+      'Output size tier (any case). `preview`/`small`/`regular`: up to 0.25 MP; `medium`: 1.5 MP; `hd`: 4 MP; `full`/`4k`: 25 MP (10 MP as PNG); `50MP`: 50 MP (10 MP as PNG); `auto`: the largest the credits allow.',
+      {
+        enum: SIZES,
+        default: 'preview',
+      },
+    ),
     format: text('`auto`: PNG when the result has transparency, else JPG. `zip`: `color.jpg` + `alpha.png`.', { enum: FORMATS, default: 'auto' }),
     channels: text('`alpha` returns the matte only.', { enum: ['rgba', 'alpha'], default: 'rgba' }),
-    bg_color: text('Background colour: 3, 4, 6 or 8 hex digits with or without `#`, a CSS colour name, or `transparent`.', { examples: ['81d4fa', '#fff', 'green'] }),
+    bg_color: text('Background colour: 3, 4, 6 or 8 hex digits with or without `#`, a CSS colour name, or `transparent`.', {
+      examples: ['81d4fa', '#fff', 'green'],
+    }),
     bg_image_url: text('Background image URL (centred, resized to cover). At most one of bg_color, bg_image_url, bg_image_file.', { format: 'uri' }),
     crop: bool('Crop off empty regions.'),
-    crop_margin: text('With `crop=true`: 1, 2 or 4 values (CSS order), each `px` (at most 500) or `%` (at most 50), or a unitless `0`.', { examples: ['10px', '5% 10%', '0 10px 20px 5%'] }),
+    crop_margin: text('With `crop=true`: 1, 2 or 4 values (CSS order), each `px` (at most 500) or `%` (at most 50), or a unitless `0`.', {
+      examples: ['10px', '5% 10%', '0 10px 20px 5%'],
+    }),
     scale: text('Subject size relative to the canvas, `10%`…`100%`, or `original`. Implies `position=center`.', { examples: ['80%', 'original'] }),
     position: text('`original`, `center`, `N%` or `N% M%`.', { examples: ['center', '50% 100%'] }),
-    roi: text('Region of interest `x1 y1 x2 y2`, each `px` or `%` (a unitless `0` too); only this region can be foreground.', { examples: ['0% 0% 100% 100%', '0 0 100% 100%'] }),
+    roi: text('Region of interest `x1 y1 x2 y2`, each `px` or `%` (a unitless `0` too); only this region can be foreground.', {
+      examples: ['0% 0% 100% 100%', '0 0 100% 100%'],
+    }),
     type: text('The foreground class the shadow fields are resolved for (nothing is classified: `auto` counts as `other`).', { enum: TYPES, default: 'auto' }),
     type_level: text('Classification level; accepted and ignored (`X-Type` is never sent).', { enum: ['none', '1', '2', 'latest'], default: '1' }),
     semitransparency: bool('Accepted and ignored.'),
     add_shadow: bool('Deprecated upstream: `true` means `shadow_type[car]=car` (a `car` shadow when `type=car`; a class-specific `shadow_type[car]` wins).'),
-    shadow_type: perClass('A shadow drawn from the subject\'s matte, under the subject (docs/shadows.md). `drop`: a soft copy of the silhouette, offset down and right. `3D`: the silhouette cast onto the ground from its contact line, flattened, sheared sideways and fading with distance. `car`: a dark contact shadow under the lowest part, with a wider, lighter halo. `none` (the default): no shadow. `auto` picks by class (`type`; `auto` is `other`): car → car, product → drop, person → 3D, animal → drop, transportation → 3D, graphic → drop, other → drop. A value for the request\'s class wins over a plain value; with per-class values only, any other class gets no shadow. On a transparent result the shadow is black with its own alpha; on `bg_color`, `bg_image_*` or JPG it darkens the background.', { type: 'string', enum: SHADOW_TYPES }, json),
-    shadow_opacity: perClass('Darkness of the shadow\'s darkest part, 0–100. `auto` (the default): 90 for class car, 50 for every other class. `0` draws no shadow.', { type: 'string', pattern: '^(auto|[0-9]|[1-9][0-9]|100)$' }, json),
+    shadow_type: perClass(
+      "A shadow drawn from the subject's matte, under the subject (docs/shadows.md). `drop`: a soft copy of the silhouette, offset down and right. `3D`: the silhouette cast onto the ground from its contact line, flattened, sheared sideways and fading with distance. `car`: a dark contact shadow under the lowest part, with a wider, lighter halo. `none` (the default): no shadow. `auto` picks by class (`type`; `auto` is `other`): car → car, product → drop, person → 3D, animal → drop, transportation → 3D, graphic → drop, other → drop. A value for the request's class wins over a plain value; with per-class values only, any other class gets no shadow. On a transparent result the shadow is black with its own alpha; on `bg_color`, `bg_image_*` or JPG it darkens the background.",
+      { type: 'string', enum: SHADOW_TYPES },
+      json,
+    ),
+    shadow_opacity: perClass(
+      "Darkness of the shadow's darkest part, 0–100. `auto` (the default): 90 for class car, 50 for every other class. `0` draws no shadow.",
+      { type: 'string', pattern: '^(auto|[0-9]|[1-9][0-9]|100)$' },
+      json,
+    ),
     shadow_method: text('Removed upstream in 2021; accepted and ignored.', { enum: ['legacy', 'latest'] }),
   };
 }
@@ -85,7 +102,13 @@ function removeBgBodies(): JsonObject {
           },
         },
       },
-      'application/json': { schema: { type: 'object', description: `${note} No file parts: image_file and bg_image_file exist only in multipart bodies.`, properties: removeBgFields(true) } },
+      'application/json': {
+        schema: {
+          type: 'object',
+          description: `${note} No file parts: image_file and bg_image_file exist only in multipart bodies.`,
+          properties: removeBgFields(true),
+        },
+      },
       'application/x-www-form-urlencoded': { schema: { type: 'object', description: note, properties: removeBgFields(false) } },
     },
   };
@@ -102,7 +125,9 @@ function improveBodies(): JsonObject {
   return {
     required: true,
     content: {
-      'multipart/form-data': { schema: { type: 'object', description: note, properties: { image_file: FILE_PART('The image (JPEG, PNG or WebP).'), ...fields } } },
+      'multipart/form-data': {
+        schema: { type: 'object', description: note, properties: { image_file: FILE_PART('The image (JPEG, PNG or WebP).'), ...fields } },
+      },
       'application/json': { schema: { type: 'object', description: note, properties: fields } },
       'application/x-www-form-urlencoded': { schema: { type: 'object', description: note, properties: fields } },
     },
@@ -112,17 +137,52 @@ function improveBodies(): JsonObject {
 // ---- error codes -------------------------------------------------------------------------------
 
 const REMOVEBG_FIELD_CODES = [
-  'image_file', 'image_file_b64', 'image_url', 'size', 'format', 'channels', 'bg_color', 'bg_image_file', 'bg_image_url', 'crop',
-  'crop_margin', 'scale', 'position', 'roi', 'type', 'type_level', 'semitransparency', 'add_shadow', 'shadow_type', 'shadow_opacity', 'shadow_method',
+  'image_file',
+  'image_file_b64',
+  'image_url',
+  'size',
+  'format',
+  'channels',
+  'bg_color',
+  'bg_image_file',
+  'bg_image_url',
+  'crop',
+  'crop_margin',
+  'scale',
+  'position',
+  'roi',
+  'type',
+  'type_level',
+  'semitransparency',
+  'add_shadow',
+  'shadow_type',
+  'shadow_opacity',
+  'shadow_method',
 ].map((f) => `invalid_${f}`);
 
 const REMOVEBG_400 = [
-  'invalid_request_body', 'too_many_fields', 'missing_source', 'multiple_sources', 'multiple_bg_sources', 'invalid_file_type', 'failed_to_read_image',
-  'resolution_too_high', 'failed_image_download', 'failed_bg_download', 'roi_exceeds_bounds', 'roi_region_empty', ...REMOVEBG_FIELD_CODES,
+  'invalid_request_body',
+  'too_many_fields',
+  'missing_source',
+  'multiple_sources',
+  'multiple_bg_sources',
+  'invalid_file_type',
+  'failed_to_read_image',
+  'resolution_too_high',
+  'failed_image_download',
+  'failed_bg_download',
+  'roi_exceeds_bounds',
+  'roi_region_empty',
+  ...REMOVEBG_FIELD_CODES,
 ];
 
 const IMPROVE_400 = [
-  'invalid_request_body', 'too_many_fields', 'missing_source', 'multiple_sources', 'invalid_file_type', 'failed_image_download',
+  'invalid_request_body',
+  'too_many_fields',
+  'missing_source',
+  'multiple_sources',
+  'invalid_file_type',
+  'failed_image_download',
   ...['image_file', 'image_file_b64', 'image_url', 'image_filename', 'tag'].map((f) => `invalid_${f}`),
 ];
 
@@ -164,7 +224,10 @@ const retryAfter = { 'Retry-After': header('RetryAfter') };
 
 /** What any route may answer: its framing refused at the headers, an unexpected failure. */
 const ANY_ROUTE: JsonObject = {
-  '400': errorResponse('Ambiguous framing headers (two different Content-Lengths, a Transfer-Encoding other than `chunked`, both, two Host headers); the connection is closed.', ['invalid_request_body']),
+  '400': errorResponse(
+    'Ambiguous framing headers (two different Content-Lengths, a Transfer-Encoding other than `chunked`, both, two Host headers); the connection is closed.',
+    ['invalid_request_body'],
+  ),
   '500': ref('responses', 'InternalError'),
 };
 
@@ -202,7 +265,7 @@ function removeBgResponses(sandbox: boolean): JsonObject {
   const responses: JsonObject = {
     '200': {
       description: sandbox
-        ? 'The result at preview size (a larger `size` is capped to it), as the image bytes or, with `Accept: application/json`, the JSON result. The rate headers report the client\'s sandbox window.'
+        ? "The result at preview size (a larger `size` is capped to it), as the image bytes or, with `Accept: application/json`, the JSON result. The rate headers report the client's sandbox window."
         : 'The result: the image bytes (`format`), or with `Accept: application/json` the JSON result.',
       headers: { ...CORS_HEADERS, ...success, ...RATE_HEADERS },
       content: {
@@ -243,14 +306,23 @@ function improveResponses(): JsonObject {
     '200': {
       description: 'Stored.',
       headers: { ...CORS_HEADERS, ...RATE_HEADERS },
-      content: { [JSON_TYPE]: { schema: { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', format: 'uuid' } } } } },
+      content: {
+        [JSON_TYPE]: { schema: { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', format: 'uuid' } } } },
+      },
     },
     ...ANY_ROUTE,
     '400': errorResponse('A bad field, source or image, or too many fields; also ambiguous framing headers.', IMPROVE_400),
     '403': FORBIDDEN,
     ...BODY_ROUTE,
-    '413': errorResponse('The body or image is too large (`file_too_large`), or the account would pass its improve storage quota (`storage_quota_exceeded`; with the rate headers).', ['file_too_large', 'storage_quota_exceeded'], rateHeaders(false)),
-    '429': errorResponse('The key is at its concurrency cap, or its minute has no rate unit left.', ['rate_limit_exceeded'], { ...retryAfter, ...rateHeaders(false) }),
+    '413': errorResponse(
+      'The body or image is too large (`file_too_large`), or the account would pass its improve storage quota (`storage_quota_exceeded`; with the rate headers).',
+      ['file_too_large', 'storage_quota_exceeded'],
+      rateHeaders(false),
+    ),
+    '429': errorResponse('The key is at its concurrency cap, or its minute has no rate unit left.', ['rate_limit_exceeded'], {
+      ...retryAfter,
+      ...rateHeaders(false),
+    }),
     '503': V1_BUSY(['service_busy']),
   };
 }
@@ -274,7 +346,15 @@ function fileOperation(summary: string, contentType: string, description: string
     summary,
     description,
     tags: [tag],
-    parameters: [{ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'An ETag from an earlier answer: 304 while the file is unchanged.' }],
+    parameters: [
+      {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        schema: { type: 'string' },
+        description: 'An ETag from an earlier answer: 304 while the file is unchanged.',
+      },
+    ],
     responses: {
       '200': { description: 'The file.', headers, content: { [contentType]: { schema: { type: 'string' } } } },
       '304': { description: 'Not modified (If-None-Match matched the ETag); no body.', headers },
@@ -291,11 +371,19 @@ function removeBgOperation(sandbox: boolean): JsonObject {
     summary: sandbox ? 'Remove the background, without a key (sandbox)' : 'Remove the background',
     description: sandbox
       ? 'The same fields and wire as `/v1.0/removebg`, without a key and charged nothing (`X-Credits-Charged: 0`); sizes above `preview` are capped at preview. Limited per client address and to a small share of capacity. Answers 404 when the sandbox is off (`--sandbox off`).'
-      : 'remove.bg\'s endpoint. Checks, in order: the key (403), the declared body length (413), request bodies in memory (429 over the key\'s share, 503 over the total), the key\'s concurrency slot and rate unit (429), the body and its fields (400), the image (400/413), credits (402), the queue (503).',
+      : "remove.bg's endpoint. Checks, in order: the key (403), the declared body length (413), request bodies in memory (429 over the key's share, 503 over the total), the key's concurrency slot and rate unit (429), the body and its fields (400), the image (400/413), credits (402), the queue (503).",
     operationId: sandbox ? 'removeBgSandbox' : 'removeBg',
     tags: ['Removal'],
     ...(sandbox ? { security: [] } : {}),
-    parameters: [{ name: 'Accept', in: 'header', required: false, schema: { type: 'string' }, description: '`application/json` selects the JSON result (`result_b64` + the foreground box).' }],
+    parameters: [
+      {
+        name: 'Accept',
+        in: 'header',
+        required: false,
+        schema: { type: 'string' },
+        description: '`application/json` selects the JSON result (`result_b64` + the foreground box).',
+      },
+    ],
     requestBody: removeBgBodies(),
     responses: removeBgResponses(sandbox),
   };
@@ -307,7 +395,11 @@ const ACCOUNT: JsonObject = {
   operationId: 'getAccount',
   tags: ['Account'],
   responses: {
-    '200': { description: 'Balances (integers here; remove.bg reports fractions).', headers: { ...CORS_HEADERS, ...RATE_HEADERS }, content: { [JSON_TYPE]: { schema: ref('schemas', 'Account') } } },
+    '200': {
+      description: 'Balances (integers here; remove.bg reports fractions).',
+      headers: { ...CORS_HEADERS, ...RATE_HEADERS },
+      content: { [JSON_TYPE]: { schema: ref('schemas', 'Account') } },
+    },
     ...ANY_ROUTE,
     '403': FORBIDDEN,
     '503': V1_BUSY([]),
@@ -317,7 +409,8 @@ const ACCOUNT: JsonObject = {
 /** POST /v1.0/improve. */
 const IMPROVE: JsonObject = {
   summary: 'Submit an image for review',
-  description: 'Stores the image and its tag under `<data>/improve/`. Free, under the same slot and rate rules as `/v1.0/removebg`, and a per-account storage quota.',
+  description:
+    'Stores the image and its tag under `<data>/improve/`. Free, under the same slot and rate rules as `/v1.0/removebg`, and a per-account storage quota.',
   operationId: 'improve',
   tags: ['Account'],
   requestBody: improveBodies(),
@@ -344,7 +437,10 @@ const METRICS: JsonObject = {
     }),
     '403': errorResponse('No token is configured and the server binds to a non-loopback address.', ['metrics_disabled']),
     '404': errorResponse('The server has no metrics registry (`createServer` without `metrics`, as in library use): the path is not routed.', ['not_found']),
-    '503': errorResponse("With `--processes N`: the supervisor did not answer with the group's metrics (one process's alone would read as counters resetting).", ['metrics_unavailable']),
+    '503': errorResponse(
+      "With `--processes N`: the supervisor did not answer with the group's metrics (one process's alone would read as counters resetting).",
+      ['metrics_unavailable'],
+    ),
   },
 };
 
@@ -354,7 +450,14 @@ const HEALTH: JsonObject = {
   operationId: 'health',
   tags: ['Operations'],
   security: [],
-  responses: { '200': { description: 'The process is alive, and what its pool runs on.', headers: CORS_HEADERS, content: { [JSON_TYPE]: { schema: ref('schemas', 'Health') } } }, ...ANY_ROUTE },
+  responses: {
+    '200': {
+      description: 'The process is alive, and what its pool runs on.',
+      headers: CORS_HEADERS,
+      content: { [JSON_TYPE]: { schema: ref('schemas', 'Health') } },
+    },
+    ...ANY_ROUTE,
+  },
 };
 
 /** GET /readyz. */
@@ -388,7 +491,13 @@ const OPENAPI: JsonObject = {
 
 /** The files served from disk (web/static-file.ts): path, summary, content type, description, and whether it is a page (with a CSP). */
 const FILES: ReadonlyArray<readonly [path: string, summary: string, contentType: string, description: string, page?: boolean]> = [
-  ['/', 'Demo page', 'text/html', 'Try the service in a browser: pick, drop or paste a photo, or give a URL. Without a key it calls the sandbox; with one, `/v1.0/removebg` at full size.', true],
+  [
+    '/',
+    'Demo page',
+    'text/html',
+    'Try the service in a browser: pick, drop or paste a photo, or give a URL. Without a key it calls the sandbox; with one, `/v1.0/removebg` at full size.',
+    true,
+  ],
   ['/demo/demo.css', "The demo page's styles", 'text/css', 'Asset of `/`.'],
   ['/demo/demo.js', "The demo page's script", 'text/javascript', 'Asset of `/`.'],
   ['/docs', 'API documentation', 'text/html', 'This document, rendered by Swagger UI from local files.', true],
@@ -407,7 +516,11 @@ const OPERATIONS: ReadonlyArray<readonly [path: string, method: 'get' | 'post', 
   ['/metrics', 'get', METRICS],
   ['/healthz', 'get', HEALTH],
   ['/readyz', 'get', READY],
-  ...FILES.map(([path, summary, type, description, page]): readonly [string, 'get', JsonObject] => [path, 'get', { ...fileOperation(summary, type, description, 'Pages', page), security: [] }]),
+  ...FILES.map(([path, summary, type, description, page]): readonly [string, 'get', JsonObject] => [
+    path,
+    'get',
+    { ...fileOperation(summary, type, description, 'Pages', page), security: [] },
+  ]),
   ['/openapi.json', 'get', OPENAPI],
 ];
 
@@ -532,12 +645,17 @@ const SCHEMAS: JsonObject = {
       device: { type: 'string', description: 'What the pool runs on, e.g. `cpu`.' },
       device_reason: { type: 'string', description: 'Why that device was chosen.' },
       model: { type: 'string' },
-      model_family: { type: 'string', description: 'The model\'s family (`isnet`, `u2net`, `birefnet`, `rmbg` or `custom`; docs/models.md, "A model of your own"): `isnet` for the bundled models.' },
-      model_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "sha256 of the model file that runs. Absent where it is not recorded." },
+      model_family: {
+        type: 'string',
+        description:
+          'The model\'s family (`isnet`, `u2net`, `birefnet`, `rmbg` or `custom`; docs/models.md, "A model of your own"): `isnet` for the bundled models.',
+      },
+      model_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'sha256 of the model file that runs. Absent where it is not recorded.' },
       workers: { type: 'integer', minimum: 1 },
       model_license: {
         type: 'object',
-        description: "Where the model's weights come from and under what terms, as `models/manifest.json` records them from upstream. Absent for a model file of your own.",
+        description:
+          "Where the model's weights come from and under what terms, as `models/manifest.json` records them from upstream. Absent for a model file of your own.",
         required: ['weights', 'weights_source', 'weights_stated_in', 'package', 'package_stated_in', 'package_use'],
         additionalProperties: false,
         properties: {
@@ -572,15 +690,24 @@ const HEADERS: JsonObject = {
   AccessControlAllowOrigin: { required: true, schema: { const: '*' } },
   XRequestId: {
     required: true,
-    description: "The request's own X-Request-Id when it is sane (1–128 of `A-Z a-z 0-9 . _ : ; = + / @ -`, starting with a letter or digit), else a fresh UUID; also in the request's log line.",
+    description:
+      "The request's own X-Request-Id when it is sane (1–128 of `A-Z a-z 0-9 . _ : ; = + / @ -`, starting with a letter or digit), else a fresh UUID; also in the request's log line.",
     schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:;=+/@-]{0,127}$' },
   },
-  AccessControlExposeHeaders: { required: true, description: 'The X-* headers, Retry-After and Server-Timing, readable by scripts on other origins.', schema: { type: 'string' } },
+  AccessControlExposeHeaders: {
+    required: true,
+    description: 'The X-* headers, Retry-After and Server-Timing, readable by scripts on other origins.',
+    schema: { type: 'string' },
+  },
   XWidth: { required: true, description: 'Result width in px.', schema: { type: 'integer', minimum: 1 } },
   XHeight: { required: true, description: 'Result height in px.', schema: { type: 'integer', minimum: 1 } },
   XMaxWidth: { required: true, description: 'Equal to X-Width (as in remove.bg recordings).', schema: { type: 'integer', minimum: 1 } },
   XMaxHeight: { required: true, description: 'Equal to X-Height.', schema: { type: 'integer', minimum: 1 } },
-  XCreditsCharged: { required: true, description: 'Credits charged: an integer (remove.bg sends fractions such as 0.25).', schema: { type: 'integer', minimum: 0 } },
+  XCreditsCharged: {
+    required: true,
+    description: 'Credits charged: an integer (remove.bg sends fractions such as 0.25).',
+    schema: { type: 'integer', minimum: 0 },
+  },
   XProcessingTimeMs: { required: true, description: 'Milliseconds from the first byte of the request to the answer.', schema: { type: 'integer', minimum: 0 } },
   XDropinProvider: { required: true, schema: { const: 'cutout' } },
   ServerTiming: {

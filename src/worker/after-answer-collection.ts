@@ -25,11 +25,9 @@ export class AfterAnswerCollection {
 
   /** Collects on a later turn of the event loop: the answer being sent now goes first. */
   schedule(): void {
-    const collection = new Promise((resolve) => setImmediate(resolve))
-      .then(this.collect)
-      .finally(() => {
-        if (this.pending === collection) this.pending = undefined;
-      });
+    const collection = new Promise((resolve) => setImmediate(resolve)).then(this.collect).finally(() => {
+      if (this.pending === collection) this.pending = undefined;
+    });
     this.pending = collection;
   }
 

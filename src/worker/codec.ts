@@ -126,9 +126,7 @@ function probeOf(h: HeaderFields): Probe {
 
 function decoder(input: Uint8Array, maxPixels: number): Sharp {
   // failOn 'truncated': a cut-off upload is an error, not a half-grey photo.
-  return sharp(input, { limitInputPixels: maxPixels, failOn: 'truncated', sequentialRead: true })
-    .rotate()
-    .toColourspace('srgb');
+  return sharp(input, { limitInputPixels: maxPixels, failOn: 'truncated', sequentialRead: true }).rotate().toColourspace('srgb');
 }
 
 export interface Raw {
@@ -259,7 +257,11 @@ export async function cropPad(raw: Raw, rect: { top: number; left: number; width
 }
 
 /** Place `subject` (RGBA) resized to `box` on a transparent canvas. */
-export async function placeOnCanvas(subject: Raw, box: { top: number; left: number; width: number; height: number }, canvas: { width: number; height: number }): Promise<Raw> {
+export async function placeOnCanvas(
+  subject: Raw,
+  box: { top: number; left: number; width: number; height: number },
+  canvas: { width: number; height: number },
+): Promise<Raw> {
   const resized = await rawImage(subject).resize(box.width, box.height, { fit: 'fill' }).raw().toBuffer();
   const out = await sharp({ create: { width: canvas.width, height: canvas.height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
     .composite([{ input: resized, raw: { width: box.width, height: box.height, channels: 4 }, left: box.left, top: box.top }])

@@ -156,7 +156,13 @@ export function modelDecodeCost(probe: codec.Probe, model: ModelShape): DecodeCo
  * No sniff here: the edges did (api/image-input.ts, lib/remove.ts); a format libvips reads but we do
  * not decode is named by the decoder, so a pool caller that skipped the edge still gets a typed failure.
  */
-async function planRemoval(input: Uint8Array, options: RemoveOptions, model: ModelShape, maxDecode: number, singleMaxBytes: number): Promise<RemovalPlan | RemoveFailure> {
+async function planRemoval(
+  input: Uint8Array,
+  options: RemoveOptions,
+  model: ModelShape,
+  maxDecode: number,
+  singleMaxBytes: number,
+): Promise<RemovalPlan | RemoveFailure> {
   let probe: codec.Probe;
   try {
     probe = await codec.probe(input);
@@ -181,7 +187,10 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
   const forWork = work.width * work.height * 4 <= DECODE_ONCE_MAX_BYTES ? decodeCost(probe.header, { ...work, channels: 4, resize: !workFull }) : undefined;
   const source = Math.max(forModel.source, forOutput.source, forWork?.source ?? 0);
   if (source > maxDecode) {
-    return fail('resolution_too_high', `Input image needs ${toMB(source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(maxDecode)} MB`);
+    return fail(
+      'resolution_too_high',
+      `Input image needs ${toMB(source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(maxDecode)} MB`,
+    );
   }
   let background = 0;
   if (options.bgImage) {
@@ -196,7 +205,10 @@ async function planRemoval(input: Uint8Array, options: RemoveOptions, model: Mod
   const single =
     fullSize && !probe.hasAlpha && (codec.resizesModelInputInMemory(probe, model.width, model.height) || out.width * out.height * 4 <= singleMaxBytes);
   const singleBytes = single
-    ? addBytes(decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: false }), model.width * model.height * 3 + out.width * out.height * 4).total
+    ? addBytes(
+        decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: false }),
+        model.width * model.height * 3 + out.width * out.height * 4,
+      ).total
     : 0;
   const plan: RemovalPlan = {
     inputWidth: probe.width,
@@ -241,7 +253,10 @@ async function planBackground(bgImage: Uint8Array, out: { width: number; height:
   }
   const cost = decodeCost(probe.header, { width: out.width, height: out.height, channels: 4, resize: true });
   if (cost.source > maxDecode) {
-    return fail('failed_bg_image', `Background image needs ${toMB(cost.source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(maxDecode)} MB`);
+    return fail(
+      'failed_bg_image',
+      `Background image needs ${toMB(cost.source)} MB to decode (${describeDecode(probe.header)}), maximum supported is ${toMB(maxDecode)} MB`,
+    );
   }
   return cost.total;
 }
@@ -300,12 +315,19 @@ function viewOf(memory: ArrayBuffer | undefined, bytes: number): Uint8Array | un
 }
 
 /** One decode to the plan's working size; the model input and (a promise of) the output resized from it. */
-async function decodeOnce(ctx: PipelineContext, input: Uint8Array, plan: RemovalPlan, working: ModelShape): Promise<{ modelInput: codec.Raw; rgba: Promise<codec.Raw> } | RemoveFailure> {
+async function decodeOnce(
+  ctx: PipelineContext,
+  input: Uint8Array,
+  plan: RemovalPlan,
+  working: ModelShape,
+): Promise<{ modelInput: codec.Raw; rgba: Promise<codec.Raw> } | RemoveFailure> {
   let work: codec.Raw;
   try {
     const full = working.width === plan.inputWidth && working.height === plan.inputHeight;
     const kept = ctx.photoBuffer;
-    work = full ? await decodeFullSize(input, plan, kept && ((bytes) => kept.take(bytes))) : await codec.decodeRgba(input, MAX_INPUT_PIXELS, working.width, working.height, false);
+    work = full
+      ? await decodeFullSize(input, plan, kept && ((bytes) => kept.take(bytes)))
+      : await codec.decodeRgba(input, MAX_INPUT_PIXELS, working.width, working.height, false);
   } catch (err) {
     return unreadable(err, input);
   }
@@ -464,7 +486,15 @@ export async function prepareRemoval(ctx: PipelineContext, task: RemoveTask): Pr
   // (the addon's resize already gives bytes of their own).
   const bytes = modelInput.transferable ? modelInput.data : new Uint8Array(modelInput.data);
   const unusedMemory = task.photoMemory && photo?.buffer !== task.photoMemory ? task.photoMemory : undefined;
-  return { ok: true, plan, modelInput: bytes, input: task.input, ...(photo ? { photo } : {}), ...(unusedMemory ? { unusedMemory } : {}), timings: watch.timings };
+  return {
+    ok: true,
+    plan,
+    modelInput: bytes,
+    input: task.input,
+    ...(photo ? { photo } : {}),
+    ...(unusedMemory ? { unusedMemory } : {}),
+    timings: watch.timings,
+  };
 }
 
 /** Staged path, stage 2: the photo at output size, the batch's mask for it, layout and encoding. */
@@ -475,7 +505,8 @@ export async function finishStaged(ctx: PipelineContext, task: FinishTask): Prom
   const watch = new Stopwatch({ ...task.timings });
   await holdDecodeMemory(ctx, plan, task.decodeSlot, plan.decodeBytes.output + plan.decodeBytes.background, watch);
   const photo = task.photo;
-  if (photo && photo.length !== plan.width * plan.height * 4) throw new Error(`Expected a ${plan.width}x${plan.height} RGBA photo but received ${photo.length} bytes`);
+  if (photo && photo.length !== plan.width * plan.height * 4)
+    throw new Error(`Expected a ${plan.width}x${plan.height} RGBA photo but received ${photo.length} bytes`);
   const rgba = photo
     ? Promise.resolve({ data: Buffer.from(photo.buffer, photo.byteOffset, photo.byteLength), width: plan.width, height: plan.height, channels: 4 })
     : decodeOutput(task.input, plan);

@@ -10,7 +10,6 @@
 /** Garbage a staged photo worker may leave uncollected between collections. */
 export const DEFERRED_GARBAGE_BYTES = 64 * 1024 * 1024;
 
-
 /** Roughly what finishing a photo leaves behind: its RGBA and the buffers made from it, and the mask. */
 export function finishGarbageBytes(plan: { width: number; height: number }, maskBytes: number): number {
   return plan.width * plan.height * 8 + maskBytes;

@@ -44,7 +44,6 @@ function contextFor(task: { threads?: number }): PipelineContext {
   return { ...ctx, threads: task.threads ?? ctx.threads, bigDecode: { made: false } };
 }
 
-
 // The CPU path collects a removal's garbage after its answer; the next task waits for that first.
 const afterAnswer = new AfterAnswerCollection();
 
@@ -64,7 +63,6 @@ async function releaseMemory(): Promise<void> {
 const releaseEveryTask = config.memoryRelease === 'every-task';
 
 const finishReleases = new ReleasePolicy();
-
 
 /** After a staged finish that left `garbage` bytes: collected once enough piled up, or everything handed back. */
 async function afterFinish(garbage: number): Promise<void> {
@@ -132,7 +130,12 @@ export async function prepare(task: RemoveTask): Promise<unknown> {
   // decode memory is, so the next photo's share is really free.
   await releaseDecodeMemory(c, task.decodeSlot);
   if (!result.ok) return result;
-  const buffers = [result.modelInput.buffer, result.input.buffer, ...(result.photo ? [result.photo.buffer] : []), ...(result.unusedMemory ? [result.unusedMemory] : [])];
+  const buffers = [
+    result.modelInput.buffer,
+    result.input.buffer,
+    ...(result.photo ? [result.photo.buffer] : []),
+    ...(result.unusedMemory ? [result.unusedMemory] : []),
+  ];
   return withTransfer(result, buffers);
 }
 
@@ -154,7 +157,8 @@ export async function finish(task: FinishTask): Promise<unknown> {
   const spareMask = result.ok && task.mask.buffer.byteLength > 0 ? (task.mask.buffer as ArrayBuffer) : undefined;
   // Stage 1's photo likewise, for the next `prepare` to decode into (src/pool/spare-photos.ts).
   const photoBuffer = task.photo?.buffer;
-  const sparePhoto = result.ok && photoBuffer instanceof ArrayBuffer && photoBuffer.byteLength > 0 && photoBuffer !== result.data.buffer ? photoBuffer : undefined;
+  const sparePhoto =
+    result.ok && photoBuffer instanceof ArrayBuffer && photoBuffer.byteLength > 0 && photoBuffer !== result.data.buffer ? photoBuffer : undefined;
   // The garbage waits for a few photos' worth (release-policy.ts); the memory for the pool's idle `release`.
   await afterFinish(finishGarbageBytes(task.plan, spareMask ? 0 : task.mask.byteLength));
   await releaseDecodeMemory(c, task.decodeSlot);

@@ -141,10 +141,17 @@ t.test('a photo with a key: the cut-out, its pixels, headers, download, backgrou
   t.ok(parts.map(label).includes('waiting in line'), `the queue (${stages})`);
   t.ok(parts.map(label).includes('finding the subject'), 'the model run');
   t.ok(parts.map(label).includes('saving the image'), 'the encode');
-  t.ok(parts.every((p) => / \d+ ms$/.test(p)), 'every stage with its milliseconds');
+  t.ok(
+    parts.every((p) => / \d+ ms$/.test(p)),
+    'every stage with its milliseconds',
+  );
   const names = sent.split(',').map((e) => e.trim().split(';')[0]!);
   t.equal(parts.length, names.length, 'one part per stage sent');
-  for (const name of names.filter((n) => n !== 'total')) t.notOk(parts.some((p) => label(p) === name.toLowerCase()), `no internal name: ${name}`);
+  for (const name of names.filter((n) => n !== 'total'))
+    t.notOk(
+      parts.some((p) => label(p) === name.toLowerCase()),
+      `no internal name: ${name}`,
+    );
   t.equal(await page.getAttribute('#facts dd[data-header="Server-Timing"]', 'title'), `Server-Timing: ${sent}`, 'the header as sent, on hover');
   const box = (n: string) => response.headers()[`x-foreground-${n}`];
   t.equal(
@@ -178,8 +185,20 @@ t.test('a photo with a key: the cut-out, its pixels, headers, download, backgrou
   const { data, info } = await sharp(coloredFile).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   t.same([info.width, info.height], [photoMeta.width, photoMeta.height], 'the coloured PNG has the photo size');
   const px = ([x, y]: number[]) => Array.from(data.subarray((y! * info.width + x!) * 4, (y! * info.width + x!) * 4 + 4));
-  t.ok(share(truth.background.map((p) => (px(p).join() === '255,0,0,255' ? 1 : 0)), (v) => v === 1) >= 0.98, 'the background is opaque red');
-  t.ok(share(truth.subject.map((p) => px(p)[3]!), (a) => a === 255) === 1, 'the subject is opaque');
+  t.ok(
+    share(
+      truth.background.map((p) => (px(p).join() === '255,0,0,255' ? 1 : 0)),
+      (v) => v === 1,
+    ) >= 0.98,
+    'the background is opaque red',
+  );
+  t.ok(
+    share(
+      truth.subject.map((p) => px(p)[3]!),
+      (a) => a === 255,
+    ) === 1,
+    'the subject is opaque',
+  );
   await page.check('input[name="bg"][value="transparent"]');
   t.equal(await page.$eval('#after', (el) => el.classList.contains('checkerboard')), true, 'back to the checkerboard');
 
@@ -217,9 +236,15 @@ t.test('without a key: the sandbox, at preview size, free', async (t) => {
   t.equal(Math.round((w / h) * 100), Math.round((photoMeta.width! / photoMeta.height!) * 100), 'the aspect kept');
   t.equal(await page.textContent('#facts dd[data-header="X-Credits-Charged"]'), '0', 'X-Credits-Charged: 0 shown');
   t.equal(await page.textContent('#facts dd:first-of-type'), 'POST /sandbox/v1.0/removebg');
-  const box = /^(\d+) × (\d+) px at \((\d+), (\d+)\), in the original photo's pixels$/.exec((await page.textContent('#facts dd[data-header="X-Foreground-Width"]')) ?? '');
+  const box = /^(\d+) × (\d+) px at \((\d+), (\d+)\), in the original photo's pixels$/.exec(
+    (await page.textContent('#facts dd[data-header="X-Foreground-Width"]')) ?? '',
+  );
   t.ok(box, 'the subject box is labelled as in the original photo');
-  if (box) t.ok(Number(box[1]) + Number(box[3]) <= photoMeta.width! && Number(box[2]) + Number(box[4]) <= photoMeta.height!, `within the original ${photoMeta.width} × ${photoMeta.height}`);
+  if (box)
+    t.ok(
+      Number(box[1]) + Number(box[3]) <= photoMeta.width! && Number(box[2]) + Number(box[4]) <= photoMeta.height!,
+      `within the original ${photoMeta.width} × ${photoMeta.height}`,
+    );
   // The cut-out holds at preview scale too: the sure points, scaled, are clear and solid.
   const scale = (pts: number[][]) => pts.map(([x, y]) => [Math.floor((x! * w) / photoMeta.width!), Math.floor((y! * h) / photoMeta.height!)]);
   const bg = (await canvasPixels(page, scale(truth.background))).map((p) => p[3]!);
@@ -243,7 +268,7 @@ t.test('errors: the API errors[] message is shown', async (t) => {
   await page.fill('#key-input', 'not-a-key');
   await page.setInputFiles('#file-input', photoPath);
   await page.waitForSelector('#error:not([hidden])');
-  t.equal(await page.textContent('#error-title'), 'API Key invalid', "errors[0].title");
+  t.equal(await page.textContent('#error-title'), 'API Key invalid', 'errors[0].title');
   t.equal(await page.textContent('#error-detail'), 'The API key given in the X-Api-Key header is not valid. (auth_failed, HTTP 403)', 'detail and code');
   t.equal(await page.isHidden('#result'), true, 'no result');
   t.equal(await page.textContent('#status'), 'Failed.');

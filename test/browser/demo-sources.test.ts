@@ -38,7 +38,10 @@ function fireWithFile(page: Page, selector: string, type: 'drop' | 'paste', base
       const dt = new DataTransfer();
       dt.items.add(new File([bytes], 'dropped.png', { type: 'image/png' }));
       const target = document.querySelector(sel);
-      const event = kind === 'drop' ? new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }) : new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true });
+      const event =
+        kind === 'drop'
+          ? new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true })
+          : new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true });
       target.dispatchEvent(event);
     },
     [selector, type, base64],

@@ -25,17 +25,23 @@ async function onOneConnection(port: number, requests: Array<{ method: string; p
     pending = Buffer.concat([pending, d]);
     wake?.();
   });
-  const more = () => new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no more bytes within 5 s after ${answers.length} answers; pending: ${pending.toString('latin1').slice(0, 300)}`)), 5000);
-    wake = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
+  const more = () =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no more bytes within 5 s after ${answers.length} answers; pending: ${pending.toString('latin1').slice(0, 300)}`)),
+        5000,
+      );
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   const answers: RawAnswer[] = [];
   try {
     for (const r of requests) {
-      const extra = Object.entries(r.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      const extra = Object.entries(r.headers ?? {})
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
       socket.write(`${r.method} ${r.path} HTTP/1.1\r\nHost: localhost\r\n${extra}\r\n`);
       while (pending.indexOf('\r\n\r\n') < 0) await more();
       const end = pending.indexOf('\r\n\r\n');
@@ -57,7 +63,7 @@ async function onOneConnection(port: number, requests: Array<{ method: string; p
   return answers;
 }
 
-t.test('HEAD on GET paths: GET\'s status and headers, Content-Length included, and no body', async (t) => {
+t.test("HEAD on GET paths: GET's status and headers, Content-Length included, and no body", async (t) => {
   const { url, server } = await startTestServer(t);
   const port = server.port;
   const key = { 'X-Api-Key': KEY };
@@ -69,7 +75,11 @@ t.test('HEAD on GET paths: GET\'s status and headers, Content-Length included, a
     { method: 'HEAD', path: '/' },
     { method: 'GET', path: '/' },
   ]);
-  for (const [h, g, what] of [[head, get, 'account'], [headHealth, getHealth, 'healthz'], [headPage, getPage, 'demo page']] as const) {
+  for (const [h, g, what] of [
+    [head, get, 'account'],
+    [headHealth, getHealth, 'healthz'],
+    [headPage, getPage, 'demo page'],
+  ] as const) {
     t.equal(h!.status, g!.status, `${what}: the same status`);
     t.equal(h!.status, 200);
     t.equal(h!.headers.get('content-length'), String(g!.body.length), `${what}: HEAD's Content-Length is GET's body length`);

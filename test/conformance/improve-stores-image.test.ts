@@ -9,10 +9,15 @@ import { startTestServer } from '../helpers/server.js';
 t.test('improve', async (t) => {
   const { url, config } = await startTestServer(t);
   const png = await makeImage('png');
-  const res = await postMultipart(url, [
-    { name: 'image_file', value: png, filename: 'image_file' },
-    { name: 'tag', value: 'hair' },
-  ], {}, '/v1.0/improve');
+  const res = await postMultipart(
+    url,
+    [
+      { name: 'image_file', value: png, filename: 'image_file' },
+      { name: 'tag', value: 'hair' },
+    ],
+    {},
+    '/v1.0/improve',
+  );
   t.equal(res.status, 200);
   const body = res.json();
   t.same(Object.keys(body), ['id']);

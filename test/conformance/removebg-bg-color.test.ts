@@ -8,8 +8,13 @@ t.test('bg_color values', async (t) => {
   const { url, pool } = await startTestServer(t);
   const img = await makeImage('png');
   const want: Record<string, number[]> = {
-    '81d4fa': [0x81, 0xd4, 0xfa, 255], fff: [255, 255, 255, 255], '81d4fa77': [0x81, 0xd4, 0xfa, 0x77],
-    '#00ff00': [0, 255, 0, 255], f00c: [255, 0, 0, 0xcc], green: [0, 128, 0, 255], '00000000': [0, 0, 0, 0],
+    '81d4fa': [0x81, 0xd4, 0xfa, 255],
+    fff: [255, 255, 255, 255],
+    '81d4fa77': [0x81, 0xd4, 0xfa, 0x77],
+    '#00ff00': [0, 255, 0, 255],
+    f00c: [255, 0, 0, 0xcc],
+    green: [0, 128, 0, 255],
+    '00000000': [0, 0, 0, 0],
   };
   for (const [value, rgba] of Object.entries(want)) {
     t.equal((await postImage(url, img, { bg_color: value })).status, 200, value);

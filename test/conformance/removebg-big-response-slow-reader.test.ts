@@ -20,21 +20,25 @@ function bigPng(bytes: number): Buffer {
 
 function post(agent: http.Agent, url: string, body: Buffer, contentType: string, pauseMs: number): Promise<{ status: number; body: Buffer; length: number }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } }, (res) => {
-      const chunks: Buffer[] = [];
-      let paused = false;
-      res.on('data', (c: Buffer) => {
-        chunks.push(c);
-        if (!paused && pauseMs > 0) {
-          // Stop reading after the first chunk: the server's socket fills, the rest must wait.
-          paused = true;
-          res.pause();
-          setTimeout(() => res.resume(), pauseMs);
-        }
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), length: Number(res.headers['content-length']) }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      `${url}/v1.0/removebg`,
+      { method: 'POST', agent, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let paused = false;
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          if (!paused && pauseMs > 0) {
+            // Stop reading after the first chunk: the server's socket fills, the rest must wait.
+            paused = true;
+            res.pause();
+            setTimeout(() => res.resume(), pauseMs);
+          }
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), length: Number(res.headers['content-length']) }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -43,10 +47,23 @@ function post(agent: http.Agent, url: string, body: Buffer, contentType: string,
 t.test('a 12 MB answer to a reader that pauses arrives whole, and the connection goes on', async (t) => {
   const { url, pool } = await startTestServer(t);
   const png = bigPng(12 * 1024 * 1024);
-  pool.respond = (task): RemoveResult => ({ ok: true, data: new Uint8Array(task.input), contentType: 'image/png', width: 256, height: 256, inputWidth: 256, inputHeight: 256, foreground: { top: 0, left: 0, width: 256, height: 256 }, timings: {} });
+  pool.respond = (task): RemoveResult => ({
+    ok: true,
+    data: new Uint8Array(task.input),
+    contentType: 'image/png',
+    width: 256,
+    height: 256,
+    inputWidth: 256,
+    inputHeight: 256,
+    foreground: { top: 0, left: 0, width: 256, height: 256 },
+    timings: {},
+  });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   t.teardown(() => agent.destroy());
-  const { body, contentType } = multipart([{ name: 'image_file', value: png, filename: 'big.png' }, { name: 'size', value: 'full' }]);
+  const { body, contentType } = multipart([
+    { name: 'image_file', value: png, filename: 'big.png' },
+    { name: 'size', value: 'full' },
+  ]);
   const slow = await post(agent, url, body, contentType, 700);
   t.equal(slow.status, 200);
   t.equal(slow.length, png.length, 'Content-Length is the whole PNG');

@@ -9,7 +9,15 @@ t.test('crop with margins', async (t) => {
   const img = await makeImage('png');
   t.equal((await postImage(url, img, { crop: 'true', crop_margin: '10px 20%' })).status, 200);
   const m = pool.tasks.at(-1)!.options.cropMargin!;
-  t.same([m.top, m.right, m.bottom, m.left], [{ value: 10, unit: 'px' }, { value: 20, unit: '%' }, { value: 10, unit: 'px' }, { value: 20, unit: '%' }]);
+  t.same(
+    [m.top, m.right, m.bottom, m.left],
+    [
+      { value: 10, unit: 'px' },
+      { value: 20, unit: '%' },
+      { value: 10, unit: 'px' },
+      { value: 20, unit: '%' },
+    ],
+  );
   t.equal(pool.tasks.at(-1)!.options.crop, true);
   t.equal((await postImage(url, img, { crop: 'true', crop_margin: '1px 2px 3px 4px' })).status, 200);
   t.equal((await postImage(url, img, { crop: 'true', crop_margin: '500px' })).status, 200);

@@ -7,7 +7,24 @@ import { startTestServer } from '../helpers/server.js';
 t.test('the CLI shape: every optional field sent as ""', async (t) => {
   const { url, pool } = await startTestServer(t);
   const fields = Object.fromEntries(
-    ['type', 'type_level', 'roi', 'crop', 'crop_margin', 'scale', 'position', 'add_shadow', 'semitransparency', 'bg_color', 'size', 'format', 'channels', 'image_url', 'image_file_b64', 'bg_image_url'].map((k) => [k, '']),
+    [
+      'type',
+      'type_level',
+      'roi',
+      'crop',
+      'crop_margin',
+      'scale',
+      'position',
+      'add_shadow',
+      'semitransparency',
+      'bg_color',
+      'size',
+      'format',
+      'channels',
+      'image_url',
+      'image_file_b64',
+      'bg_image_url',
+    ].map((k) => [k, '']),
   );
   const res = await postImage(url, await makeImage('png'), fields);
   t.equal(res.status, 200);

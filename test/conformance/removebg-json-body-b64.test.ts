@@ -7,7 +7,14 @@ import { startTestServer } from '../helpers/server.js';
 t.test('JSON body, JSON booleans and numbers', async (t) => {
   const { url, pool } = await startTestServer(t);
   const png = await makeImage('png');
-  const res = await postJson(url, { image_file_b64: png.toString('base64'), size: 'full', crop: true, semitransparency: false, type_level: 2, shadow_opacity: 50 });
+  const res = await postJson(url, {
+    image_file_b64: png.toString('base64'),
+    size: 'full',
+    crop: true,
+    semitransparency: false,
+    type_level: 2,
+    shadow_opacity: 50,
+  });
   t.equal(res.status, 200);
   t.same(res.body, png);
   t.equal(pool.tasks[0]!.options.crop, true);

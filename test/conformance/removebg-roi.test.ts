@@ -8,7 +8,12 @@ t.test('roi', async (t) => {
   const { url, pool } = await startTestServer(t);
   const img = await makeImage('png');
   t.equal((await postImage(url, img, { roi: '0 0 100% 100%' })).status, 200);
-  t.same(pool.tasks.at(-1)!.options.roi, { x1: { value: 0, unit: 'px' }, y1: { value: 0, unit: 'px' }, x2: { value: 100, unit: '%' }, y2: { value: 100, unit: '%' } });
+  t.same(pool.tasks.at(-1)!.options.roi, {
+    x1: { value: 0, unit: 'px' },
+    y1: { value: 0, unit: 'px' },
+    x2: { value: 100, unit: '%' },
+    y2: { value: 100, unit: '%' },
+  });
   t.equal((await postImage(url, img, { roi: '10px 10px 40px 30px' })).status, 200);
   const bad = await postImage(url, img, { roi: '0 0 100%' });
   t.equal(bad.status, 400);

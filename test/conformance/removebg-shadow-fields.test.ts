@@ -8,9 +8,16 @@ t.test('accepted values', async (t) => {
   const { url } = await startTestServer(t);
   const img = await makeImage('png');
   const ok: Array<Record<string, string>> = [
-    { semitransparency: 'false' }, { add_shadow: 'true' }, { shadow_type: '3D' }, { shadow_type: 'drop' }, { shadow_type: 'auto' },
-    { 'shadow_type[car]': 'car', 'shadow_opacity[car]': '90' }, { shadow_opacity: 'auto' }, { shadow_opacity: '0' },
-    { shadow_method: 'legacy' }, { shadow_method: 'latest' },
+    { semitransparency: 'false' },
+    { add_shadow: 'true' },
+    { shadow_type: '3D' },
+    { shadow_type: 'drop' },
+    { shadow_type: 'auto' },
+    { 'shadow_type[car]': 'car', 'shadow_opacity[car]': '90' },
+    { shadow_opacity: 'auto' },
+    { shadow_opacity: '0' },
+    { shadow_method: 'legacy' },
+    { shadow_method: 'latest' },
   ];
   for (const fields of ok) t.equal((await postImage(url, img, fields)).status, 200, JSON.stringify(fields));
 });

@@ -7,7 +7,17 @@ import { startTestServer } from '../helpers/server.js';
 t.test('every documented value and alias', async (t) => {
   const { url, pool } = await startTestServer(t);
   const img = await makeImage('png');
-  const want: Record<string, string> = { preview: 'preview', small: 'preview', regular: 'preview', medium: 'medium', hd: 'hd', full: 'full', '4k': 'full', '50MP': '50MP', auto: 'full' };
+  const want: Record<string, string> = {
+    preview: 'preview',
+    small: 'preview',
+    regular: 'preview',
+    medium: 'medium',
+    hd: 'hd',
+    full: 'full',
+    '4k': 'full',
+    '50MP': '50MP',
+    auto: 'full',
+  };
   for (const [size, tier] of Object.entries(want)) {
     const res = await postImage(url, img, { size });
     t.equal(res.status, 200, size);

@@ -19,7 +19,11 @@ t.test("a client that forgot to escape '+' still works", async (t) => {
   const b64 = png.toString('base64');
   t.ok(b64.includes('+') || b64.includes('/'), 'fixture has base64 punctuation');
   const raw = `image_file_b64=${b64.replace(/\//g, '%2F').replace(/=/g, '%3D')}`; // '+' left raw → decoded as space
-  const res = await request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/x-www-form-urlencoded' }, body: raw });
+  const res = await request(`${url}/v1.0/removebg`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: raw,
+  });
   t.equal(res.status, 200);
   t.same(res.body, png);
 });

@@ -31,8 +31,15 @@ t.test('no key: multipart, JSON and urlencoded bodies each get the PNG and its h
     t.equal(res.headers['x-ratelimit-limit'], '10', 'the per-client window');
     t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/);
   }
-  t.same(answers.map((r) => r.headers['x-ratelimit-remaining']), ['9', '8', '7']);
-  t.same(pool.tasks.map((task) => task.options.size), ['preview', 'preview', 'preview'], 'full and auto are capped at preview');
+  t.same(
+    answers.map((r) => r.headers['x-ratelimit-remaining']),
+    ['9', '8', '7'],
+  );
+  t.same(
+    pool.tasks.map((task) => task.options.size),
+    ['preview', 'preview', 'preview'],
+    'full and auto are capped at preview',
+  );
   t.same(pool.priorities, ['low', 'low', 'low'], 'sandbox work queues behind keyed work');
   t.same(ledger.counts, { reserve: 0, settle: 0, refund: 0 }, 'the ledger was never asked');
   t.same(ledger.balancesNow(ledger.accountOf(KEY)!.id), before, 'balances unchanged');

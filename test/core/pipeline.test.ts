@@ -56,20 +56,32 @@ t.test('matting:false is accepted and only softens the edge band; the quality sw
   }
   t.ok(changed > 1000, `matting (on by default) changed ${changed} alpha values`);
   t.equal(crossed, 0, 'but none across 0.5');
-  for (const [name, bad, shown] of [['matting', 'no', 'no of type string'], ['refine', 1, '1 of type number'], ['decontaminate', null, 'null of type object']] as const) {
-    await t.rejects(remover.remove(photo, { size: 'preview', [name]: bad } as never), {
-      name: 'TypeError',
-      code: 'ERR_INVALID_ARG_TYPE',
-      message: `Expected a boolean for ${name} but received ${shown}`,
-    }, `${name}: ${JSON.stringify(bad)}`);
+  for (const [name, bad, shown] of [
+    ['matting', 'no', 'no of type string'],
+    ['refine', 1, '1 of type number'],
+    ['decontaminate', null, 'null of type object'],
+  ] as const) {
+    await t.rejects(
+      remover.remove(photo, { size: 'preview', [name]: bad } as never),
+      {
+        name: 'TypeError',
+        code: 'ERR_INVALID_ARG_TYPE',
+        message: `Expected a boolean for ${name} but received ${shown}`,
+      },
+      `${name}: ${JSON.stringify(bad)}`,
+    );
   }
   // Every option is checked at the edge (test/unit/library-options.test.ts); size 'auto' used to reach
   // the worker and come back as internal_error "… for width but received NaN".
-  await t.rejects(remover.remove(photo, { size: 'auto' } as never), {
-    name: 'TypeError',
-    code: 'ERR_INVALID_ARG_TYPE',
-    message: 'Expected one of preview, medium, hd, full, 50MP for size but received auto of type string',
-  }, "size 'auto'");
+  await t.rejects(
+    remover.remove(photo, { size: 'auto' } as never),
+    {
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_TYPE',
+      message: 'Expected one of preview, medium, hd, full, 50MP for size but received auto of type string',
+    },
+    "size 'auto'",
+  );
 });
 
 t.test('EXIF orientation is applied: a rotated file comes out upright', async (t) => {
@@ -101,9 +113,13 @@ t.test('CMYK, grayscale, 16-bit and transparent inputs are normalised', async (t
     t.same([meta.width, meta.height, meta.channels, meta.depth], [320, 240, 4, 'uchar'], name);
   }
   // The input's own transparency stays transparent whatever the model says.
-  const holed = await sharp(base).ensureAlpha()
-    .composite([{ input: { create: { width: 80, height: 240, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }, left: 120, top: 0, blend: 'dest-in' }])
-    .png().toBuffer();
+  const holed = await sharp(base)
+    .ensureAlpha()
+    .composite([
+      { input: { create: { width: 80, height: 240, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }, left: 120, top: 0, blend: 'dest-in' },
+    ])
+    .png()
+    .toBuffer();
   const out = await rgbaOf((await remover.remove(holed, { size: 'full', format: 'png' })).data);
   t.equal(out.data[(120 * 320 + 160) * 4 + 3], 0, 'transparent input pixel stays transparent');
 });
@@ -114,7 +130,10 @@ t.test('formats: jpg, webp, zip, auto, alpha channel, background colour', async 
   t.equal(jpg.contentType, 'image/jpeg');
   t.same((await sharp(jpg.data).metadata()).channels, 3);
   const corner = await sharp(jpg.data).extract({ left: 0, top: 0, width: 4, height: 4 }).raw().toBuffer();
-  t.ok(corner.every((v) => v > 240), 'transparent areas are white in JPEG');
+  t.ok(
+    corner.every((v) => v > 240),
+    'transparent areas are white in JPEG',
+  );
 
   const webp = await remover.remove(input, { size: 'preview', format: 'webp' });
   t.equal(webp.contentType, 'image/webp');
@@ -154,7 +173,7 @@ t.test('crop trims to the subject', async (t) => {
   t.same(cropped.foreground, { top: 0, left: 0, width: full.foreground.width, height: full.foreground.height });
 });
 
-t.test('the foreground box is remove.bg\'s: at the input\'s resolution when the size tier downscales', async (t) => {
+t.test("the foreground box is remove.bg's: at the input's resolution when the size tier downscales", async (t) => {
   const input = figure; // 800x563 = 0.45 MP; preview is 0.25 MP
   const full = await remover.remove(input, { size: 'full', format: 'png' });
   const preview = await remover.remove(input, { size: 'preview', format: 'png' });
@@ -162,10 +181,16 @@ t.test('the foreground box is remove.bg\'s: at the input\'s resolution when the 
   // The same subject, in input pixels both times (the model's mask differs a little at another size).
   const near = (a: number, b: number) => Math.abs(a - b) <= 4;
   const [f, p] = [full.foreground, preview.foreground];
-  t.ok(near(p.top, f.top) && near(p.left, f.left) && near(p.width, f.width) && near(p.height, f.height), `preview ${JSON.stringify(p)} ≈ full ${JSON.stringify(f)}`);
+  t.ok(
+    near(p.top, f.top) && near(p.left, f.left) && near(p.width, f.width) && near(p.height, f.height),
+    `preview ${JSON.stringify(p)} ≈ full ${JSON.stringify(f)}`,
+  );
   const cropped = await remover.remove(input, { size: 'preview', format: 'png', crop: true });
   t.same([cropped.foreground.top, cropped.foreground.left], [0, 0], 'crop: the subject starts the result');
-  t.ok(near(cropped.foreground.width, f.width) && near(cropped.foreground.height, f.height), `crop at preview: ${JSON.stringify(cropped.foreground)}, input pixels`);
+  t.ok(
+    near(cropped.foreground.width, f.width) && near(cropped.foreground.height, f.height),
+    `crop at preview: ${JSON.stringify(cropped.foreground)}, input pixels`,
+  );
   t.ok(cropped.width < cropped.foreground.width, `while the result itself is ${cropped.width}x${cropped.height}`);
 });
 
@@ -182,22 +207,35 @@ t.test('the input buffer is transferred to the worker, not copied', async (t) =>
 
 t.test('bad inputs give typed errors and the pool keeps working', async (t) => {
   const expectCode = async (bytes: Uint8Array, code: string, message?: RegExp) => {
-    const err = await remover.remove(bytes, { size: 'preview' }).then(() => null, (e: unknown) => e);
+    const err = await remover.remove(bytes, { size: 'preview' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     t.ok(err instanceof RemoveError, `${code}: a RemoveError`);
     t.match(err, { code, ...(message ? { message } : {}) }, code);
   };
   await expectCode(Buffer.from('definitely not an image'), 'invalid_file_type', /^Expected jpg\/png\/webp, received a text file$/);
   await expectCode(new Uint8Array(0), 'invalid_file_type');
   // Sniffed at the library's edge, before a worker sees it (named from its magic bytes).
-  const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } }).gif().toBuffer();
+  const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } })
+    .gif()
+    .toBuffer();
   await expectCode(gif, 'invalid_file_type', /^Expected jpg\/png\/webp, received gif$/);
-  await t.rejects(remover.remove('not bytes' as never), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'Expected a Uint8Array or Buffer for input but received not bytes of type string' });
+  await t.rejects(remover.remove('not bytes' as never), {
+    name: 'TypeError',
+    code: 'ERR_INVALID_ARG_TYPE',
+    message: 'Expected a Uint8Array or Buffer for input but received not bytes of type string',
+  });
   const png = await syntheticPhoto(64, 64, 'png');
   await expectCode(png.subarray(0, png.length - 40), 'failed_to_read_image');
   const jpeg = await syntheticPhoto(640, 480, 'jpeg');
   await expectCode(jpeg.subarray(0, Math.floor(jpeg.length / 2)), 'failed_to_read_image');
   // A decompression bomb: a valid 1×1 PNG whose header claims 100000×100000.
-  const bomb = Buffer.from(await sharp({ create: { width: 1, height: 1, channels: 3, background: '#fff' } }).png().toBuffer());
+  const bomb = Buffer.from(
+    await sharp({ create: { width: 1, height: 1, channels: 3, background: '#fff' } })
+      .png()
+      .toBuffer(),
+  );
   bomb.writeUInt32BE(100000, 16);
   bomb.writeUInt32BE(100000, 20);
   const crc = (await import('node:zlib')).crc32(bomb.subarray(12, 29));

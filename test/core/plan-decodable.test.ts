@@ -9,14 +9,21 @@ const base = () => sharp({ create: { width: 16, height: 12, channels: 3, backgro
 const plan = (input: Uint8Array) => prepareRemoval(ctx, { input, options: { size: 'preview' } as never });
 
 t.test('JPEG, PNG and WebP pass the plan', async (t) => {
-  for (const [name, bytes] of [['jpeg', await base().jpeg().toBuffer()], ['png', await base().png().toBuffer()], ['webp', await base().webp().toBuffer()]] as const) {
+  for (const [name, bytes] of [
+    ['jpeg', await base().jpeg().toBuffer()],
+    ['png', await base().png().toBuffer()],
+    ['webp', await base().webp().toBuffer()],
+  ] as const) {
     const res = await plan(new Uint8Array(bytes));
     t.equal(res.ok, true, name);
   }
 });
 
 t.test('another format libvips reads is invalid_file_type, named by the decoder', async (t) => {
-  for (const [name, bytes] of [['gif', await base().gif().toBuffer()], ['tiff', await base().tiff().toBuffer()]] as const) {
+  for (const [name, bytes] of [
+    ['gif', await base().gif().toBuffer()],
+    ['tiff', await base().tiff().toBuffer()],
+  ] as const) {
     const res = await plan(new Uint8Array(bytes));
     t.same(res.ok ? res : { code: res.code, message: res.message }, { code: 'invalid_file_type', message: `Expected jpg/png/webp, received ${name}` }, name);
   }

@@ -38,16 +38,31 @@ t.test('the same pixels streamed (not interlaced, or 8-bit) pass the budget', as
 });
 
 t.test('a background image over the budget is refused before the photo is worked on: failed_bg_image', async (t) => {
-  const input = new Uint8Array(await sharp({ create: { width: 64, height: 48, channels: 3, background: '#888' } }).png().toBuffer());
+  const input = new Uint8Array(
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: '#888' } })
+      .png()
+      .toBuffer(),
+  );
   const res = await prepareRemoval(ctx, { input, options: { ...DEFAULT_OPTIONS, size: 'preview', bgImage: sixteenBitInterlaced(7000, 7000) } });
   t.same(res.ok ? res : { ok: false, code: res.code }, { ok: false, code: 'failed_bg_image' });
   if (!res.ok) t.match(res.message, /^Background image needs \d+ MB to decode \(7000x7000 interlaced 16-bit PNG\), maximum supported is 320 MB$/);
-  const huge = await prepareRemoval(ctx, { input, options: { ...DEFAULT_OPTIONS, size: 'preview', bgImage: new Uint8Array(pngHeaderClaiming(10_000, 10_000)) } });
-  t.same(huge.ok ? huge : { ok: false, code: huge.code, message: huge.message }, { ok: false, code: 'failed_bg_image', message: 'Background image has 100 megapixels, maximum supported is 50 megapixels' });
+  const huge = await prepareRemoval(ctx, {
+    input,
+    options: { ...DEFAULT_OPTIONS, size: 'preview', bgImage: new Uint8Array(pngHeaderClaiming(10_000, 10_000)) },
+  });
+  t.same(huge.ok ? huge : { ok: false, code: huge.code, message: huge.message }, {
+    ok: false,
+    code: 'failed_bg_image',
+    message: 'Background image has 100 megapixels, maximum supported is 50 megapixels',
+  });
 });
 
-t.test('the plan carries each decode\'s estimate', async (t) => {
-  const input = new Uint8Array(await sharp({ create: { width: 3000, height: 2000, channels: 3, background: '#888' } }).jpeg().toBuffer());
+t.test("the plan carries each decode's estimate", async (t) => {
+  const input = new Uint8Array(
+    await sharp({ create: { width: 3000, height: 2000, channels: 3, background: '#888' } })
+      .jpeg()
+      .toBuffer(),
+  );
   const res = await prepareRemoval(ctx, { input, options: { ...DEFAULT_OPTIONS, size: 'preview' } });
   t.equal(res.ok, true);
   if (!res.ok) return;

@@ -25,7 +25,7 @@ t.test('fast = no edge stages; balanced = the default', async (t) => {
   t.notOk(balanced.data.equals(fast.data), 'and not the same as fast');
 });
 
-t.test('best composites the matte fused with the mirrored photo\'s matte', async (t) => {
+t.test("best composites the matte fused with the mirrored photo's matte", async (t) => {
   const best = await png({ quality: 'best' });
   // The same steps by hand: the model input, its mirror image, the two mattes fused, composited.
   const binding = loadBinding();
@@ -49,7 +49,11 @@ t.test('best composites the matte fused with the mirrored photo\'s matte', async
 
 t.test('quality must name a level', async (t) => {
   for (const bad of ['ultra', 2, null]) {
-    await t.rejects(remover.remove(photo, { quality: bad as never }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /^Expected one of fast, balanced, best for quality but received/ }, String(bad));
+    await t.rejects(
+      remover.remove(photo, { quality: bad as never }),
+      { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /^Expected one of fast, balanced, best for quality but received/ },
+      String(bad),
+    );
   }
   await t.rejects(createRemover({ quality: 'max' as never }), { code: 'ERR_INVALID_ARG_TYPE' });
 });

@@ -38,7 +38,14 @@ async function prepared(input: Uint8Array, options: RemoveOptions, lean = false)
 
 async function finished(p: PreparedRemoval, options: RemoveOptions, photo: boolean): Promise<Extract<RemoveResult, { ok: true }>> {
   const { photo: bytes, ...rest } = p;
-  const r = await finishStaged(ctx, { input: rest.input, options, plan: rest.plan, mask: discMask(), timings: {}, ...(photo && bytes ? { photo: bytes } : {}) });
+  const r = await finishStaged(ctx, {
+    input: rest.input,
+    options,
+    plan: rest.plan,
+    mask: discMask(),
+    timings: {},
+    ...(photo && bytes ? { photo: bytes } : {}),
+  });
   if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
   return r;
 }
@@ -51,7 +58,7 @@ t.test('an enlarged opaque photo at full size: one decode, the same bytes', asyn
   t.equal(p.photo?.length, 854 * 480 * 4, 'stage 1 hands on the RGBA photo');
   const probe = await codec.probe(input);
   const inMemory = await codec.decodeForModel(input, 50e6, 1024, 1024, probe);
-  t.ok(Buffer.from(p.modelInput).equals(inMemory.data), 'the model input is the in-memory path\'s, byte for byte');
+  t.ok(Buffer.from(p.modelInput).equals(inMemory.data), "the model input is the in-memory path's, byte for byte");
   const once = await finished(p, full, true);
   const twice = await finished(await prepared(input, full), full, false);
   t.ok(Buffer.from(once.data).equals(Buffer.from(twice.data)), 'the PNG is the same bytes as decoding again in stage 2');
@@ -85,7 +92,7 @@ t.test('a photo the model shrinks in both axes, at full size: one decode, the mo
   t.ok(Buffer.from(p.photo!).equals(rgba.data), 'the photo handed on is the full-size decode');
   const expected = Buffer.alloc(1024 * 1024 * 3);
   loadBinding().resizeToRgb(rgba.data, 2400, 1350, 4, expected, 1024, 1024, 1);
-  t.ok(Buffer.from(p.modelInput).equals(expected), 'the model input is the addon\'s resize of it, byte for byte');
+  t.ok(Buffer.from(p.modelInput).equals(expected), "the model input is the addon's resize of it, byte for byte");
   // Shrink-on-load and libvips' cubic give nearly the same input: the model sees the same photo.
   const libvips = await codec.decodeForModel(input, 50e6, 1024, 1024);
   let diff = 0;
@@ -96,10 +103,15 @@ t.test('a photo the model shrinks in both axes, at full size: one decode, the mo
   t.ok(Buffer.from(once.data).equals(Buffer.from(twice.data)), 'the PNG is the same bytes as decoding again in stage 2');
 });
 
-t.test('the CPU path decodes such a photo once too, up to 16 MP: the staged path\'s model input, the same PNG', async (t) => {
+t.test("the CPU path decodes such a photo once too, up to 16 MP: the staged path's model input, the same PNG", async (t) => {
   // Over 16 MiB of RGBA (the CPU path's former bound): decoded twice there, its PNG differed.
   t.ok(2400 * 1800 * 4 > 16 * 1024 * 1024 && 2400 * 1800 * 4 <= OVERLAP_DECODE_MAX_BYTES);
-  const input = new Uint8Array(await sharp(await syntheticFigure(800, 563, 'png')).resize(2400, 1800).jpeg({ quality: 90 }).toBuffer());
+  const input = new Uint8Array(
+    await sharp(await syntheticFigure(800, 563, 'png'))
+      .resize(2400, 1800)
+      .jpeg({ quality: 90 })
+      .toBuffer(),
+  );
   const entry = modelEntry('isnet-int8', 'cpu');
   const session = new ctx.binding.Session(entry.path, sessionOptionsFor(entry.entry, 2));
   t.teardown(() => session.close());
@@ -110,9 +122,12 @@ t.test('the CPU path decodes such a photo once too, up to 16 MP: the staged path
   const { photo, ...rest } = p;
   const staged = await finishStaged(ctx, { input: rest.input, options: full, plan: rest.plan, mask, timings: {}, photo: photo! });
   if (!staged.ok) throw new Error(staged.message);
-  t.ok(Buffer.from(cpu.data).equals(Buffer.from(staged.data)), 'the CPU path\'s PNG is the staged path\'s, byte for byte (its mask came from the same in-memory model input)');
+  t.ok(
+    Buffer.from(cpu.data).equals(Buffer.from(staged.data)),
+    "the CPU path's PNG is the staged path's, byte for byte (its mask came from the same in-memory model input)",
+  );
   const viaLibvips = await codec.decodeForModel(input, 50e6, 1024, 1024);
-  t.notOk(viaLibvips.data.equals(Buffer.from(p.modelInput)), 'which is not libvips\' shrink-on-load input');
+  t.notOk(viaLibvips.data.equals(Buffer.from(p.modelInput)), "which is not libvips' shrink-on-load input");
   const { data } = await sharp(cpu.data).raw().toBuffer({ resolveWithObject: true });
   let opaque = 0;
   for (let i = 3; i < data.length; i += 4) if (data[i] === 255) opaque++;
@@ -140,14 +155,14 @@ t.test('a photo of the wrong size is refused', async (t) => {
   await t.rejects(finished(bad, full, true), /Expected a 854x480 RGBA photo/);
 });
 
-t.test('a plain JPEG decodes straight into memory of our own: staged, handed on as it is; CPU path, into the worker\'s kept photo memory', async (t) => {
+t.test("a plain JPEG decodes straight into memory of our own: staged, handed on as it is; CPU path, into the worker's kept photo memory", async (t) => {
   const input = new Uint8Array(frame); // 854×480, a plain JPEG
   const probe = await codec.probe(input);
   t.equal(probe.plainRgb, true);
   const p = await prepared(input, full);
   t.equal(p.plan.plainRgb, true, 'the plan carries it');
   const bySharp = await codec.decodeRgba(input, 50e6, 854, 480, true);
-  t.ok(Buffer.from(p.photo!).equals(bySharp.data), 'the photo stage 1 hands on: the bytes of sharp\'s decode');
+  t.ok(Buffer.from(p.photo!).equals(bySharp.data), "the photo stage 1 hands on: the bytes of sharp's decode");
   t.equal(p.photo!.buffer.byteLength, 854 * 480 * 4, 'in an ArrayBuffer of its own, transferred as it is');
 
   const entry = modelEntry('isnet-int8', 'cpu');
@@ -166,7 +181,7 @@ t.test('a plain JPEG decodes straight into memory of our own: staged, handed on 
   t.equal(photoBuffer.bytes, 854 * 480 * 4, 'a smaller photo reuses it');
   const again = await runPipeline(keptCtx, { input, options: full });
   for (const r of [expected, first, small, again]) if (!r.ok) throw new Error(r.message);
-  t.ok(first.ok && expected.ok && Buffer.from(first.data).equals(Buffer.from(expected.data)), 'the same PNG as through sharp\'s decode');
+  t.ok(first.ok && expected.ok && Buffer.from(first.data).equals(Buffer.from(expected.data)), "the same PNG as through sharp's decode");
   t.ok(again.ok && expected.ok && Buffer.from(again.data).equals(Buffer.from(expected.data)), 'and again after a smaller photo overwrote the memory');
   const smallAlone = await runPipeline(plainCtx, { input: smaller, options: full });
   t.ok(small.ok && smallAlone.ok && Buffer.from(small.data).equals(Buffer.from(smallAlone.data)), 'the smaller photo: its own PNG, nothing of the larger one');
@@ -180,8 +195,8 @@ t.test('a plain JPEG decodes straight into memory of our own: staged, handed on 
   const cut = new Uint8Array(input.subarray(0, Math.floor(input.length * 0.6)));
   const failed = await runPipeline(keptCtx, { input: cut, options: full });
   t.equal(!failed.ok && failed.code, 'failed_to_read_image', 'truncated: the typed failure');
-  t.equal(!failed.ok && failed.message, 'The image file is truncated or corrupt (JPEG data ends early).', 'in the client\'s words');
-  t.match(!failed.ok && failed.cause, /premature end of JPEG image/, 'libvips\' reason kept for the log');
+  t.equal(!failed.ok && failed.message, 'The image file is truncated or corrupt (JPEG data ends early).', "in the client's words");
+  t.match(!failed.ok && failed.cause, /premature end of JPEG image/, "libvips' reason kept for the log");
   const after = await runPipeline(keptCtx, { input, options: full });
   t.ok(after.ok && expected.ok && Buffer.from(after.data).equals(Buffer.from(expected.data)), 'the next photo is unaffected');
 
@@ -203,7 +218,7 @@ t.test('staged stage 1 with photo memory handed in: a plain JPEG decodes into it
   t.equal(into.photo!.buffer, roomy, 'the photo is in the memory handed in');
   t.equal(into.photo!.length, bytes, 'a view of exactly the photo');
   t.equal(into.unusedMemory, undefined, 'nothing handed back unused');
-  t.ok(Buffer.from(into.photo!).equals(bySharp.data), 'the bytes of sharp\'s decode');
+  t.ok(Buffer.from(into.photo!).equals(bySharp.data), "the bytes of sharp's decode");
   const finishedInto = await finished(into, full, true);
   const fresh = await finished(await prepared(input, full), full, true);
   t.ok(Buffer.from(finishedInto.data).equals(Buffer.from(fresh.data)), 'stage 2 makes the same PNG of it');

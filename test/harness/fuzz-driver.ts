@@ -189,9 +189,22 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const { lanes, seed } = opts;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-fuzz-'));
   const ledger = opts.ledgerUrl ? ['--ledger', opts.ledgerUrl] : [];
-  const key = cutoutCli(['keys', 'create', '--credits', '1000000', '--free-calls', '0', '--concurrency', String(lanes + 2), '--rate', '1000000', ...ledger], dataDir);
+  const key = cutoutCli(
+    ['keys', 'create', '--credits', '1000000', '--free-calls', '0', '--concurrency', String(lanes + 2), '--rate', '1000000', ...ledger],
+    dataDir,
+  );
   const server = await startServer(dataDir, {
-    args: ['--workers', '1', '--request-timeout', String(REQUEST_TIMEOUT_S), '--sandbox-rate-per-minute', '1000000', ...ledger, ...(opts.tls ? tlsFlags(makeSelfSigned(dataDir, 'fuzz', 'ec')) : []), ...(opts.serveArgs ?? [])],
+    args: [
+      '--workers',
+      '1',
+      '--request-timeout',
+      String(REQUEST_TIMEOUT_S),
+      '--sandbox-rate-per-minute',
+      '1000000',
+      ...ledger,
+      ...(opts.tls ? tlsFlags(makeSelfSigned(dataDir, 'fuzz', 'ec')) : []),
+      ...(opts.serveArgs ?? []),
+    ],
   });
   const port = Number(new URL(server.url).port);
   const images = await smallImages();
@@ -216,7 +229,10 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
       const answers = parseResponses(ex.data, [req.method, 'GET']);
       const fail = (what: string) => {
         const { bytes, ...rest } = req;
-        const head = bytes.subarray(0, bytes.indexOf('\r\n\r\n')).toString('latin1').replace(/a{200,}/g, (a) => `a×${a.length}`);
+        const head = bytes
+          .subarray(0, bytes.indexOf('\r\n\r\n'))
+          .toString('latin1')
+          .replace(/a{200,}/g, (a) => `a×${a.length}`);
         failures.push({ what, lane: n, index, request: { ...rest, head }, response: ex.data.subarray(0, 400).toString('latin1') });
       };
       if (ex.hung) fail(`no answer and not closed after ${HANG_MS} ms`);

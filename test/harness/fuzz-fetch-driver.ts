@@ -73,7 +73,9 @@ const CLOSE_MS = 3000;
 async function hostImages(): Promise<Buffer[]> {
   const small = await smallImages();
   const noise = Buffer.from(new Rng(7).bytes(160 * 120 * 3));
-  const photo = await sharp(noise, { raw: { width: 160, height: 120, channels: 3 } }).png().toBuffer();
+  const photo = await sharp(noise, { raw: { width: 160, height: 120, channels: 3 } })
+    .png()
+    .toBuffer();
   return [small.png, small.jpeg, small.webp, photo];
 }
 
@@ -129,7 +131,10 @@ async function fetcherLane(ctx: LaneContext, lane: number, rng: Rng, gate: Fetch
         allowLoopback: true,
         gate,
         ...(abort && { signal: abort.signal }),
-      }).then((r) => ({ data: r.data }), (err: unknown) => ({ err })),
+      }).then(
+        (r) => ({ data: r.data }),
+        (err: unknown) => ({ err }),
+      ),
       hang,
     ]);
     clearTimeout(hangTimer);
@@ -182,8 +187,7 @@ async function serviceLane(ctx: ServiceContext, lane: number, rng: Rng): Promise
     // image for /v1.0/improve from the host.
     const roll = rng.next();
     const target: Target = roll < 0.6 ? 'image_url' : roll < 0.85 ? 'bg_image_url' : 'improve';
-    const fields: Record<string, string> =
-      target === 'improve' ? { image_url: url, tag: 'fuzz' } : { [target]: url, size: 'preview' };
+    const fields: Record<string, string> = target === 'improve' ? { image_url: url, tag: 'fuzz' } : { [target]: url, size: 'preview' };
     if (target === 'bg_image_url') fields.image_file_b64 = ctx.images[0]!.toString('base64');
     const json = rng.chance(0.5);
     const body = Buffer.from(json ? JSON.stringify(fields) : new URLSearchParams(fields).toString());
@@ -218,7 +222,15 @@ async function serviceLane(ctx: ServiceContext, lane: number, rng: Rng): Promise
 type Target = 'image_url' | 'bg_image_url' | 'improve';
 
 /** Checks one answer; returns its label for the counts (status, error code, reason class). */
-function checkAnswer(ctx: ServiceContext, scenario: Scenario, target: Target, status: number, headers: http.IncomingHttpHeaders, body: Buffer, fail: (what: string) => void): string {
+function checkAnswer(
+  ctx: ServiceContext,
+  scenario: Scenario,
+  target: Target,
+  status: number,
+  headers: http.IncomingHttpHeaders,
+  body: Buffer,
+  fail: (what: string) => void,
+): string {
   const field = target === 'bg_image_url' ? 'bg_image_url' : 'image_url';
   const downloadCode = field === 'bg_image_url' ? 'failed_bg_download' : 'failed_image_download';
   const expect = scenario.expect;
@@ -341,7 +353,8 @@ async function runService(ctx: LaneContext, opts: FetchFuzzOptions, rngOf: (lane
     const sctx: ServiceContext = { ...ctx, server, key, agent, charged: { total: 0 } };
     await Promise.all(Array.from({ length: opts.lanes }, (_, lane) => serviceLane(sctx, lane, rngOf(lane))));
     for (const { scenario, lane, index } of ctx.leftBehind) {
-      if (!(await closedSoon(ctx.host, scenario))) ctx.fail({ what: `a connection still open on the host at the end of the run, its client long gone`, lane, index, scenario: scenario.describe });
+      if (!(await closedSoon(ctx.host, scenario)))
+        ctx.fail({ what: `a connection still open on the host at the end of the run, its client long gone`, lane, index, scenario: scenario.describe });
       forget(ctx, scenario, lane, index);
     }
     const alive = server.child.exitCode === null;
@@ -351,7 +364,8 @@ async function runService(ctx: LaneContext, opts: FetchFuzzOptions, rngOf: (lane
       if (health?.status !== 200) ctx.report.failures.push({ what: `/healthz answered ${health?.status} after the run`, lane: -1, index: -1 });
       const debit = before - (await balance(agent, server.url, key));
       ctx.report.credits = { fromHeaders: sctx.charged.total, ledgerDebit: debit };
-      if (debit !== sctx.charged.total) ctx.report.failures.push({ what: `the ledger debited ${debit}, the headers charged ${sctx.charged.total}`, lane: -1, index: -1 });
+      if (debit !== sctx.charged.total)
+        ctx.report.failures.push({ what: `the ledger debited ${debit}, the headers charged ${sctx.charged.total}`, lane: -1, index: -1 });
     }
   } finally {
     agent.destroy();

@@ -280,9 +280,24 @@ export function hostileScenario(rng: Rng, host: HostileHost, images: Buffer[], l
   const statusLine = `${prelude}HTTP/1.1 ${status}${CRLF}${extra.lines}`;
   if (extra.bad) describe.push(extra.bad);
   const framing = rng.pick([
-    'length', 'length', 'chunked', 'close', 'length short then end', 'length short then stall', 'length long',
-    'chunked bad size', 'chunked cut', 'chunked stall', 'close then stall', 'two lengths', 'length and chunked',
-    'declared over the cap', 'drip then stall', 'reset after body', 'reset mid body', 'HTTP/1.0 close',
+    'length',
+    'length',
+    'chunked',
+    'close',
+    'length short then end',
+    'length short then stall',
+    'length long',
+    'chunked bad size',
+    'chunked cut',
+    'chunked stall',
+    'close then stall',
+    'two lengths',
+    'length and chunked',
+    'declared over the cap',
+    'drip then stall',
+    'reset after body',
+    'reset mid body',
+    'HTTP/1.0 close',
   ]);
   describe.push(framing);
   // A header the parser refuses decides before any framing does.
@@ -295,36 +310,77 @@ export function hostileScenario(rng: Rng, host: HostileHost, images: Buffer[], l
     case 'length':
       return done([...send(`${statusLine}Content-Length: ${body.length}${CRLF}${CRLF}`, body), { end: true }], refused(okOrCap(body)));
     case 'chunked':
-      return done([...send(`${statusLine}Transfer-Encoding: chunked${CRLF}${CRLF}`, chunked(rng, body)), ...(rng.chance(0.5) ? [{ end: true } as Step] : [])], refused(okOrCap(body)));
+      return done(
+        [...send(`${statusLine}Transfer-Encoding: chunked${CRLF}${CRLF}`, chunked(rng, body)), ...(rng.chance(0.5) ? [{ end: true } as Step] : [])],
+        refused(okOrCap(body)),
+      );
     case 'close':
       return done([...send(`${statusLine}${CRLF}`, body), { end: true }], refused(okOrCap(body)));
     case 'HTTP/1.0 close':
       return done([...send(`HTTP/1.0 200 OK${CRLF}${extra.lines}${CRLF}`, body), { end: true }], refused(okOrCap(body)));
     case 'length short then end': // declared more than is sent, then the host closes
-      return done([...send(`${statusLine}Content-Length: ${body.length + 1 + rng.int(100)}${CRLF}${CRLF}`, body), { end: true }], refused(overCap ? { kind: 'error', reason: TOO_LARGE } : { kind: 'error', reason: BROKEN }));
+      return done(
+        [...send(`${statusLine}Content-Length: ${body.length + 1 + rng.int(100)}${CRLF}${CRLF}`, body), { end: true }],
+        refused(overCap ? { kind: 'error', reason: TOO_LARGE } : { kind: 'error', reason: BROKEN }),
+      );
     case 'length short then stall':
-      return done([...send(`${statusLine}Content-Length: ${body.length + 1}${CRLF}${CRLF}`, body), { wait: stall }], refused(overCap ? { kind: 'error', reason: TOO_LARGE } : { kind: 'error', reason: TIMED_OUT }), true);
+      return done(
+        [...send(`${statusLine}Content-Length: ${body.length + 1}${CRLF}${CRLF}`, body), { wait: stall }],
+        refused(overCap ? { kind: 'error', reason: TOO_LARGE } : { kind: 'error', reason: TIMED_OUT }),
+        true,
+      );
     case 'length long': // declared less than is sent: the declared bytes are the body
       return done([...send(`${statusLine}Content-Length: ${cut}${CRLF}${CRLF}`, body), { end: true }], refused(okOrCap(body.subarray(0, cut))));
     case 'chunked bad size':
-      return done([...send(`${statusLine}Transfer-Encoding: chunked${CRLF}${CRLF}`, Buffer.from(rng.pick(['zz', '-1', 'ffffffffffffffffff', ' 3', '3 3']) + `${CRLF}abc${CRLF}0${CRLF}${CRLF}`)), { end: true }], { kind: 'error', reason: BROKEN });
-    case 'chunked cut': { // the chunked body stops somewhere before its last chunk, then the host closes
+      return done(
+        [
+          ...send(
+            `${statusLine}Transfer-Encoding: chunked${CRLF}${CRLF}`,
+            Buffer.from(rng.pick(['zz', '-1', 'ffffffffffffffffff', ' 3', '3 3']) + `${CRLF}abc${CRLF}0${CRLF}${CRLF}`),
+          ),
+          { end: true },
+        ],
+        { kind: 'error', reason: BROKEN },
+      );
+    case 'chunked cut': {
+      // the chunked body stops somewhere before its last chunk, then the host closes
       const whole = chunked(rng, body);
-      return done([...send(`${statusLine}Transfer-Encoding: chunked${CRLF}${CRLF}`, whole.subarray(0, rng.int(Math.max(1, whole.length - 5)))), { end: true }], refused({ kind: 'error', reason: overCap ? anyOf(TOO_LARGE, CUT, REFUSED) : BROKEN }));
+      return done(
+        [...send(`${statusLine}Transfer-Encoding: chunked${CRLF}${CRLF}`, whole.subarray(0, rng.int(Math.max(1, whole.length - 5)))), { end: true }],
+        refused({ kind: 'error', reason: overCap ? anyOf(TOO_LARGE, CUT, REFUSED) : BROKEN }),
+      );
     }
     case 'chunked stall': {
       const whole = chunked(rng, body);
-      return done([...send(`${statusLine}Transfer-Encoding: chunked${CRLF}${CRLF}`, whole.subarray(0, whole.length - 5)), { wait: stall }], refused({ kind: 'error', reason: overCap ? anyOf(TOO_LARGE, TIMED_OUT) : TIMED_OUT }), true);
+      return done(
+        [...send(`${statusLine}Transfer-Encoding: chunked${CRLF}${CRLF}`, whole.subarray(0, whole.length - 5)), { wait: stall }],
+        refused({ kind: 'error', reason: overCap ? anyOf(TOO_LARGE, TIMED_OUT) : TIMED_OUT }),
+        true,
+      );
     }
     case 'close then stall': // no Content-Length, the host stops sending and never closes
-      return done([...send(`${statusLine}${CRLF}`, body.subarray(0, cut)), { wait: stall }], refused({ kind: 'error', reason: cut > limits.maxBytes ? TOO_LARGE : TIMED_OUT }), true);
+      return done(
+        [...send(`${statusLine}${CRLF}`, body.subarray(0, cut)), { wait: stall }],
+        refused({ kind: 'error', reason: cut > limits.maxBytes ? TOO_LARGE : TIMED_OUT }),
+        true,
+      );
     case 'two lengths':
-      return done([...send(`${statusLine}Content-Length: ${body.length}${CRLF}Content-Length: ${body.length + 1}${CRLF}${CRLF}`, body), { end: true }], { kind: 'error', reason: BROKEN });
+      return done([...send(`${statusLine}Content-Length: ${body.length}${CRLF}Content-Length: ${body.length + 1}${CRLF}${CRLF}`, body), { end: true }], {
+        kind: 'error',
+        reason: BROKEN,
+      });
     case 'length and chunked':
-      return done([...send(`${statusLine}Content-Length: ${body.length}${CRLF}Transfer-Encoding: chunked${CRLF}${CRLF}`, chunked(rng, body)), { end: true }], { kind: 'error', reason: BROKEN });
+      return done([...send(`${statusLine}Content-Length: ${body.length}${CRLF}Transfer-Encoding: chunked${CRLF}${CRLF}`, chunked(rng, body)), { end: true }], {
+        kind: 'error',
+        reason: BROKEN,
+      });
     case 'declared over the cap':
-      return done([...send(`${statusLine}Content-Length: ${limits.maxBytes + 1}${CRLF}${CRLF}`, body.subarray(0, 10)), { wait: stall }], refused({ kind: 'error', reason: TOO_LARGE }));
-    case 'drip then stall': { // a byte at a time, slowly, past the timeout
+      return done(
+        [...send(`${statusLine}Content-Length: ${limits.maxBytes + 1}${CRLF}${CRLF}`, body.subarray(0, 10)), { wait: stall }],
+        refused({ kind: 'error', reason: TOO_LARGE }),
+      );
+    case 'drip then stall': {
+      // a byte at a time, slowly, past the timeout
       const bytes = Buffer.from(`${statusLine}Content-Length: ${body.length}${CRLF}${CRLF}`);
       const steps: Step[] = [];
       const n = Math.min(bytes.length, 60); // the rest of a longer head never comes
@@ -332,8 +388,14 @@ export function hostileScenario(rng: Rng, host: HostileHost, images: Buffer[], l
       return done(steps, { kind: 'error', reason: anyOf(TIMED_OUT, REFUSED) }, true);
     }
     case 'reset after body': // the body is complete; whether the reset or the bytes are read first is a race
-      return done([...send(`${statusLine}Content-Length: ${body.length}${CRLF}${CRLF}`, body), { reset: true }], extra.bad ? { kind: 'error', reason: anyOf(REFUSED, RESET) } : overCap ? { kind: 'error', reason: anyOf(TOO_LARGE, RESET) } : { kind: 'either', body });
+      return done(
+        [...send(`${statusLine}Content-Length: ${body.length}${CRLF}${CRLF}`, body), { reset: true }],
+        extra.bad ? { kind: 'error', reason: anyOf(REFUSED, RESET) } : overCap ? { kind: 'error', reason: anyOf(TOO_LARGE, RESET) } : { kind: 'either', body },
+      );
     default: // 'reset mid body'
-      return done([...send(`${statusLine}Content-Length: ${body.length + 10}${CRLF}${CRLF}`, body.subarray(0, cut)), { reset: true }], { kind: 'error', reason: anyOf(BROKEN, TOO_LARGE) });
+      return done([...send(`${statusLine}Content-Length: ${body.length + 10}${CRLF}${CRLF}`, body.subarray(0, cut)), { reset: true }], {
+        kind: 'error',
+        reason: anyOf(BROKEN, TOO_LARGE),
+      });
   }
 }

@@ -69,9 +69,15 @@ export interface Images {
 /** Three small photos (fast to remove, so the fuzz reaches the pool often). */
 export async function smallImages(): Promise<Images> {
   return {
-    png: await sharp({ create: { width: 48, height: 32, channels: 3, background: '#3a7' } }).png().toBuffer(),
-    jpeg: await sharp({ create: { width: 40, height: 30, channels: 3, background: '#a37' } }).jpeg().toBuffer(),
-    webp: await sharp({ create: { width: 30, height: 20, channels: 4, background: '#37a8' } }).webp().toBuffer(),
+    png: await sharp({ create: { width: 48, height: 32, channels: 3, background: '#3a7' } })
+      .png()
+      .toBuffer(),
+    jpeg: await sharp({ create: { width: 40, height: 30, channels: 3, background: '#a37' } })
+      .jpeg()
+      .toBuffer(),
+    webp: await sharp({ create: { width: 30, height: 20, channels: 4, background: '#37a8' } })
+      .webp()
+      .toBuffer(),
   };
 }
 
@@ -100,7 +106,17 @@ function fieldValues(port: number): Record<string, readonly string[]> {
   };
 }
 
-const PATHS = ['/v1.0/removebg', '/v1.0/removebg', '/v1.0/removebg', '/sandbox/v1.0/removebg', '/v1.0/account', '/v1.0/improve', '/v1.0/removebg?x=1', '//v1.0/removebg', '/v1.0/removebg/../account'];
+const PATHS = [
+  '/v1.0/removebg',
+  '/v1.0/removebg',
+  '/v1.0/removebg',
+  '/sandbox/v1.0/removebg',
+  '/v1.0/account',
+  '/v1.0/improve',
+  '/v1.0/removebg?x=1',
+  '//v1.0/removebg',
+  '/v1.0/removebg/../account',
+];
 const OTHER_METHODS = ['GET', 'PUT', 'HEAD', 'OPTIONS', 'DELETE', 'PöST', 'post'];
 const UWS_METHODS = new Set(['GET', 'PUT', 'HEAD', 'OPTIONS', 'DELETE', 'POST', 'PATCH', 'CONNECT', 'TRACE']);
 
@@ -278,11 +294,18 @@ export function fuzzRequest(rng: Rng, images: Images, key: string, port: number)
   const pipelined = rng.chance(0.05) && mayBeSilent.length === 0;
   if (pipelined) mayBeSilent.push('pipelined behind a pending answer');
   headers.push(['Connection', pipelined ? 'keep-alive' : 'close']);
-  const head = (m: string, p: string, h: Array<[string, string]>) => Buffer.from(`${m} ${p} HTTP/1.1\r\n${h.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`, 'latin1');
+  const head = (m: string, p: string, h: Array<[string, string]>) =>
+    Buffer.from(`${m} ${p} HTTP/1.1\r\n${h.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`, 'latin1');
   const first = head(method, path, headers);
   const parts = [first, payload];
-  if (pipelined) parts.push(head('GET', '/v1.0/account', [['Host', '127.0.0.1'], ['X-Api-Key', key], ['Connection', 'close']]));
+  if (pipelined)
+    parts.push(
+      head('GET', '/v1.0/account', [
+        ['Host', '127.0.0.1'],
+        ['X-Api-Key', key],
+        ['Connection', 'close'],
+      ]),
+    );
   if (pieces && first.length > 4000) mayBeSilent.push('head over 4 kB in pieces');
   return { bytes: Buffer.concat(parts), method, path, body: body.kind, pieces, giveUpAfterMs, answers: pipelined ? 2 : 1, mayBeSilent };
 }
-

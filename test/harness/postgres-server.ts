@@ -43,7 +43,9 @@ function binDir(): string {
   if (process.env.CUTOUT_PG_BIN) return process.env.CUTOUT_PG_BIN;
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'postgres'))).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, 'bin', 'postgres')))
+      .sort((a, b) => Number(b) - Number(a));
     if (versions[0]) return join(root, versions[0], 'bin');
   }
   const which = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' });
@@ -54,7 +56,9 @@ function binDir(): string {
 /** uid/gid of `nobody` when running as root (initdb and postgres refuse root), else nothing. */
 function unprivileged(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('nobody:'));
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('nobody:'));
   const [, , uid, gid] = line?.split(':') ?? [];
   if (uid === undefined || gid === undefined) throw new Error('running as root and no `nobody` user to run PostgreSQL as');
   return { uid: Number(uid), gid: Number(gid) };
@@ -116,7 +120,12 @@ export async function startPostgresServer(opts: PostgresSettings = {}): Promise<
   const asUser = user ? { uid: user.uid, gid: user.gid } : {};
   const env = { ...process.env, LC_ALL: 'C', LANG: 'C' };
 
-  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'cutout', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'], { ...asUser, env, cwd: dir, encoding: 'utf8' });
+  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'cutout', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'], {
+    ...asUser,
+    env,
+    cwd: dir,
+    encoding: 'utf8',
+  });
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`initdb failed (${init.status ?? init.signal}): ${init.error?.message ?? ''}${init.stderr}${init.stdout}`);

@@ -13,6 +13,10 @@ export function makeSelfSigned(dir: string, name = 'server', keyAlg: 'rsa:2048' 
   const cert = join(dir, `${name}.cert.pem`);
   const key = join(dir, `${name}.key.pem`);
   const newkey = keyAlg === 'ec' ? ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'] : ['-newkey', keyAlg];
-  execFileSync('openssl', ['req', '-x509', ...newkey, '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', ...newkey, '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+    { stdio: 'ignore' },
+  );
   return { cert, key };
 }

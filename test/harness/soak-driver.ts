@@ -84,7 +84,17 @@ export interface SoakReport {
   faultsPerRequest: { all: number; secondHalf: number };
   /** startup: as it listens; idle: once settled (settledRss), before the first request. */
   /** idleAfter5s: IDLE_CHECK_MS after the last answer (NaN when settleIdle is false). */
-  rssMb: { idleAfter5s: number; startup: number; idle: number; peak: number; hwm: number; secondTenth: number; lastTenth: number; growthPct: number; growthPerRequestMb: number };
+  rssMb: {
+    idleAfter5s: number;
+    startup: number;
+    idle: number;
+    peak: number;
+    hwm: number;
+    secondTenth: number;
+    lastTenth: number;
+    growthPct: number;
+    growthPerRequestMb: number;
+  };
   non200: RequestRecord[];
   samples: RssSample[];
   cpu: { model: string; cores: number; flags: string[] };
@@ -269,7 +279,15 @@ export interface SendOptions {
 }
 
 /** One request; resolves null when it was never answered within `timeoutMs` (or was aborted). */
-export function send(agent: http.Agent, url: string, method: string, headers: Record<string, string | number>, body: Buffer | undefined, timeoutMs: number, opts: SendOptions = {}): Promise<Answer | null> {
+export function send(
+  agent: http.Agent,
+  url: string,
+  method: string,
+  headers: Record<string, string | number>,
+  body: Buffer | undefined,
+  timeoutMs: number,
+  opts: SendOptions = {},
+): Promise<Answer | null> {
   return new Promise((resolve) => {
     const req = (url.startsWith('https:') ? https : http).request(url, { method, agent, headers, ...(opts.signal ? { signal: opts.signal } : {}) }, (res) => {
       const status = res.statusCode ?? 0;
@@ -343,7 +361,10 @@ export function cpuInfo(): SoakReport['cpu'] {
   let flags: string[] = [];
   try {
     const line = /^flags\s*:(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '';
-    flags = line.trim().split(/\s+/).filter((f) => /^(avx|fma|f16c|amx)/.test(f));
+    flags = line
+      .trim()
+      .split(/\s+/)
+      .filter((f) => /^(avx|fma|f16c|amx)/.test(f));
   } catch {
     // not Linux: no flags
   }
@@ -353,7 +374,23 @@ export function cpuInfo(): SoakReport['cpu'] {
 export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   if (opts.photos.length === 0) throw new Error('runSoak: no photos');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-soak-'));
-  const key = cutoutCli(['keys', 'create', '--credits', String(opts.requests * 2 + 10), '--free-calls', '0', '--concurrency', String(opts.concurrency + 4), '--rate', '1000000000', '--label', 'soak'], dataDir);
+  const key = cutoutCli(
+    [
+      'keys',
+      'create',
+      '--credits',
+      String(opts.requests * 2 + 10),
+      '--free-calls',
+      '0',
+      '--concurrency',
+      String(opts.concurrency + 4),
+      '--rate',
+      '1000000000',
+      '--label',
+      'soak',
+    ],
+    dataDir,
+  );
   const server = await startServer(dataDir, { args: soakServerArgs(opts), ...(opts.env ? { env: opts.env } : {}) });
   const pid = server.child.pid!;
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency + 2 });
@@ -364,7 +401,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const samples: RssSample[] = [];
   let done = 0;
   let t0 = performance.now();
-  const sample = () => samples.push({ t: round((performance.now() - t0) / 1000, 2), done, rssMb: round(processMemory(pid).rssMb), faults: processTreeMinorFaults(pid) });
+  const sample = () =>
+    samples.push({ t: round((performance.now() - t0) / 1000, 2), done, rssMb: round(processMemory(pid).rssMb), faults: processTreeMinorFaults(pid) });
   try {
     const startup = processMemory(pid).rssMb;
     const idle = opts.settleIdle === false ? startup : await settledRss(pid);
@@ -385,7 +423,14 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
         if (!req) bodies.set(bodyKey, (req = multipartBody(images[p]!, { size, format: 'png' })));
         const { body, type } = req;
         const start = performance.now();
-        const r = await send(agent, `${server.url}/v1.0/removebg`, 'POST', { 'X-Api-Key': key, 'Content-Type': type, 'Content-Length': body.length }, body, timeoutMs);
+        const r = await send(
+          agent,
+          `${server.url}/v1.0/removebg`,
+          'POST',
+          { 'X-Api-Key': key, 'Content-Type': type, 'Content-Length': body.length },
+          body,
+          timeoutMs,
+        );
         const rec: RequestRecord = {
           index,
           photo: path.basename(opts.photos[p]!),
@@ -456,7 +501,13 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
         secondTenth: round(secondTenth),
         lastTenth: round(lastTenth),
         growthPct: round(secondTenth ? ((lastTenth - secondTenth) / secondTenth) * 100 : 0, 2),
-        growthPerRequestMb: round(slope(secondHalf.map((s) => s.done), secondHalf.map((s) => s.rssMb)), 4),
+        growthPerRequestMb: round(
+          slope(
+            secondHalf.map((s) => s.done),
+            secondHalf.map((s) => s.rssMb),
+          ),
+          4,
+        ),
       },
       non200: records.filter((r) => r.status !== 200),
       samples,

@@ -14,7 +14,11 @@ export function postMultipart(base: string, parts: Part[], headers: Record<strin
 
 /** The python `requests` shape: files={'image_file': bytes} → filename="image_file", no part Content-Type. */
 export function postImage(base: string, image: Uint8Array, fields: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<TestResponse> {
-  return postMultipart(base, [{ name: 'image_file', value: image, filename: 'image_file' }, ...Object.entries(fields).map(([name, value]) => ({ name, value }))], headers);
+  return postMultipart(
+    base,
+    [{ name: 'image_file', value: image, filename: 'image_file' }, ...Object.entries(fields).map(([name, value]) => ({ name, value }))],
+    headers,
+  );
 }
 
 export function postJson(base: string, body: unknown, headers: Record<string, string> = {}, path = REMOVEBG): Promise<TestResponse> {

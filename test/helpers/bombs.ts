@@ -69,7 +69,10 @@ export const BOMBS: readonly Bomb[] = [
   {
     name: '1-bit palette PNG, interlaced (26 KB)',
     // sharp writes 1-bit palettes (libvips' bitdepth) though its typings list the option for TIFF only.
-    make: () => checkerboard().png({ palette: true, colours: 2, progressive: true, compressionLevel: 9, dither: 0, ...({ bitdepth: 1 } as object) }).toBuffer(),
+    make: () =>
+      checkerboard()
+        .png({ palette: true, colours: 2, progressive: true, compressionLevel: 9, dither: 0, ...({ bitdepth: 1 } as object) })
+        .toBuffer(),
     expect: 200,
   },
   {
@@ -86,7 +89,10 @@ export const BOMBS: readonly Bomb[] = [
   {
     // 50 MP: the largest interlaced 8-bit RGBA PNG the budget takes at preview (~280 MB estimated).
     name: '8-bit RGBA PNG, interlaced, 7071x7071 (220 KB)',
-    make: () => sharp({ create: { width: 7071, height: 7071, channels: 4, background: '#80808080' } }).png({ compressionLevel: 9, progressive: true }).toBuffer(),
+    make: () =>
+      sharp({ create: { width: 7071, height: 7071, channels: 4, background: '#80808080' } })
+        .png({ compressionLevel: 9, progressive: true })
+        .toBuffer(),
     expect: 200,
   },
 ];

@@ -44,5 +44,9 @@ if (stage === 'model') {
   estimate = decodeCost(probe.header, { ...out, channels: 4, resize: !full }).total;
   await codec.decodeRgba(input, 50e6, out.width, out.height, full);
 }
-const report: StageReport = { peakMb: Math.round(mb('VmHWM') - before), estimateMb: Math.round(estimate / (1024 * 1024)), ms: Math.round(performance.now() - start) };
+const report: StageReport = {
+  peakMb: Math.round(mb('VmHWM') - before),
+  estimateMb: Math.round(estimate / (1024 * 1024)),
+  ms: Math.round(performance.now() - start),
+};
 process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -50,7 +50,14 @@ export class FakeLedger implements Ledger {
       concurrency: opts.concurrency ?? 4,
       ratePerMinute: opts.ratePerMinute ?? 500,
     };
-    const acct: FakeAccount = { view, credits: opts.credits ?? 100, freeCalls: opts.freeCalls ?? 0, slotsInUse: 0, rateUsed: 0, storage: { bytes: 0, files: 0 } };
+    const acct: FakeAccount = {
+      view,
+      credits: opts.credits ?? 100,
+      freeCalls: opts.freeCalls ?? 0,
+      slotsInUse: 0,
+      rateUsed: 0,
+      storage: { bytes: 0, files: 0 },
+    };
     this.byKey.set(key, acct);
     this.byId.set(view.id, acct);
     return view;

@@ -84,7 +84,11 @@ export function writeBirefnetStyle(dir: string, opts: { batch?: 'symbolic' } = {
     node('Log', ['family/odds'], ['logits']),
   ];
   g.input = [valueInfo('input_image', FLOAT, [1, 3, 1024, 1024])];
-  g.output = [valueInfo('family/scaled', FLOAT, [1, 3, 1024, 1024]), valueInfo('output', FLOAT, [1, 1, 1024, 1024]), valueInfo('logits', FLOAT, [1, 1, 1024, 1024])];
+  g.output = [
+    valueInfo('family/scaled', FLOAT, [1, 3, 1024, 1024]),
+    valueInfo('output', FLOAT, [1, 1, 1024, 1024]),
+    valueInfo('logits', FLOAT, [1, 1, 1024, 1024]),
+  ];
   // A symbolic batch (BiRefNet's own export has one): several photos per run on the batching path.
   if (opts.batch === 'symbolic') {
     dynamicBatch(model);
@@ -140,7 +144,12 @@ export function writeRmbgStyle(dir: string): string {
   const model = readIsnet();
   const g = model.graph;
   const { a, b } = undoNormalisation([0.5, 0.5, 0.5], [1, 1, 1]);
-  g.initializer.push(floats('family/a', a, [1, 3, 1, 1]), floats('family/b', b, [1, 3, 1, 1]), floats('family/half', [0.5], []), floats('family/quarter', [0.25], []));
+  g.initializer.push(
+    floats('family/a', a, [1, 3, 1, 1]),
+    floats('family/b', b, [1, 3, 1, 1]),
+    floats('family/half', [0.5], []),
+    floats('family/quarter', [0.25], []),
+  );
   g.node = [
     node('Mul', ['pixel_values', 'family/a'], ['family/scaled']),
     node('Add', ['family/scaled', 'family/b'], ['input']),
@@ -194,7 +203,7 @@ export function writeFp16IoStyle(dir: string, opts: { batch?: 'symbolic' } = {})
   const g = model.graph;
   const input = g.input[0].name as string;
   const outputs = new Set<string>(g.output.map((o: Proto) => o.name as string));
-  const renamed = new Map<string, string>();  // a cast's output → what it cast
+  const renamed = new Map<string, string>(); // a cast's output → what it cast
   g.node = g.node.filter((n: Proto) => {
     const cast = n.opType === 'Cast' && (n.input[0] === input || outputs.has(n.output[0]));
     if (cast) renamed.set(n.output[0], n.input[0]);

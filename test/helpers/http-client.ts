@@ -90,7 +90,10 @@ export interface Part {
   type?: string;
 }
 
-export function multipart(parts: Part[], boundary = `----cutout${Math.random().toString(16).slice(2)}`): {
+export function multipart(
+  parts: Part[],
+  boundary = `----cutout${Math.random().toString(16).slice(2)}`,
+): {
   body: Buffer;
   contentType: string;
 } {

@@ -28,10 +28,13 @@ export async function startImageHost(t: Test, host = '127.0.0.1'): Promise<Image
     }
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

@@ -75,5 +75,7 @@ export function noisySubject(width: number, height: number): Promise<Buffer> {
       if (dx * dx + dy * dy > 1) px.fill(235, (y * width + x) * 3, (y * width + x) * 3 + 3);
     }
   }
-  return sharp(px, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+  return sharp(px, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 1 })
+    .toBuffer();
 }

@@ -287,17 +287,20 @@ export function heldRequest(base: string, apiKey: string, image: Uint8Array, fie
       settle({ res: null, error: new Error(`no response within ${timeoutMs} ms`) });
       req?.destroy();
     }, timeoutMs);
-    void sent.then((body) => {
-      if (aborted) return settle({ res: null, error: new Error('aborted before it was sent') });
-      req = http.request(base + REMOVEBG, {
-        method: 'POST',
-        agent: false,
-        headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
-      });
-      req.on('response', (res) => collect(res, settle));
-      req.on('error', (error) => settle({ res: null, error }));
-      req.end(body);
-    }, (error: Error) => settle({ res: null, error }));
+    void sent.then(
+      (body) => {
+        if (aborted) return settle({ res: null, error: new Error('aborted before it was sent') });
+        req = http.request(base + REMOVEBG, {
+          method: 'POST',
+          agent: false,
+          headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+        });
+        req.on('response', (res) => collect(res, settle));
+        req.on('error', (error) => settle({ res: null, error }));
+        req.end(body);
+      },
+      (error: Error) => settle({ res: null, error }),
+    );
   });
   return {
     finish: () => release(),
@@ -335,7 +338,11 @@ export function removeBg(base: string, apiKey: string, image: Uint8Array, fields
       clearTimeout(timer);
       resolve(o);
     };
-    const req = http.request(base + REMOVEBG, { method: 'POST', agent: false, headers: { 'X-Api-Key': apiKey, 'Content-Type': contentType, 'Content-Length': body.length } });
+    const req = http.request(base + REMOVEBG, {
+      method: 'POST',
+      agent: false,
+      headers: { 'X-Api-Key': apiKey, 'Content-Type': contentType, 'Content-Length': body.length },
+    });
     const timer = setTimeout(() => {
       settle({ res: null, error: new Error(`no response within ${timeoutMs} ms`) });
       req.destroy();
@@ -362,7 +369,9 @@ export function get(url: string, headers: Record<string, string>, timeoutMs = 30
       res.on('error', (error) => settle({ res: null, error }));
       res.on('end', () => {
         const b = Buffer.concat(chunks);
-        settle({ res: { status: res.statusCode ?? 0, headers: res.headers, body: b, text: () => b.toString('utf8'), json: () => JSON.parse(b.toString('utf8')) } });
+        settle({
+          res: { status: res.statusCode ?? 0, headers: res.headers, body: b, text: () => b.toString('utf8'), json: () => JSON.parse(b.toString('utf8')) },
+        });
       });
     });
     const timer = setTimeout(() => {

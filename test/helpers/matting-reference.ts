@@ -14,20 +14,32 @@ export interface MattingReferenceParams {
 }
 
 export const MATTING_DEFAULTS: MattingReferenceParams = {
-  sureBg: 0.05, sureFg: 0.8, bandDilate: 1, sigma: 2, minSupport: 0.05, confidenceMin: 0.05, confidenceRange: 0.15,
+  sureBg: 0.05,
+  sureFg: 0.8,
+  bandDilate: 1,
+  sigma: 2,
+  minSupport: 0.05,
+  confidenceMin: 0.05,
+  confidenceRange: 0.15,
 };
 
-const CH = 8;  // per cell: Σf·r, Σf·g, Σf·b, Σf (sure foreground), then the same for background
+const CH = 8; // per cell: Σf·r, Σf·g, Σf·b, Σf (sure foreground), then the same for background
 
-interface Plane { a: Float64Array; w: number; h: number }
+interface Plane {
+  a: Float64Array;
+  w: number;
+  h: number;
+}
 
 const cellEdges = (nSrc: number, nDst: number): number[] => Array.from({ length: nDst + 1 }, (_, i) => Math.floor((i * nSrc) / nDst));
 
 /** Mean over f×f blocks, partial blocks over the cells they have. */
 function downscale(p: Plane, f: number): Plane {
-  const w = Math.ceil(p.w / f), h = Math.ceil(p.h / f);
+  const w = Math.ceil(p.w / f),
+    h = Math.ceil(p.h / f);
   const a = new Float64Array(w * h * CH);
-  for (let y = 0; y < p.h; y++) for (let x = 0; x < p.w; x++) for (let c = 0; c < CH; c++) a[(Math.floor(y / f) * w + Math.floor(x / f)) * CH + c]! += p.a[(y * p.w + x) * CH + c]!;
+  for (let y = 0; y < p.h; y++)
+    for (let x = 0; x < p.w; x++) for (let c = 0; c < CH; c++) a[(Math.floor(y / f) * w + Math.floor(x / f)) * CH + c]! += p.a[(y * p.w + x) * CH + c]!;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const cnt = (Math.min(p.w, (x + 1) * f) - x * f) * (Math.min(p.h, (y + 1) * f) - y * f);
@@ -60,7 +72,8 @@ function blur(p: Plane, sigma: number): void {
 }
 
 function sample(p: Plane, g: number, scale: number, i: number): number[] {
-  const [x0, x1, fx] = tapAt((i + 0.5) / scale - 0.5, p.w), [y0, y1, fy] = tapAt((g + 0.5) / scale - 0.5, p.h);
+  const [x0, x1, fx] = tapAt((i + 0.5) / scale - 0.5, p.w),
+    [y0, y1, fy] = tapAt((g + 0.5) / scale - 0.5, p.h);
   const v = (y: number, x: number, c: number): number => p.a[(y * p.w + x) * CH + c]!;
   return Array.from({ length: CH }, (_, c) => (v(y0, x0, c) * (1 - fx) + v(y0, x1, c) * fx) * (1 - fy) + (v(y1, x0, c) * (1 - fx) + v(y1, x1, c) * fx) * fy);
 }
@@ -73,7 +86,10 @@ function tapAt(s: number, n: number): [number, number, number] {
 
 /** The grid cells' mean RGBA (0..1) and the half-size plane of sure colours; null when no cell is uncertain. */
 function classify(rgba: Uint8Array, w: number, cx: number[], cy: number[], p: MattingReferenceParams) {
-  const gw = cx.length - 1, gh = cy.length - 1, w0 = Math.ceil(gw / 2), h0 = Math.ceil(gh / 2);
+  const gw = cx.length - 1,
+    gh = cy.length - 1,
+    w0 = Math.ceil(gw / 2),
+    h0 = Math.ceil(gh / 2);
   const band = new Uint8Array(gw * gh);
   const L0: Plane = { a: new Float64Array(w0 * h0 * CH), w: w0, h: h0 };
   for (let j = 0; j < gh; j++) {
@@ -106,7 +122,8 @@ function dilate(band: Uint8Array, gw: number, gh: number, k: number): Uint8Array
   for (let j = 0; j < gh; j++) {
     for (let i = 0; i < gw; i++) {
       let any = 0;
-      for (let y = Math.max(0, j - k); y <= Math.min(gh - 1, j + k) && !any; y++) for (let x = Math.max(0, i - k); x <= Math.min(gw - 1, i + k); x++) any |= band[y * gw + x]!;
+      for (let y = Math.max(0, j - k); y <= Math.min(gh - 1, j + k) && !any; y++)
+        for (let x = Math.max(0, i - k); x <= Math.min(gw - 1, i + k); x++) any |= band[y * gw + x]!;
       out[j * gw + i] = any;
     }
   }
@@ -135,14 +152,21 @@ function cellModel(levels: Array<[Plane, number]>, j: number, i: number, p: Matt
  */
 export function mattingReference(rgba: Uint8Array, w: number, h: number, lw: number, lh: number, p = MATTING_DEFAULTS): Uint8Array {
   const alpha = Uint8Array.from({ length: w * h }, (_, i) => rgba[i * 4 + 3]!);
-  const gw = Math.min(lw, w), gh = Math.min(lh, h);
-  const cx = cellEdges(w, gw), cy = cellEdges(h, gh);
+  const gw = Math.min(lw, w),
+    gh = Math.min(lh, h);
+  const cx = cellEdges(w, gw),
+    cy = cellEdges(h, gh);
   const sure = classify(rgba, w, cx, cy, p);
   if (!sure) return alpha;
-  const L1 = downscale(sure.L0, 4), L2 = downscale(L1, 4);
+  const L1 = downscale(sure.L0, 4),
+    L2 = downscale(L1, 4);
   for (const L of [sure.L0, L1, L2]) blur(L, p.sigma);
   const band = dilate(sure.band, gw, gh, Math.min(Math.max(p.bandDilate, 0), Math.max(gw, gh)));
-  const levels: Array<[Plane, number]> = [[sure.L0, 2], [L1, 8], [L2, 32]];
+  const levels: Array<[Plane, number]> = [
+    [sure.L0, 2],
+    [L1, 8],
+    [L2, 32],
+  ];
   for (let j = 0; j < gh; j++) {
     for (let i = 0; i < gw; i++) {
       if (!band[j * gw + i]) continue;

@@ -33,7 +33,10 @@ function rewriteRefs(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   const out: Obj = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = k === '$ref' && typeof v === 'string' && v.startsWith('#/components/schemas/') ? `${SCHEMA_ID}#/$defs/${v.slice('#/components/schemas/'.length)}` : rewriteRefs(v);
+    out[k] =
+      k === '$ref' && typeof v === 'string' && v.startsWith('#/components/schemas/')
+        ? `${SCHEMA_ID}#/$defs/${v.slice('#/components/schemas/'.length)}`
+        : rewriteRefs(v);
   }
   return out;
 }
@@ -132,7 +135,9 @@ export function responseProblems(r: ObservedResponse): string[] {
     if (!check(headerValue(value, h.schema ?? {}))) problems.push(`${where}: header ${name}: '${value}' ${ajv.errorsText(check.errors)}`);
   }
   if (allow) {
-    const sent = String(r.headers.allow ?? '').split(/,\s*/).sort();
+    const sent = String(r.headers.allow ?? '')
+      .split(/,\s*/)
+      .sort();
     if (sent.join() !== [...allow].sort().join()) problems.push(`${where}: Allow '${r.headers.allow}' but the document lists ${allow.join(', ')}`);
   }
 
@@ -164,7 +169,8 @@ export function responseProblems(r: ObservedResponse): string[] {
       return problems;
     }
     const check = compileSchema(media.schema ?? {});
-    if (!check(body)) problems.push(`${where}: body ${ajv.errorsText(check.errors, { dataVar: 'body' })}: ${Buffer.from(r.body).toString('utf8').slice(0, 300)}`);
+    if (!check(body))
+      problems.push(`${where}: body ${ajv.errorsText(check.errors, { dataVar: 'body' })}: ${Buffer.from(r.body).toString('utf8').slice(0, 300)}`);
   } else if (r.body.byteLength === 0) {
     problems.push(`${where}: empty ${essence} body`);
   }

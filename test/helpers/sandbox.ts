@@ -10,8 +10,17 @@ export function sandboxMultipart(base: string, parts: Part[], headers: Record<st
 }
 
 /** An image upload (the python `requests` shape) with optional fields. */
-export function sandboxImage(base: string, image: Uint8Array, fields: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<TestResponse> {
-  return sandboxMultipart(base, [{ name: 'image_file', value: image, filename: 'image_file' }, ...Object.entries(fields).map(([name, value]) => ({ name, value }))], headers);
+export function sandboxImage(
+  base: string,
+  image: Uint8Array,
+  fields: Record<string, string> = {},
+  headers: Record<string, string> = {},
+): Promise<TestResponse> {
+  return sandboxMultipart(
+    base,
+    [{ name: 'image_file', value: image, filename: 'image_file' }, ...Object.entries(fields).map(([name, value]) => ({ name, value }))],
+    headers,
+  );
 }
 
 export function sandboxJson(base: string, body: unknown, headers: Record<string, string> = {}): Promise<TestResponse> {
@@ -19,5 +28,9 @@ export function sandboxJson(base: string, body: unknown, headers: Record<string,
 }
 
 export function sandboxUrlencoded(base: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<TestResponse> {
-  return request(base + SANDBOX, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
+  return request(base + SANDBOX, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
 }

@@ -16,8 +16,18 @@ export function tinyBatchModelBytes(width = 1024, height = 1024): Uint8Array {
   const attrInt = (name: string, i: number) => onnx.AttributeProto.create({ name, type: 2, i });
   const graph = onnx.GraphProto.create({
     name: 'brightness',
-    input: [onnx.ValueInfoProto.create({ name: 'pixels', type: { tensorType: { elemType: UINT8, shape: { dim: [{ dimParam: 'N' }, { dimValue: height }, { dimValue: width }, { dimValue: 3 }] } } } })],
-    output: [onnx.ValueInfoProto.create({ name: 'output', type: { tensorType: { elemType: FLOAT, shape: { dim: [{ dimParam: 'N' }, { dimValue: 1 }, { dimValue: height }, { dimValue: width }] } } } })],
+    input: [
+      onnx.ValueInfoProto.create({
+        name: 'pixels',
+        type: { tensorType: { elemType: UINT8, shape: { dim: [{ dimParam: 'N' }, { dimValue: height }, { dimValue: width }, { dimValue: 3 }] } } },
+      }),
+    ],
+    output: [
+      onnx.ValueInfoProto.create({
+        name: 'output',
+        type: { tensorType: { elemType: FLOAT, shape: { dim: [{ dimParam: 'N' }, { dimValue: 1 }, { dimValue: height }, { dimValue: width }] } } },
+      }),
+    ],
     initializer: [onnx.TensorProto.create({ name: 'scale', dataType: FLOAT, dims: [], rawData: new Uint8Array(new Float32Array([1 / 255]).buffer) })],
     node: [
       onnx.NodeProto.create({ opType: 'Cast', input: ['pixels'], output: ['f'], attribute: [attrInt('to', FLOAT)] }),

@@ -58,7 +58,9 @@ export function trickleUpload(baseUrl: string, opts: TrickleOptions): Trickle {
       const extra = Object.entries(opts.headers ?? {})
         .map(([k, v]) => `${k}: ${v}\r\n`)
         .join('');
-      sock.write(`POST ${opts.path} HTTP/1.1\r\nHost: x\r\n${extra}Content-Type: multipart/form-data; boundary=b\r\nContent-Length: ${opts.declaredBytes}\r\n\r\n`);
+      sock.write(
+        `POST ${opts.path} HTTP/1.1\r\nHost: x\r\n${extra}Content-Type: multipart/form-data; boundary=b\r\nContent-Length: ${opts.declaredBytes}\r\n\r\n`,
+      );
       resolveStarted();
       timer = setInterval(() => {
         if (chunks >= maxChunks || sentBytes + chunk.length > opts.declaredBytes) return finish(0, {}, '');

@@ -40,7 +40,11 @@ t.test('abort mid-inference', async (t) => {
   const before = ledger.balancesNow(acct.id).total;
   const gate = pool.hold();
   const { body, contentType } = multipart([{ name: 'image_file', value: await makeImage('png'), filename: 'image_file' }]);
-  const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } });
+  const req = http.request(`${url}/v1.0/removebg`, {
+    method: 'POST',
+    agent: false,
+    headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length },
+  });
   req.on('error', () => {}); // we are about to destroy it
   req.end(body);
   await gate.started;
@@ -69,14 +73,21 @@ t.test('abort while waiting for an image_url download', async (t) => {
   const sockets = new Set<net.Socket>();
   const hang = net.createServer((s) => void sockets.add(s));
   await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => {
-    for (const s of sockets) s.destroy();
-    hang.close(() => r());
-  }));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        hang.close(() => r());
+      }),
+  );
   const hangPort = (hang.address() as net.AddressInfo).port;
   const connected = new Promise((r) => hang.once('connection', r));
   const payload = JSON.stringify({ image_url: `http://127.0.0.1:${hangPort}/slow.jpg` });
-  const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } });
+  const req = http.request(`${url}/v1.0/removebg`, {
+    method: 'POST',
+    agent: false,
+    headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) },
+  });
   req.on('error', () => {});
   req.end(payload);
   await connected;

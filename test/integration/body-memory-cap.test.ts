@@ -35,7 +35,11 @@ t.test('a body that would pass the cap waits for nothing: 503, nothing charged, 
 
   const b64 = png.toString('base64');
   for (const path of ['/v1.0/removebg', '/v1.0/improve']) {
-    const res = await request(`${url}${path}`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json' }, body: padded({ image_file_b64: b64 }, 30 * 1024) });
+    const res = await request(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json' },
+      body: padded({ image_file_b64: b64 }, 30 * 1024),
+    });
     t.equal(res.status, 503, path);
     t.equal(firstError(res).code, 'service_busy', path);
     t.match(firstError(res).detail, /Too many request bodies in memory/);
@@ -48,7 +52,11 @@ t.test('a body that would pass the cap waits for nothing: 503, nothing charged, 
 
   release();
   t.equal((await held).status, 200);
-  const again = await request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json' }, body: padded({ image_file_b64: b64 }, 30 * 1024) });
+  const again = await request(`${url}/v1.0/removebg`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json' },
+    body: padded({ image_file_b64: b64 }, 30 * 1024),
+  });
   t.equal(again.status, 200, 'the bytes came back when the held request was answered');
 });
 

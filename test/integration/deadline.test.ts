@@ -67,7 +67,10 @@ t.test('a task waiting in the queue past its deadline is dropped and never runs'
   t.equal(pool.tasks.length, 1, 'only the first task ever reached a worker');
   t.equal(ledger.balancesNow(acct.id).total, before, 'both refunded');
   t.equal(ledger.slotsInUse(acct.id), 0);
-  t.ok(log.lines.some((l) => / while queued; answered 503/.test(l)), 'the queued one is named as queued');
+  t.ok(
+    log.lines.some((l) => / while queued; answered 503/.test(l)),
+    'the queued one is named as queued',
+  );
 });
 
 t.test('a stalled upload: 408, connection closed, slot freed, nothing reserved', async (t) => {
@@ -93,7 +96,10 @@ t.test('a stalled upload: 408, connection closed, slot freed, nothing reserved',
   t.equal(ledger.slotsInUse(acct.id), 0, 'slot freed');
   t.equal(ledger.counts.reserve, 0, 'never reserved');
   t.equal(server.inflight, 0);
-  t.match(log.lines.find((l) => l.startsWith('deadline:')), /while body; answered 408$/);
+  t.match(
+    log.lines.find((l) => l.startsWith('deadline:')),
+    /while body; answered 408$/,
+  );
 });
 
 t.test('requests that finish in time are not touched by their deadline', async (t) => {
@@ -107,5 +113,8 @@ t.test('requests that finish in time are not touched by their deadline', async (
     t.equal((await ended).timedOut, false);
   }
   t.equal(timers(), before, 'every deadline timer was cleared with its response');
-  t.same(log.lines.filter((l) => l.startsWith('deadline:')), []);
+  t.same(
+    log.lines.filter((l) => l.startsWith('deadline:')),
+    [],
+  );
 });

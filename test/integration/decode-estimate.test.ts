@@ -40,7 +40,11 @@ t.test('the model input resized in memory: measured peak <= estimate', async (t)
   // 5000x1000, 15 MB of RGB: the model enlarges its height, so the photo is decoded whole at its own
   // size and resized by the addon (codec.resizesModelInputInMemory); the estimate must cover that.
   const file = join(t.testdir(), 'panorama.jpg');
-  const bytes = await sharp({ create: { width: 5000, height: 1000, channels: 3, background: '#808080', noise: { type: 'gaussian' as const, mean: 128, sigma: 40 } } }).jpeg({ quality: 90 }).toBuffer();
+  const bytes = await sharp({
+    create: { width: 5000, height: 1000, channels: 3, background: '#808080', noise: { type: 'gaussian' as const, mean: 128, sigma: 40 } },
+  })
+    .jpeg({ quality: 90 })
+    .toBuffer();
   writeFileSync(file, bytes);
   t.ok(codec.resizesModelInputInMemory(await codec.probe(bytes), 1024, 1024), 'the in-memory path');
   const { stdout } = await promisify(execFile)(process.execPath, [CHILD, file, 'model']);

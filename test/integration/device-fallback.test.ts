@@ -17,13 +17,20 @@ const manifest = readManifest();
 assembleModel(manifest.defaultCuda, manifest.models[manifest.defaultCuda]!);
 const providerHere = fs.existsSync(path.join(path.dirname(ADDON_PATH), 'libonnxruntime_providers_shared.so'));
 
-t.test('auto: the provider fails to load, the pool serves on the CPU and says why', { skip: providerHere && 'the CUDA provider is installed here' }, async (t) => {
-  const pool = await createRemovalPool({ device: 'auto', probe: gpuMachine, workers: 1, threadsPerWorker: 1 });
-  t.teardown(() => pool.close());
-  t.equal(pool.info?.device.kind, 'cpu');
-  t.match(pool.info?.device.reason, /^the CUDA provider failed to load: .*CUDA execution provider could not be loaded: .*libonnxruntime_providers_shared\.so/);
-  t.equal(pool.info?.model, 'isnet-int8', 'the CPU default model, not the GPU one');
-});
+t.test(
+  'auto: the provider fails to load, the pool serves on the CPU and says why',
+  { skip: providerHere && 'the CUDA provider is installed here' },
+  async (t) => {
+    const pool = await createRemovalPool({ device: 'auto', probe: gpuMachine, workers: 1, threadsPerWorker: 1 });
+    t.teardown(() => pool.close());
+    t.equal(pool.info?.device.kind, 'cpu');
+    t.match(
+      pool.info?.device.reason,
+      /^the CUDA provider failed to load: .*CUDA execution provider could not be loaded: .*libonnxruntime_providers_shared\.so/,
+    );
+    t.equal(pool.info?.model, 'isnet-int8', 'the CPU default model, not the GPU one');
+  },
+);
 
 t.test('cuda: the same failure stops the start with the provider error', { skip: providerHere && 'the CUDA provider is installed here' }, async (t) => {
   await t.rejects(createRemovalPool({ device: 'cuda', probe: gpuMachine, workers: 1, threadsPerWorker: 1, model: 'isnet-int8' }), {

@@ -32,7 +32,9 @@ t.test('a slow upload is cut at the drain deadline', { timeout: 30_000 }, async 
   const sockClosed = new Promise((r) => sock.once('close', r));
   // 20 MB announced, then 100 kB/s: fast enough for uWS's slow-client rule (a connection that
   // receives under 16 kB in 10 s is closed), and the upload would still take minutes.
-  sock.write(`POST /v1.0/removebg HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${KEY}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 20000000\r\n\r\n`);
+  sock.write(
+    `POST /v1.0/removebg HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${KEY}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 20000000\r\n\r\n`,
+  );
   const trickle = setInterval(() => sock.writable && sock.write('x'.repeat(2000)), 20);
   sock.once('close', () => clearInterval(trickle));
   t.teardown(() => clearInterval(trickle));
@@ -55,7 +57,11 @@ t.test('a removal still running at the deadline is refunded and never charged', 
   const before = ledger.balancesNow(acct.id).total;
   const gate = pool.hold();
   const { body, contentType } = multipart([{ name: 'image_file', value: await makeImage('png'), filename: 'image_file' }]);
-  const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } });
+  const req = http.request(`${url}/v1.0/removebg`, {
+    method: 'POST',
+    agent: false,
+    headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length },
+  });
   const outcome = new Promise<string>((resolve) => {
     req.on('response', (res) => resolve(`status ${res.statusCode}`));
     req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));

@@ -83,11 +83,15 @@ t.test('still at once: keep-alive, Expect: 100-continue, a declared body over th
   t.match(keepAlive.status, /^HTTP\/1\.1 403 /);
   t.equal(keepAlive.answeredAfter, 2048, 'keep-alive: after the first piece (uWS skips the rest of the body)');
 
-  const expecting = await upload(server.port, head('POST', '/v1.0/removebg', 'X-Api-Key: not-a-key\r\nExpect: 100-continue\r\nConnection: close\r\n'), BODY, { holdAfterFirst: 3_000 });
+  const expecting = await upload(server.port, head('POST', '/v1.0/removebg', 'X-Api-Key: not-a-key\r\nExpect: 100-continue\r\nConnection: close\r\n'), BODY, {
+    holdAfterFirst: 3_000,
+  });
   t.match(expecting.status, /^HTTP\/1\.1 100 Continue/, 'uWS sends 100 itself');
   t.ok(expecting.answeredAfter <= 2048, 'Expect: 100-continue: the client reads an early answer');
 
-  const tooBig = await upload(server.port, head('POST', '/v1.0/removebg', `X-Api-Key: ${KEY}\r\nConnection: close\r\n`, 500_000), 500_000, { holdAfterFirst: 3_000 });
+  const tooBig = await upload(server.port, head('POST', '/v1.0/removebg', `X-Api-Key: ${KEY}\r\nConnection: close\r\n`, 500_000), 500_000, {
+    holdAfterFirst: 3_000,
+  });
   t.match(tooBig.status, /^HTTP\/1\.1 413 /);
   t.equal(tooBig.answeredAfter, 2048, 'over the limit: not read');
 });

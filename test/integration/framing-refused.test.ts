@@ -37,7 +37,9 @@ t.test('two Content-Length values: 400, closed, and the smuggled request behind 
   t.match(raw, /\r\nConnection: close\r\n/i);
   t.match(raw, /\r\nContent-Type: application\/json; charset=utf-8\r\n/);
   const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
-  t.same(body, { errors: [{ title: 'Invalid request body', code: 'invalid_request_body', detail: `Conflicting Content-Length headers (0, ${smuggled.length}).` }] });
+  t.same(body, {
+    errors: [{ title: 'Invalid request body', code: 'invalid_request_body', detail: `Conflicting Content-Length headers (0, ${smuggled.length}).` }],
+  });
   t.equal(pool.tasks.length, 0, 'the smuggled removal never reached the pool');
   t.equal(ledger.counts.reserve, 0);
   t.same(ledger.balancesNow(acct.id), before, 'balance unchanged');

@@ -10,7 +10,10 @@ t.test('the fetcher: 10 s of hostile hosts from 8 lanes', async (t) => {
   const r = await runFetchFuzz({ seconds: 10, lanes: 8, seed: 20261126, service: false });
   t.same(r.failures, [], 'every check held');
   t.ok(r.scenarios >= 100, `scenarios fetched (${r.scenarios})`);
-  t.ok((r.outcomes.ok ?? 0) > 0 && (r.outcomes['error: Timed out after'] ?? 0) > 0, `downloads, refusals and timeouts among the outcomes (${JSON.stringify(r.outcomes)})`);
+  t.ok(
+    (r.outcomes.ok ?? 0) > 0 && (r.outcomes['error: Timed out after'] ?? 0) > 0,
+    `downloads, refusals and timeouts among the outcomes (${JSON.stringify(r.outcomes)})`,
+  );
 });
 
 t.test('the service: 15 s of image_url requests to hostile hosts from 6 lanes', async (t) => {
@@ -18,6 +21,9 @@ t.test('the service: 15 s of image_url requests to hostile hosts from 6 lanes', 
   t.same(r.failures, [], 'every check held');
   t.ok(r.scenarios >= 30, `requests answered or left (${r.scenarios})`);
   t.ok((r.outcomes['200'] ?? 0) > 0, `removals among the answers (${JSON.stringify(r.outcomes)})`);
-  t.ok(Object.keys(r.outcomes).some((o) => o.startsWith('400 failed_image_download')), 'failed downloads among the answers');
+  t.ok(
+    Object.keys(r.outcomes).some((o) => o.startsWith('400 failed_image_download')),
+    'failed downloads among the answers',
+  );
   t.equal(r.credits?.ledgerDebit, r.credits?.fromHeaders, `the ledger moved by what the headers said (${r.credits?.fromHeaders})`);
 });

@@ -14,10 +14,7 @@ t.test('drain on close', async (t) => {
   let closed = false;
   const closing = server.close().then(() => (closed = true));
   // New connections are refused once the listen socket is closed.
-  await t.rejects(
-    new Promise((resolve, reject) => http.get(`${url}/healthz`, { agent: false }, resolve).on('error', reject)),
-    { code: 'ECONNREFUSED' },
-  );
+  await t.rejects(new Promise((resolve, reject) => http.get(`${url}/healthz`, { agent: false }, resolve).on('error', reject)), { code: 'ECONNREFUSED' });
   t.equal(closed, false, 'still draining');
   gate.release();
   const res = await inflight;

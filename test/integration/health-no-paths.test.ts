@@ -44,7 +44,10 @@ t.test("the real probe's reasons, as /healthz shows them: names and hashes, no f
 });
 
 t.test('withoutPaths: absolute, relative and home paths go; URLs, names and prose stay', async (t) => {
-  t.equal(withoutPaths('Failed to load library /opt/cutout/build/Release/libonnxruntime_providers_cuda.so with error: x'), 'Failed to load library [path] with error: x');
+  t.equal(
+    withoutPaths('Failed to load library /opt/cutout/build/Release/libonnxruntime_providers_cuda.so with error: x'),
+    'Failed to load library [path] with error: x',
+  );
   t.equal(withoutPaths('in ./data/ledger and ../models/x.onnx and ~/cache/y'), 'in [path] and [path] and [path]');
   t.equal(withoutPaths('CUDA 13 / cuDNN 9 libraries not found: libcudart.so.13'), 'CUDA 13 / cuDNN 9 libraries not found: libcudart.so.13');
   t.equal(withoutPaths('see https://github.com/xuebinqin/DIS'), 'see https://github.com/xuebinqin/DIS');

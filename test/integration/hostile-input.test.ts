@@ -12,7 +12,12 @@ t.test('bodies over the limit, with and without Content-Length', async (t) => {
   const withLen = await request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json' }, body: big });
   t.equal(withLen.status, 413);
   t.equal(firstError(withLen).code, 'file_too_large');
-  const chunked = await request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json' }, body: big, chunked: true });
+  const chunked = await request(`${url}/v1.0/removebg`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json' },
+    body: big,
+    chunked: true,
+  });
   t.equal(chunked.status, 413);
   t.equal(firstError(chunked).code, 'file_too_large');
   t.equal(ledger.counts.reserve, 0);
@@ -35,12 +40,20 @@ t.test('a 10 MB upload without Content-Length (chunked) within the limit', async
 t.test('malformed multipart boundary', async (t) => {
   const { url } = await startTestServer(t);
   const { body } = multipart([{ name: 'image_file', value: await makeImage('png'), filename: 'f' }], 'realboundary');
-  const res = await request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'multipart/form-data; boundary=otherboundary' }, body });
+  const res = await request(`${url}/v1.0/removebg`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': KEY, 'Content-Type': 'multipart/form-data; boundary=otherboundary' },
+    body,
+  });
   t.equal(res.status, 400);
   t.equal(firstError(res).code, 'invalid_request_body');
   const noBoundary = await request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'multipart/form-data' }, body });
   t.equal(noBoundary.status, 400);
-  const truncated = await request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'multipart/form-data; boundary=realboundary' }, body: body.subarray(0, 60) });
+  const truncated = await request(`${url}/v1.0/removebg`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': KEY, 'Content-Type': 'multipart/form-data; boundary=realboundary' },
+    body: body.subarray(0, 60),
+  });
   t.equal(truncated.status, 400);
   t.equal((await postImage(url, await makeImage('png'))).status, 200);
 });

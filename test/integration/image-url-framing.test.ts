@@ -51,15 +51,24 @@ t.test('a body without Content-Length that the host closes is whole', async (t) 
 t.test("node's parser refusals read as an invalid response, in the head or in the body", async (t) => {
   const cases: Array<[string, string]> = [
     ['HTTP/1.1 200 OK\r\nX-A: a\0b\r\nContent-Length: 3\r\n\r\nabc', 'The remote server sent an invalid HTTP response (HPE_INVALID_HEADER_TOKEN)'],
-    ['HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd', 'The remote server sent an invalid HTTP response (HPE_UNEXPECTED_CONTENT_LENGTH)'],
+    [
+      'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd',
+      'The remote server sent an invalid HTTP response (HPE_UNEXPECTED_CONTENT_LENGTH)',
+    ],
     [`HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(17_000)}\r\nContent-Length: 3\r\n\r\nabc`, "The remote server's response headers exceed 16 kB"],
     ['ICY 200 OK\r\n\r\nabc', 'The remote server sent an invalid HTTP response'],
     // Refused in the body, after the response began: the parser's reason, not "closed before the body was complete".
-    ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\nabc\r\n0\r\n\r\n', 'The remote server sent an invalid HTTP response (HPE_INVALID_CHUNK_SIZE)'],
+    [
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\nabc\r\n0\r\n\r\n',
+      'The remote server sent an invalid HTTP response (HPE_INVALID_CHUNK_SIZE)',
+    ],
   ];
   for (const [response, reason] of cases) {
     const host = await rawHost(t, response, true);
-    const err = await fetchImage(new URL(host.url), options).then(() => null, (e: unknown) => e);
+    const err = await fetchImage(new URL(host.url), options).then(
+      () => null,
+      (e: unknown) => e,
+    );
     t.ok(err instanceof ImageFetchError, `${JSON.stringify(response.slice(0, 40))}: an ImageFetchError`);
     t.equal((err as ImageFetchError).reason, reason);
   }

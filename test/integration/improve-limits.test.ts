@@ -46,7 +46,11 @@ t.test('concurrency cap: a request being worked on (its image download included)
   release();
   t.equal((await first).status, 200);
   t.equal(ledger.slotsInUse(acct.id), 0, 'given back with the answer');
-  t.equal((await postJson(url, { image_file_b64: png.toString('base64') }, { 'X-Api-Key': 'one-at-a-time' }, IMPROVE)).status, 200, 'the next upload is served');
+  t.equal(
+    (await postJson(url, { image_file_b64: png.toString('base64') }, { 'X-Api-Key': 'one-at-a-time' }, IMPROVE)).status,
+    200,
+    'the next upload is served',
+  );
 });
 
 t.test('storage quota: an upload that would pass it is 413 storage_quota_exceeded and nothing is stored', async (t) => {
@@ -65,11 +69,13 @@ t.test('storage quota: an upload that would pass it is 413 storage_quota_exceede
   const res = await upload();
   t.equal(res.status, 413);
   t.same(res.json(), {
-    errors: [{
-      title: 'Storage quota exceeded',
-      code: 'storage_quota_exceeded',
-      detail: `Improve uploads of this account use ${Number((fits * each / 1024).toFixed(1))}KB of its ${Number((quota / 1024).toFixed(1))}KB quota; this one needs ${each} bytes.`,
-    }],
+    errors: [
+      {
+        title: 'Storage quota exceeded',
+        code: 'storage_quota_exceeded',
+        detail: `Improve uploads of this account use ${Number(((fits * each) / 1024).toFixed(1))}KB of its ${Number((quota / 1024).toFixed(1))}KB quota; this one needs ${each} bytes.`,
+      },
+    ],
   });
   t.same(ledger.storageNow(acct.id), { bytes: fits * each, files: fits }, 'nothing counted');
   t.equal(readdirSync(join(config.dataDir, 'improve')).length, 2 * fits, 'the stored images and their metadata, nothing more');

@@ -7,7 +7,7 @@ import type { Logger } from '../../src/http/server.js';
 
 t.test('a worker result with code internal_error is logged with its message', async (t) => {
   const lines: string[] = [];
-  const log: Logger = { info() {}, error: (msg, err) => void lines.push(`${msg} ${err instanceof Error ? err.message : err ?? ''}`) };
+  const log: Logger = { info() {}, error: (msg, err) => void lines.push(`${msg} ${err instanceof Error ? err.message : (err ?? '')}`) };
   const { url, pool, ledger } = await startTestServer(t, { log });
   const acct = ledger.accountOf(KEY)!;
   const before = ledger.balancesNow(acct.id).total;

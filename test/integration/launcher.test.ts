@@ -16,22 +16,35 @@ const LAUNCHER = path.join(PACKAGE_ROOT, 'bin', 'cutout');
 function fakeNode(dir: string): NodeJS.ProcessEnv {
   const bin = path.join(dir, 'fake-bin');
   fs.mkdirSync(bin);
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell script's own ${…}.
-  fs.writeFileSync(path.join(bin, 'node'), '#!/bin/sh\nprintf "tunables=%s\\n" "${GLIBC_TUNABLES-<unset>}"\nfor a in "$@"; do printf "arg=%s\\n" "$a"; done\n', { mode: 0o755 });
+  fs.writeFileSync(
+    path.join(bin, 'node'),
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell script's own ${…}.
+    '#!/bin/sh\nprintf "tunables=%s\\n" "${GLIBC_TUNABLES-<unset>}"\nfor a in "$@"; do printf "arg=%s\\n" "$a"; done\n',
+    { mode: 0o755 },
+  );
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
   delete env.GLIBC_TUNABLES;
   return env;
 }
 
-t.test('bin/cutout: the huge-page tunable when none is set, a caller\'s kept, arguments passed on, found through a symlink', async (t) => {
+t.test("bin/cutout: the huge-page tunable when none is set, a caller's kept, arguments passed on, found through a symlink", async (t) => {
   const dir = t.testdir({});
   const env = fakeNode(dir);
   const main = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
-  const run = (file: string, extra: NodeJS.ProcessEnv) => spawnSync(file, ['serve', '--port', '0', 'two words'], { env: { ...env, ...extra }, encoding: 'utf8' });
+  const run = (file: string, extra: NodeJS.ProcessEnv) =>
+    spawnSync(file, ['serve', '--port', '0', 'two words'], { env: { ...env, ...extra }, encoding: 'utf8' });
   const plain = run(LAUNCHER, {});
   t.equal(plain.status, 0, plain.stderr || 'exits as node did');
-  t.equal(plain.stdout, `tunables=${HUGE_PAGE_TUNABLES}\narg=${main}\narg=serve\narg=--port\narg=0\narg=two words\n`, 'the tunable of src/process/launch-env.ts, and main.js with every argument as given');
-  t.equal(run(LAUNCHER, { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }).stdout.split('\n')[0], 'tunables=glibc.malloc.arena_max=2', "the caller's setting is kept");
+  t.equal(
+    plain.stdout,
+    `tunables=${HUGE_PAGE_TUNABLES}\narg=${main}\narg=serve\narg=--port\narg=0\narg=two words\n`,
+    'the tunable of src/process/launch-env.ts, and main.js with every argument as given',
+  );
+  t.equal(
+    run(LAUNCHER, { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }).stdout.split('\n')[0],
+    'tunables=glibc.malloc.arena_max=2',
+    "the caller's setting is kept",
+  );
   t.equal(run(LAUNCHER, { GLIBC_TUNABLES: '' }).stdout.split('\n')[0], 'tunables=', 'even an empty one');
   // npm puts a symlink to the launcher in node_modules/.bin: main.js is found from where it points.
   const link = path.join(dir, 'cutout-link');
@@ -43,7 +56,11 @@ t.test('npm start, then SIGTERM to npm: the server drains, stops and frees its p
   const dir = t.testdir({ data: {} });
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.GLIBC_TUNABLES;
-  const npm = spawn('npm', ['start', '--', '--host', '127.0.0.1', '--port', '0', '--data', path.join(dir, 'data'), '--workers', '1'], { cwd: PACKAGE_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const npm = spawn('npm', ['start', '--', '--host', '127.0.0.1', '--port', '0', '--data', path.join(dir, 'data'), '--workers', '1'], {
+    cwd: PACKAGE_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.teardown(() => void npm.kill('SIGKILL'));
   let out = '';
   const waiters: Array<() => void> = [];

@@ -7,17 +7,7 @@
 // then the images are sent.
 import t, { type Test } from 'tap';
 import { makeImage } from '../helpers/images.js';
-import {
-  errorCode,
-  heldRequest,
-  histogram,
-  makeDataDir,
-  openProbe,
-  overallDeadline,
-  pollUntil,
-  removeBg,
-  serve,
-} from '../helpers/ledger-procs.js';
+import { errorCode, heldRequest, histogram, makeDataDir, openProbe, overallDeadline, pollUntil, removeBg, serve } from '../helpers/ledger-procs.js';
 
 const C = 2;
 const CREDITS = 10;

@@ -3,18 +3,7 @@
 // client. Startup reconciles the dead process's holds and slots.
 import t from 'tap';
 import { makeImage } from '../helpers/images.js';
-import {
-  get,
-  heldRequest,
-  histogram,
-  makeDataDir,
-  openProbe,
-  overallDeadline,
-  pollUntil,
-  removeBg,
-  serve,
-  type Outcome,
-} from '../helpers/ledger-procs.js';
+import { get, heldRequest, histogram, makeDataDir, openProbe, overallDeadline, pollUntil, removeBg, serve, type Outcome } from '../helpers/ledger-procs.js';
 
 overallDeadline(t, 540_000);
 

@@ -49,11 +49,16 @@ t.test('PostgreSQL crashed right after 200s and down for a while: 200 or 503 led
 
   await pgServer.start();
   // Recovers by itself: the next request after the database answers is served.
-  const back = await pollUntilAsync(async () => {
-    const res = await postImage(srv.url, image, {}, headers);
-    t.not(res.status, 500, 'never a 500');
-    return res.status === 200 ? res : undefined;
-  }, 'a 200 after the restart', 20_000, 200);
+  const back = await pollUntilAsync(
+    async () => {
+      const res = await postImage(srv.url, image, {}, headers);
+      t.not(res.status, 500, 'never a 500');
+      return res.status === 200 ? res : undefined;
+    },
+    'a 200 after the restart',
+    20_000,
+    200,
+  );
   charged += Number(back.headers['x-credits-charged']);
   t.equal((JSON.parse((await request(`${srv.url}/healthz`)).text()) as { ledger: string }).ledger, 'up');
 
@@ -61,10 +66,15 @@ t.test('PostgreSQL crashed right after 200s and down for a while: 200 or 503 led
   t.equal(balances.total, 100 - charged, 'every 200 charged exactly once, none lost in the crash');
   const usage = await ledger.summarizeUsage(0);
   t.equal(usage[0]?.requests, charged, 'one usage row per 200');
-  const inFlight = await pollUntilAsync(async () => {
-    const f = await ledger.inFlight(account.id);
-    return f.holds === 0 && f.slotOwners.length === 0 ? f : undefined;
-  }, 'slots and holds given back', 5_000, 100);
+  const inFlight = await pollUntilAsync(
+    async () => {
+      const f = await ledger.inFlight(account.id);
+      return f.holds === 0 && f.slotOwners.length === 0 ? f : undefined;
+    },
+    'slots and holds given back',
+    5_000,
+    100,
+  );
   t.same(inFlight, { holds: 0, slotOwners: [] }, 'no slot or hold left by the failed requests');
   t.same(srv.ledger, ledger);
   t.ok(statuses.every((s) => s === 503));
@@ -79,7 +89,8 @@ t.test('a settle whose answer is lost in a stall commits when the database goes 
   const acct = (await ledger.authenticate(apiKey))!;
   const db = new pg.Pool({ connectionString: url, max: 1 });
   t.teardown(() => db.end());
-  const usageRows = async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM cutout.usage WHERE account_id = $1', [account.id])).rows[0]!.n);
+  const usageRows = async () =>
+    Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM cutout.usage WHERE account_id = $1', [account.id])).rows[0]!.n);
   t.equal((await ledger.balances(account.id)).subscription, 10);
 
   const reservation = await ledger.reserve(acct, 'preview');
@@ -91,7 +102,11 @@ t.test('a settle whose answer is lost in a stall commits when the database goes 
   pgServer.stall(false); // the stalled settle now runs and commits
 
   // Within a few recovery passes: the late settle is undone, the credit is back, no usage row.
-  await pollUntilAsync(async () => ((await ledger.balances(account.id)).subscription === 10 && (await usageRows()) === 0 ? true : null), 'the late settle voided', 10_000);
+  await pollUntilAsync(
+    async () => ((await ledger.balances(account.id)).subscription === 10 && (await usageRows()) === 0 ? true : null),
+    'the late settle voided',
+    10_000,
+  );
   t.equal((await ledger.balances(account.id)).subscription, 10, 'the credit came back');
   t.equal(await usageRows(), 0, 'no usage row for a result that was not sent');
   // Nothing more moves afterwards (the void is retried for a lease but finds nothing).
@@ -117,7 +132,11 @@ t.test('a node idle before the outage still gives back a failed release once the
   const back = Date.now();
   const db = new pg.Pool({ connectionString: url, max: 1 });
   t.teardown(() => db.end());
-  await pollUntilAsync(async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM cutout.slots WHERE account_id = $1', [account.id])).rows[0]!.n) === 0 || null, 'the slot given back', 5000);
+  await pollUntilAsync(
+    async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM cutout.slots WHERE account_id = $1', [account.id])).rows[0]!.n) === 0 || null,
+    'the slot given back',
+    5000,
+  );
   t.ok(Date.now() - back < 5000, `the slot came back ${Date.now() - back} ms after the database`);
   t.ok(await ledger.acquireSlot(acct), 'the key can take its slot again');
 });
@@ -139,6 +158,6 @@ t.test('the first request after the database returns does not meet the slot a fa
   const again = await ledger.authenticate(apiKey);
   t.ok(again, 'authenticated');
   const next = await ledger.acquireSlot(again!);
-  t.ok(next, 'the key takes its one slot at once: the failed request\'s slot was given back first');
+  t.ok(next, "the key takes its one slot at once: the failed request's slot was given back first");
   await next?.release();
 });

@@ -6,17 +6,7 @@
 // authenticated and taken a concurrency slot; the slots are visible in the ledger), then all are released at once.
 import t, { type Test } from 'tap';
 import { makeImage } from '../helpers/images.js';
-import {
-  errorCode,
-  heldRequest,
-  histogram,
-  makeDataDir,
-  openProbe,
-  overallDeadline,
-  pollUntil,
-  serve,
-  type Outcome,
-} from '../helpers/ledger-procs.js';
+import { errorCode, heldRequest, histogram, makeDataDir, openProbe, overallDeadline, pollUntil, serve, type Outcome } from '../helpers/ledger-procs.js';
 
 const K = 3;
 const N = 12;

@@ -98,6 +98,9 @@ t.test('revocation reaches every process on the next request', async (t) => {
   t.equal(ok.res?.status, 200, 'and can still remove backgrounds');
   t.equal(probe.total(control.id), 4, 'charged normally');
   const list = await cli(['keys', 'list', '--data', dataDir, '--json']);
-  const revoked = (JSON.parse(list.stdout) as Array<{ id: string; revoked: boolean }>).filter((a) => a.revoked).map((a) => a.id).sort();
+  const revoked = (JSON.parse(list.stdout) as Array<{ id: string; revoked: boolean }>)
+    .filter((a) => a.revoked)
+    .map((a) => a.id)
+    .sort();
   t.same(revoked, [viaLedger.id, viaCli.id].sort(), 'keys list shows exactly the two revoked accounts');
 });

@@ -19,15 +19,28 @@ t.test('each malformed body: 400 invalid_request_body, nothing charged, nothing 
   const before = ledger.balancesNow(acct.id);
   const bodies: Record<string, [Buffer, RegExp]> = {
     'no closing boundary': [Buffer.concat([image(png)]), /closing boundary is missing/],
-    'last part cut off before its boundary': [Buffer.concat([image(png), Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="size"\r\n\r\nful`)]), /closing boundary is missing/],
+    'last part cut off before its boundary': [
+      Buffer.concat([image(png), Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="size"\r\n\r\nful`)]),
+      /closing boundary is missing/,
+    ],
     'two image_file parts': [Buffer.concat([image(png), image(png), close]), /'image_file' is given more than once/],
     'two size fields': [Buffer.concat([image(png), field('size', 'preview'), field('size', 'full'), close]), /'size' is given more than once/],
     'a part without Content-Disposition': [Buffer.concat([image(png), part(['Content-Type: text/plain'], 'x'), close]), /no Content-Disposition/],
-    'a header line without a colon': [Buffer.concat([part(['Content-Disposition: form-data; name="image_file"', 'X-Broken'], png), close]), /malformed header line/],
-    'two Content-Dispositions in a part': [Buffer.concat([part(['Content-Disposition: form-data; name="size"', 'Content-Disposition: form-data; name="image_file"'], png), close]), /more than one Content-Disposition/],
+    'a header line without a colon': [
+      Buffer.concat([part(['Content-Disposition: form-data; name="image_file"', 'X-Broken'], png), close]),
+      /malformed header line/,
+    ],
+    'two Content-Dispositions in a part': [
+      Buffer.concat([part(['Content-Disposition: form-data; name="size"', 'Content-Disposition: form-data; name="image_file"'], png), close]),
+      /more than one Content-Disposition/,
+    ],
   };
   for (const [label, [body, detail]] of Object.entries(bodies)) {
-    const res = await request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': `multipart/form-data; boundary=${B}` }, body });
+    const res = await request(`${url}/v1.0/removebg`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': KEY, 'Content-Type': `multipart/form-data; boundary=${B}` },
+      body,
+    });
     t.equal(res.status, 400, label);
     t.match(firstError(res), { code: 'invalid_request_body', detail }, label);
   }
@@ -43,7 +56,10 @@ t.test('each malformed body: 400 invalid_request_body, nothing charged, nothing 
   t.same(ledger.balancesNow(acct.id), before, 'balance unchanged');
 
   // The same fields, well framed, go through and are charged once.
-  const { body, contentType } = multipart([{ name: 'image_file', value: png, filename: 'image_file' }, { name: 'size', value: 'full' }]);
+  const { body, contentType } = multipart([
+    { name: 'image_file', value: png, filename: 'image_file' },
+    { name: 'size', value: 'full' },
+  ]);
   const ok = await request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': contentType }, body });
   t.equal(ok.status, 200);
   t.equal(ledger.balancesNow(acct.id).total, before.total - 1);

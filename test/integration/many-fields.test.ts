@@ -13,12 +13,30 @@ import { MAX_FIELDS } from '../../src/http/field-limits.js';
 const B = 'manyFieldsBoundary';
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-const jsonKeys = (n: number) => ({ type: 'application/json', body: Buffer.from(`{${range(n).map((i) => `"k${i}":0`).join(',')}}`) });
+const jsonKeys = (n: number) => ({
+  type: 'application/json',
+  body: Buffer.from(
+    `{${range(n)
+      .map((i) => `"k${i}":0`)
+      .join(',')}}`,
+  ),
+});
 const multipartParts = (n: number) => ({
   type: `multipart/form-data; boundary=${B}`,
-  body: Buffer.from(`${range(n).map((i) => `--${B}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nv\r\n`).join('')}--${B}--\r\n`),
+  body: Buffer.from(
+    `${range(n)
+      .map((i) => `--${B}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nv\r\n`)
+      .join('')}--${B}--\r\n`,
+  ),
 });
-const urlencodedPairs = (n: number) => ({ type: 'application/x-www-form-urlencoded', body: Buffer.from(range(n).map((i) => `k${i}=v`).join('&')) });
+const urlencodedPairs = (n: number) => ({
+  type: 'application/x-www-form-urlencoded',
+  body: Buffer.from(
+    range(n)
+      .map((i) => `k${i}=v`)
+      .join('&'),
+  ),
+});
 
 t.test('a million JSON keys, 300,000 parts or pairs: 400 too_many_fields, keyed and sandbox', async (t) => {
   const { url, ledger, pool, config, server } = await startTestServer(t);
@@ -35,7 +53,11 @@ t.test('a million JSON keys, 300,000 parts or pairs: 400 too_many_fields, keyed 
   } as const;
   for (const [label, [{ type, body }, what]] of Object.entries(bodies)) {
     t.ok(body.length < config.maxBodyBytes, `${label}: ${body.length} bytes, under the body limit`);
-    for (const [route, headers] of [['/v1.0/removebg', { 'X-Api-Key': KEY }], [SANDBOX, {}], ['/v1.0/improve', { 'X-Api-Key': KEY }]] as const) {
+    for (const [route, headers] of [
+      ['/v1.0/removebg', { 'X-Api-Key': KEY }],
+      [SANDBOX, {}],
+      ['/v1.0/improve', { 'X-Api-Key': KEY }],
+    ] as const) {
       const res = await request(url + route, { method: 'POST', headers: { ...headers, 'Content-Type': type }, body });
       if (route === SANDBOX && body.length > sandboxLargest) {
         t.equal(res.status, 413, `${label} to ${route}: over the sandbox's largest body`);
@@ -43,7 +65,11 @@ t.test('a million JSON keys, 300,000 parts or pairs: 400 too_many_fields, keyed 
         continue;
       }
       t.equal(res.status, 400, `${label} to ${route}`);
-      t.same(firstError(res), { title: 'Too many fields', code: 'too_many_fields', detail: `The request body has more than ${MAX_FIELDS} ${what}.` }, `${label} to ${route}`);
+      t.same(
+        firstError(res),
+        { title: 'Too many fields', code: 'too_many_fields', detail: `The request body has more than ${MAX_FIELDS} ${what}.` },
+        `${label} to ${route}`,
+      );
     }
   }
   t.ok(multipartParts(200_000).body.length <= sandboxLargest, 'the sandbox gets one multipart body it must count');
@@ -59,8 +85,15 @@ t.test('a removal with the limit in fields goes through, keyed and sandbox, in e
   const b64 = png.toString('base64');
   const extra = range(MAX_FIELDS - 2).map((i): [string, string] => [`x_${i}`, 'ignored']);
   const json = { type: 'application/json', body: Buffer.from(JSON.stringify({ image_file_b64: b64, size: 'preview', ...Object.fromEntries(extra) })) };
-  const form = { type: 'application/x-www-form-urlencoded', body: Buffer.from(new URLSearchParams([['image_file_b64', b64], ['size', 'preview'], ...extra]).toString()) };
-  const parts = [`--${B}\r\nContent-Disposition: form-data; name="image_file"; filename="a.png"\r\n\r\n`, png, `\r\n--${B}\r\nContent-Disposition: form-data; name="size"\r\n\r\npreview\r\n`];
+  const form = {
+    type: 'application/x-www-form-urlencoded',
+    body: Buffer.from(new URLSearchParams([['image_file_b64', b64], ['size', 'preview'], ...extra]).toString()),
+  };
+  const parts = [
+    `--${B}\r\nContent-Disposition: form-data; name="image_file"; filename="a.png"\r\n\r\n`,
+    png,
+    `\r\n--${B}\r\nContent-Disposition: form-data; name="size"\r\n\r\npreview\r\n`,
+  ];
   for (const [name, value] of extra) parts.push(`--${B}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
   const multi = { type: `multipart/form-data; boundary=${B}`, body: Buffer.concat([...parts.map((p) => Buffer.from(p)), Buffer.from(`--${B}--\r\n`)]) };
   let charged = 0;
@@ -82,18 +115,24 @@ t.test('a body over the limit is answered before the rest of it is sent', async 
   const { body } = jsonKeys(1_000_000);
   const head = body.subarray(0, 64 * 1024); // about 6,000 keys; the other 11.8 MB never come
   const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json', 'Content-Length': body.length } }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => {
-        req.destroy();
-        resolve({ status: res.statusCode!, text });
-      });
-    });
+    const req = http.request(
+      `${url}/v1.0/removebg`,
+      { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json', 'Content-Length': body.length } },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode!, text });
+        });
+      },
+    );
     req.on('error', reject);
     req.write(head);
   });
   t.equal(answer.status, 400);
-  t.same(JSON.parse(answer.text), { errors: [{ title: 'Too many fields', code: 'too_many_fields', detail: `The request body has more than ${MAX_FIELDS} JSON keys and array elements.` }] });
+  t.same(JSON.parse(answer.text), {
+    errors: [{ title: 'Too many fields', code: 'too_many_fields', detail: `The request body has more than ${MAX_FIELDS} JSON keys and array elements.` }],
+  });
   t.equal(pool.tasks.length, 0);
 });

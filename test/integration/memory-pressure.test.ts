@@ -12,14 +12,22 @@ const MB = 1024 * 1024;
 t.test('503 while the RSS is above 95% of the limit, 200 once it is below', async (t) => {
   let rss = 590 * MB;
   let now = 0;
-  const memoryPressure = new MemoryPressure(600 * MB, () => rss, () => (now += 1000));
+  const memoryPressure = new MemoryPressure(
+    600 * MB,
+    () => rss,
+    () => (now += 1000),
+  );
   const { url, ledger } = await startTestServer(t, { memoryPressure });
   const acct = ledger.accountOf(KEY)!;
   const before = ledger.balancesNow(acct.id).total;
   const b64 = (await makeImage('png')).toString('base64');
 
   for (const path of ['/v1.0/removebg', '/v1.0/improve']) {
-    const res = await request(`${url}${path}`, { method: 'POST', headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json' }, body: JSON.stringify({ image_file_b64: b64 }) });
+    const res = await request(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ image_file_b64: b64 }),
+    });
     t.equal(res.status, 503, path);
     t.equal(firstError(res).code, 'service_busy', path);
     t.match(firstError(res).detail, /near its memory limit \(590MB of 600MB in use\)/, path);

@@ -144,7 +144,15 @@ t.test('stage histograms are fed from the worker timings of successful removals'
 t.test('the batch histograms count each inference batch and its run time by bucket', async (t) => {
   const metrics = createMetrics('1');
   const pool = new FakePool();
-  Object.assign(pool, { info: { device: { kind: 'cuda', index: 0, label: 'cuda:0', reason: 'test' }, model: 'batchy', workers: 4, threadsPerWorker: 1, batching: { maxBatch: 8, maxWaitMs: 2, inferWorkers: 2 } } });
+  Object.assign(pool, {
+    info: {
+      device: { kind: 'cuda', index: 0, label: 'cuda:0', reason: 'test' },
+      model: 'batchy',
+      workers: 4,
+      threadsPerWorker: 1,
+      batching: { maxBatch: 8, maxWaitMs: 2, inferWorkers: 2 },
+    },
+  });
   metrics.attachPool(pool);
   metrics.observeBatch({ size: 3, bucket: 4, ms: 30 });
   metrics.observeBatch({ size: 8, bucket: 8, ms: 55 });

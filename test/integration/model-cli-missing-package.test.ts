@@ -26,12 +26,33 @@ Module._resolveFilename = function (request, ...rest) {
 `;
 
 t.test('cutout model --from F --int8 without onnx-proto: one line naming it and the npm command, exit 1', async (t) => {
-  const dir = t.testdir({ 'hide-onnx-proto.cjs': HIDE, photos: { 'one.jpg': await sharp({ create: { width: 64, height: 48, channels: 3, background: '#a37' } }).jpeg().toBuffer() } });
+  const dir = t.testdir({
+    'hide-onnx-proto.cjs': HIDE,
+    photos: {
+      'one.jpg': await sharp({ create: { width: 64, height: 48, channels: 3, background: '#a37' } })
+        .jpeg()
+        .toBuffer(),
+    },
+  });
   const version = devDependencyVersion('onnx-proto');
   t.match(version, /^\d+\.\d+\.\d+$/, `package.json pins onnx-proto (${version})`);
   const r = spawnSync(
     process.execPath,
-    ['--require', path.join(dir, 'hide-onnx-proto.cjs'), MAIN, 'model', '--from', path.join(MODELS_DIR, 'isnet-int8.onnx'), '--int8', '--model-family', 'isnet', '--calibration-photos', path.join(dir, 'photos'), '--out', path.join(dir, 'out.onnx')],
+    [
+      '--require',
+      path.join(dir, 'hide-onnx-proto.cjs'),
+      MAIN,
+      'model',
+      '--from',
+      path.join(MODELS_DIR, 'isnet-int8.onnx'),
+      '--int8',
+      '--model-family',
+      'isnet',
+      '--calibration-photos',
+      path.join(dir, 'photos'),
+      '--out',
+      path.join(dir, 'out.onnx'),
+    ],
     { encoding: 'utf8', timeout: 60_000 },
   );
   t.equal(r.status, 1, 'exit 1');

@@ -16,9 +16,30 @@ const WARNING =
   'but family birefnet reads it as logits and applies a sigmoid again (the mask would never fall below 0.5). An ISNet, U²-Net or RMBG-1.4 file? Give --model-family isnet, u2net or rmbg';
 
 t.test('an ISNet file given as birefnet: a warning at start', async (t) => {
-  const child = spawn(process.execPath, [ENTRY, '--host', '127.0.0.1', '--port', '0', '--data', t.testdir(), '--workers', '1', '--no-demo-key', '--device', 'cpu', '--model-file', file, '--model-family', 'birefnet'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ENTRY,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--data',
+      t.testdir(),
+      '--workers',
+      '1',
+      '--no-demo-key',
+      '--device',
+      'cpu',
+      '--model-file',
+      file,
+      '--model-family',
+      'birefnet',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   t.teardown(() => void child.kill('SIGKILL'));
   let out = '';
   let err = '';
@@ -41,10 +62,15 @@ t.test('an ISNet file given as birefnet: a warning at start', async (t) => {
 t.test('cutout remove says the same before its first photo', async (t) => {
   const dir = t.testdir();
   const photo = path.join(dir, 'photo.png');
-  await sharp({ create: { width: 96, height: 64, channels: 3, background: '#3a7' } }).png().toFile(photo);
+  await sharp({ create: { width: 96, height: 64, channels: 3, background: '#3a7' } })
+    .png()
+    .toFile(photo);
   const err: string[] = [];
   const io = { stdout: { write: () => true }, stderr: { write: (s: string) => err.push(s) } };
-  const code = await runRemoveCommand(['--model-file', file, '--model-family', 'birefnet', '--workers', '1', '--device', 'cpu', '-o', path.join(dir, 'out'), photo], io);
+  const code = await runRemoveCommand(
+    ['--model-file', file, '--model-family', 'birefnet', '--workers', '1', '--device', 'cpu', '-o', path.join(dir, 'out'), photo],
+    io,
+  );
   t.equal(code, 0, err.join(''));
   t.equal(err[0], `cutout: warning: model isnet-int8.onnx ${WARNING}\n`);
 });

@@ -12,7 +12,16 @@ import { runRemoveCommand } from '../../src/cli/remove-command.js';
 import { sha256 } from '../../src/model/assemble.js';
 import { estimateMemory, formatMemoryEstimate } from '../../src/pool/memory-estimate.js';
 import { syntheticFigure, syntheticPhoto } from '../helpers/core-fixtures.js';
-import { ISNET_FP32, writeBirefnetStyle, writeFp16AsShipped, writeFp16IoStyle, writeNhwcStyle, writeRmbgStyle, writeSignatureGraph, writeU2netStyle } from '../helpers/family-graphs.js';
+import {
+  ISNET_FP32,
+  writeBirefnetStyle,
+  writeFp16AsShipped,
+  writeFp16IoStyle,
+  writeNhwcStyle,
+  writeRmbgStyle,
+  writeSignatureGraph,
+  writeU2netStyle,
+} from '../helpers/family-graphs.js';
 import { KEY, startTestServer } from '../helpers/server.js';
 import { multipart, request } from '../helpers/http-client.js';
 import type { PoolOptions } from '../../src/pool/pool-api.js';
@@ -86,7 +95,11 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
     t.equal(health.status, 200);
     t.match(health.json(), { model: 'birefnet-style.onnx', model_family: 'birefnet', model_sha256: sha256(fs.readFileSync(file)) });
     t.notOk('model_license' in health.json(), 'no licence facts for a file of your own');
-    t.match(formatMemoryEstimate(estimateMemory(pool.info!.modelFileSize, 1)), /\(birefnet-style\.onnx, estimated from its 1[67]\d MB file and 1024×1024 input; /, "the banner's memory line");
+    t.match(
+      formatMemoryEstimate(estimateMemory(pool.info!.modelFileSize, 1)),
+      /\(birefnet-style\.onnx, estimated from its 1[67]\d MB file and 1024×1024 input; /,
+      "the banner's memory line",
+    );
     const { body, contentType } = multipart([
       { name: 'image_file', value: photo, filename: 'figure.jpg' },
       { name: 'size', value: 'full' },
@@ -148,15 +161,21 @@ t.test('graphs rewritten into other families give the bundled model its matte', 
     // The reference for a 320² input: the same resizes with ISNet's own input, d0 as it is, read as
     // custom with the bundled normalisation ((v - 128) / 256) and the same min-max range.
     const refFile = writeU2netStyle(dir, { isnetInput: true, plainOutput: true, name: 'u2net-reference.onnx' });
-    fs.writeFileSync(`${refFile}.json`, JSON.stringify({
-      family: 'custom',
-      input: { width: 320, height: 320, mean: [128 / 255, 128 / 255, 128 / 255], std: [256 / 255, 256 / 255, 256 / 255], layout: 'nchw' },
-      output: { index: 0, activation: 'none', range: 'minmax' },
-    }));
+    fs.writeFileSync(
+      `${refFile}.json`,
+      JSON.stringify({
+        family: 'custom',
+        input: { width: 320, height: 320, mean: [128 / 255, 128 / 255, 128 / 255], std: [256 / 255, 256 / 255, 256 / 255], layout: 'nchw' },
+        output: { index: 0, activation: 'none', range: 'minmax' },
+      }),
+    );
     const out = path.join(dir, 'out');
     const lines: string[] = [];
     const io = { stdout: { write: (s: string) => lines.push(s) }, stderr: { write: (s: string) => lines.push(s) } };
-    const code = await runRemoveCommand(['--model-file', file, '--model-family', 'u2net', '--channels', 'alpha', '--workers', '1', '--device', 'cpu', '-o', out, photoFileIn(dir)], io);
+    const code = await runRemoveCommand(
+      ['--model-file', file, '--model-family', 'u2net', '--channels', 'alpha', '--workers', '1', '--device', 'cpu', '-o', out, photoFileIn(dir)],
+      io,
+    );
     t.equal(code, 0, lines.join(''));
     const written = fs.readdirSync(out);
     t.same(written, ['figure.png']);
@@ -183,24 +202,39 @@ t.test('a file with a symbolic batch on the batching path: several requests per 
   await alone.close();
 
   const batches: number[] = [];
-  const pool = await createRemovalPool({ modelFile: file, modelFamily: 'birefnet', device: 'cpu', fileBatching: true, workers: 3, maxBatch: 4, batchWaitMs: 200, warmUp: false, onBatch: (b) => batches.push(b.size) });
+  const pool = await createRemovalPool({
+    modelFile: file,
+    modelFamily: 'birefnet',
+    device: 'cpu',
+    fileBatching: true,
+    workers: 3,
+    maxBatch: 4,
+    batchWaitMs: 200,
+    warmUp: false,
+    onBatch: (b) => batches.push(b.size),
+  });
   t.teardown(() => pool.close());
   t.match(pool.info, { modelBatch: 'symbolic', batching: { maxBatch: 4 } }, 'the staged path, batches of up to 4');
   const s = await startTestServer(t, { pool });
-  const answers = await Promise.all(photos.map((p, i) => {
-    const { body, contentType } = multipart([
-      { name: 'image_file', value: p, filename: `photo-${i}` },
-      { name: 'size', value: 'full' },
-      { name: 'channels', value: 'alpha' },
-    ]);
-    return request(`${s.url}/v1.0/removebg`, { method: 'POST', headers: { 'content-type': contentType, 'x-api-key': KEY }, body });
-  }));
+  const answers = await Promise.all(
+    photos.map((p, i) => {
+      const { body, contentType } = multipart([
+        { name: 'image_file', value: p, filename: `photo-${i}` },
+        { name: 'size', value: 'full' },
+        { name: 'channels', value: 'alpha' },
+      ]);
+      return request(`${s.url}/v1.0/removebg`, { method: 'POST', headers: { 'content-type': contentType, 'x-api-key': KEY }, body });
+    }),
+  );
   for (const [i, res] of answers.entries()) {
     t.equal(res.status, 200, res.status === 200 ? `photo ${i} removed` : res.text());
     const c = compare((await alphaOf(res.body)).data, reference[i]!);
     t.ok(c.mean < 0.5 && c.over2 < 0.01, `photo ${i}, batched vs alone: ${fmt(c)}`);
   }
-  t.ok(batches.some((n) => n > 1), `several photos in one run (batch sizes ${batches.join(', ')})`);
+  t.ok(
+    batches.some((n) => n > 1),
+    `several photos in one run (batch sizes ${batches.join(', ')})`,
+  );
 
   // A fixed batch of 1 cannot batch: asked to, it runs one photo per run and says why.
   const fixed = await createRemovalPool({ ...base, modelFile: writeBirefnetStyle(dir), modelFamily: 'birefnet', fileBatching: true });
@@ -224,7 +258,10 @@ t.test('fp16 files on the CPU: fp16 weights with float32 ends, and float16 input
     t.teardown(() => pool.close());
     // Its memory estimate counts the fp16 weights as the float32 the CPU provider holds them in.
     t.ok((pool.info?.modelFileSize?.float16WeightBytes ?? 0) > 80e6, `fp16 weights: ${pool.info?.modelFileSize?.float16WeightBytes} bytes`);
-    t.match(formatMemoryEstimate(estimateMemory(pool.info!.modelFileSize, 1)), /isnet-fp16-io\.onnx, estimated from its 8\d MB file \(fp16 weights counted as float32\)/);
+    t.match(
+      formatMemoryEstimate(estimateMemory(pool.info!.modelFileSize, 1)),
+      /isnet-fp16-io\.onnx, estimated from its 8\d MB file \(fp16 weights counted as float32\)/,
+    );
     const s = await startTestServer(t, { pool });
     const { body, contentType } = multipart([
       { name: 'image_file', value: photo, filename: 'figure.jpg' },
@@ -255,18 +292,26 @@ t.test('fp16 files on the CPU: fp16 weights with float32 ends, and float16 input
     const wrong = new binding.Session(file, { ...opts, inputType: undefined, outputType: undefined });
     t.teardown(() => wrong.close());
     t.throws(() => wrong.infer(new Uint8Array(1024 * 1024 * 3), 3), { code: 'ERR_CUTOUT_INFERENCE', message: /float16|tensor\(float\)/ });
-    t.throws(() => new binding.Session(file, { ...opts, inputType: 'half' as never }), { code: 'ERR_CUTOUT_ARG', message: "Expected 'float32' or 'float16' for options.inputType but received 'half'" });
+    t.throws(() => new binding.Session(file, { ...opts, inputType: 'half' as never }), {
+      code: 'ERR_CUTOUT_ARG',
+      message: "Expected 'float32' or 'float16' for options.inputType but received 'half'",
+    });
   });
 });
 
 t.test('a file that breaks its family is refused before any worker starts', async (t) => {
   const dir = t.testdir();
-  const file = writeSignatureGraph(dir, 'small.onnx', { inputs: [{ name: 'input', elemType: 1, dims: [1, 3, 512, 512] }], outputs: [{ name: 'output', elemType: 1, dims: [1, 1, 512, 512] }] });
+  const file = writeSignatureGraph(dir, 'small.onnx', {
+    inputs: [{ name: 'input', elemType: 1, dims: [1, 3, 512, 512] }],
+    outputs: [{ name: 'output', elemType: 1, dims: [1, 1, 512, 512] }],
+  });
   await t.rejects(createRemover({ ...base, modelFile: file, modelFamily: 'birefnet' }), {
     name: 'ModelFileError',
     message: `The model file ${file} (family birefnet) does not fit: input 'input' is [1, 3, 512, 512], expected 1024x1024 (height x width) for this family; output 'output' is [1, 1, 512, 512], expected [N, 1, 1024, 1024] or [N, 1024, 1024] (one mask at the input's size)`,
   });
-  await t.rejects(createRemover({ ...base, modelFile: ISNET_FP32, model: 'isnet-int8' }), { message: /^--model isnet-int8 and --model-file .* name two models: give one$/ });
+  await t.rejects(createRemover({ ...base, modelFile: ISNET_FP32, model: 'isnet-int8' }), {
+    message: /^--model isnet-int8 and --model-file .* name two models: give one$/,
+  });
   // Through `cutout remove`: exit 1 and the message, nothing processed.
   const lines: string[] = [];
   const io = { stdout: { write: (s: string) => lines.push(s) }, stderr: { write: (s: string) => lines.push(s) } };

@@ -76,13 +76,22 @@ t.test('an fp32 file of BiRefNet conventions to int8: written, checked, and givi
   const ops = (type: string) => g.node.filter((n: { opType: string }) => n.opType === type).length;
   t.ok(ops('QuantizeLinear') > 100 && ops('DequantizeLinear') > 200, `${ops('QuantizeLinear')} Q, ${ops('DequantizeLinear')} DQ`);
   t.ok(g.initializer.filter((i: { dataType: number }) => i.dataType === 3).length > 100, 'int8 weight tensors');
-  t.same(g.input.map((i: { name: string }) => i.name), ['input_image']);
-  t.same(g.output.map((o: { name: string }) => o.name), decodeModel(fs.readFileSync(file)).graph.output.map((o: { name: string }) => o.name));
+  t.same(
+    g.input.map((i: { name: string }) => i.name),
+    ['input_image'],
+  );
+  t.same(
+    g.output.map((o: { name: string }) => o.name),
+    decodeModel(fs.readFileSync(file)).graph.output.map((o: { name: string }) => o.name),
+  );
   const ratio = fs.statSync(out).size / fs.statSync(file).size;
   t.ok(ratio < 0.34, `int8 file ${(100 * ratio).toFixed(1)}% of the fp32 one`);
   const table = JSON.parse(fs.readFileSync(path.join(dir, 'birefnet-style.int8.calibration.json'), 'utf8'));
   t.same(table.photos, CALIBRATION.slice().sort(), 'the calibration photos recorded');
-  t.ok(Object.values(table.ranges).every((r) => Array.isArray(r) && (r as number[])[0]! <= (r as number[])[1]!), 'a [lo, hi] per tensor');
+  t.ok(
+    Object.values(table.ranges).every((r) => Array.isArray(r) && (r as number[])[0]! <= (r as number[])[1]!),
+    'a [lo, hi] per tensor',
+  );
 
   // Through the service as `--model-file`: the cut-out of a photo it was not calibrated on.
   const int8 = await alphaWith({ modelFile: out, modelFamily: 'birefnet' });
@@ -91,7 +100,10 @@ t.test('an fp32 file of BiRefNet conventions to int8: written, checked, and givi
   const vsFp32 = agreement(int8, fp32);
   const vsBundled = agreement(int8, bundled);
   t.ok(vsFp32.iou > 0.97 && vsFp32.mean < 3, `int8 file vs its fp32 source: IoU ${vsFp32.iou.toFixed(4)}, mean |Δ| ${vsFp32.mean.toFixed(2)}`);
-  t.ok(vsBundled.iou > 0.97 && vsBundled.mean < 3, `int8 file vs the bundled isnet-int8: IoU ${vsBundled.iou.toFixed(4)}, mean |Δ| ${vsBundled.mean.toFixed(2)}`);
+  t.ok(
+    vsBundled.iou > 0.97 && vsBundled.mean < 3,
+    `int8 file vs the bundled isnet-int8: IoU ${vsBundled.iou.toFixed(4)}, mean |Δ| ${vsBundled.mean.toFixed(2)}`,
+  );
   t.ok(fp32.data.some((v) => v >= 0.5) && fp32.data.some((v) => v < 0.5), 'the camel is cut out, not all or nothing');
 });
 
@@ -106,7 +118,10 @@ t.test('an fp16 file with float16 ends to int8: widened to fp32 first, then the 
   const out = path.join(dir, 'isnet-fp16-io.int8.onnx');
   const g = decodeModel(fs.readFileSync(out)).graph;
   t.same([g.input[0].type.tensorType.elemType, g.output[0].type.tensorType.elemType], [1, 1], 'float32 ends: it runs as an fp32 file would');
-  t.notOk(g.initializer.some((i: { dataType: number }) => i.dataType === 10), 'no fp16 tensor left');
+  t.notOk(
+    g.initializer.some((i: { dataType: number }) => i.dataType === 10),
+    'no fp16 tensor left',
+  );
   t.ok(g.initializer.filter((i: { dataType: number }) => i.dataType === 3).length > 100, 'int8 weight tensors');
   const int8 = await alphaWith({ modelFile: out, modelFamily: 'isnet' });
   const bundled = await alphaWith({ model: 'isnet-int8' });
@@ -122,8 +137,14 @@ t.test('calibration inputs: NHWC is the NCHW tensor with its channels last', asy
   const nhwc = await calibrationInput(photo, { ...spec, layout: 'nhwc' });
   const plane = 48 * 32;
   t.equal(nhwc.length, 3 * plane);
-  t.ok(Array.from({ length: plane }, (_, i) => i).every((i) => [0, 1, 2].every((c) => nhwc[i * 3 + c] === nchw[c * plane + i])), 'every value in its place');
-  t.ok(nchw.some((v) => v !== nchw[0]), 'a photo, not a constant');
+  t.ok(
+    Array.from({ length: plane }, (_, i) => i).every((i) => [0, 1, 2].every((c) => nhwc[i * 3 + c] === nchw[c * plane + i])),
+    'every value in its place',
+  );
+  t.ok(
+    nchw.some((v) => v !== nchw[0]),
+    'a photo, not a constant',
+  );
 });
 
 t.test('refused with a reason: usage errors exit 2, files that cannot be quantised exit 1', async (t) => {
@@ -146,7 +167,10 @@ t.test('refused with a reason: usage errors exit 2, files that cannot be quantis
   t.match(missing.err.join(''), /^cutout model: Could not read the model file .*none\.onnx: ENOENT/);
 
   // A file that breaks its family is refused before any calibration, as `serve` refuses it.
-  const small = writeSignatureGraph(dir, 'small.onnx', { inputs: [{ name: 'input', elemType: 1, dims: [1, 3, 512, 512] }], outputs: [{ name: 'output', elemType: 1, dims: [1, 1, 512, 512] }] });
+  const small = writeSignatureGraph(dir, 'small.onnx', {
+    inputs: [{ name: 'input', elemType: 1, dims: [1, 3, 512, 512] }],
+    outputs: [{ name: 'output', elemType: 1, dims: [1, 1, 512, 512] }],
+  });
   const wrong = io();
   t.equal(await runQuantizeFileCli(['--from', small, '--int8', '--model-family', 'birefnet'], wrong.io), 1);
   t.match(wrong.err.join(''), /small\.onnx \(family birefnet\) does not fit: input 'input' is \[1, 3, 512, 512\], expected 1024x1024/);

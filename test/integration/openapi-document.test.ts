@@ -67,7 +67,9 @@ t.test('the document lists exactly the routes the server has', async (t) => {
   const doc = openApiDocument() as { paths: Record<string, Record<string, unknown>> };
   t.same(Object.keys(doc.paths).sort(), Object.keys(routes).sort(), 'the same paths');
   for (const [path, methods] of Object.entries(routes)) {
-    const documented = Object.keys(doc.paths[path] ?? {}).filter((k) => k !== 'options').map((m) => m.toUpperCase());
+    const documented = Object.keys(doc.paths[path] ?? {})
+      .filter((k) => k !== 'options')
+      .map((m) => m.toUpperCase());
     t.same(documented.sort(), Object.keys(methods).sort(), `${path}: the same methods`);
     t.ok(doc.paths[path]?.options, `${path}: its preflight`);
   }
@@ -78,15 +80,28 @@ t.test('responses the document does not describe are problems', async (t) => {
     method: 'GET',
     path: '/healthz',
     status: 200,
-    headers: { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X-Width', 'x-request-id': 'r-1', 'content-type': 'application/json; charset=utf-8' },
+    headers: {
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': 'X-Width',
+      'x-request-id': 'r-1',
+      'content-type': 'application/json; charset=utf-8',
+    },
     body: Buffer.from('{"status":"ok"}'),
   };
   t.same(check.responseProblems(ok), [], 'a described answer passes');
   const cases: Array<[string, Partial<check.ObservedResponse>, RegExp]> = [
     ['an undescribed status', { status: 418 }, /status 418 is not among/],
     ['an undescribed header', { headers: { ...ok.headers, 'x-secret': '1' } }, /header x-secret is not described/],
-    ['a required header missing', { headers: { 'access-control-expose-headers': 'X', 'x-request-id': 'r-1', 'content-type': 'application/json' } }, /required header access-control-allow-origin is missing/],
-    ['a header against its schema', { headers: { ...ok.headers, 'access-control-allow-origin': 'https://evil.example' } }, /header access-control-allow-origin/],
+    [
+      'a required header missing',
+      { headers: { 'access-control-expose-headers': 'X', 'x-request-id': 'r-1', 'content-type': 'application/json' } },
+      /required header access-control-allow-origin is missing/,
+    ],
+    [
+      'a header against its schema',
+      { headers: { ...ok.headers, 'access-control-allow-origin': 'https://evil.example' } },
+      /header access-control-allow-origin/,
+    ],
     ['a field the schema does not have', { body: Buffer.from('{"status":"ok","extra":1}') }, /must NOT have additional properties/],
     ['a wrong value', { body: Buffer.from('{"status":"fine"}') }, /body/],
     ['a body that is not JSON', { body: Buffer.from('ok') }, /not JSON/],
@@ -102,11 +117,25 @@ t.test('responses the document does not describe are problems', async (t) => {
     method: 'POST',
     path: '/healthz',
     status: 405,
-    headers: { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X', 'x-request-id': 'r-1', 'content-type': 'application/json; charset=utf-8', allow: 'GET, POST, OPTIONS' },
+    headers: {
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': 'X',
+      'x-request-id': 'r-1',
+      'content-type': 'application/json; charset=utf-8',
+      allow: 'GET, POST, OPTIONS',
+    },
     body: Buffer.from('{"errors":[{"title":"Method not allowed","code":"method_not_allowed"}]}'),
   };
-  t.match(check.responseProblems(wrongAllow).join('\n'), /Allow 'GET, POST, OPTIONS' but the document lists GET, HEAD, OPTIONS/, 'a 405 must name the documented methods');
-  const wrongCode = { ...wrongAllow, headers: { ...wrongAllow.headers, allow: 'GET, HEAD, OPTIONS' }, body: Buffer.from('{"errors":[{"title":"x","code":"teapot"}]}') };
+  t.match(
+    check.responseProblems(wrongAllow).join('\n'),
+    /Allow 'GET, POST, OPTIONS' but the document lists GET, HEAD, OPTIONS/,
+    'a 405 must name the documented methods',
+  );
+  const wrongCode = {
+    ...wrongAllow,
+    headers: { ...wrongAllow.headers, allow: 'GET, HEAD, OPTIONS' },
+    body: Buffer.from('{"errors":[{"title":"x","code":"teapot"}]}'),
+  };
   t.match(check.responseProblems(wrongCode).join('\n'), /must be equal to one of the allowed values/, 'an error code the document does not list');
 });
 

@@ -40,7 +40,11 @@ function sandboxBody(image: Uint8Array) {
 
 async function metricsServer(t: Test, config: Partial<Config>): Promise<string> {
   const full: Config = Object.freeze({ ...loadConfig([], {}), host: '127.0.0.1', port: 0, demoKey: false, dataDir: t.testdir(), ...config });
-  const server = createServer({ config: full, api: apiFactory({ config: full, pool: new FakePool(), ledger: new FakeLedger(), metrics: createMetrics('test') }), log: quietLogger });
+  const server = createServer({
+    config: full,
+    api: apiFactory({ config: full, pool: new FakePool(), ledger: new FakeLedger(), metrics: createMetrics('test') }),
+    log: quietLogger,
+  });
   await server.listen();
   t.teardown(() => server.close());
   documentedOrigins.add(new URL(server.url).origin);

@@ -46,7 +46,10 @@ t.test('one photo after another: the memory stays mapped, each request faults in
   const hot = await faultsPerRequest('idle');
   t.ok(median(hot) <= BUDGET, `median ${median(hot)} minor faults per request, budget ${BUDGET} (each: ${hot.join(', ')})`);
   const released = await faultsPerRequest('every-task');
-  t.ok(median(released) > 2 * BUDGET, `handing the memory back after every task faults it in again: median ${median(released)} per request (each: ${released.join(', ')})`);
+  t.ok(
+    median(released) > 2 * BUDGET,
+    `handing the memory back after every task faults it in again: median ${median(released)} per request (each: ${released.join(', ')})`,
+  );
 });
 
 t.test('idle: the block cache is handed back once the pool has been empty a while', async (t) => {

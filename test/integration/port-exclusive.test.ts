@@ -23,7 +23,10 @@ t.test('a second server on a served port refuses to start, alone or with --proce
   const other = fs.mkdtempSync(path.join(os.tmpdir(), 'cutout-port-other-'));
   t.teardown(() => fs.rmSync(other, { recursive: true, force: true }));
   const serve = (...args: string[]) =>
-    spawnSync(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', port, '--data', other, '--no-demo-key', '--workers', '1', ...args], { encoding: 'utf8', timeout: 60_000 });
+    spawnSync(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', port, '--data', other, '--no-demo-key', '--workers', '1', ...args], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
 
   const alone = serve();
   t.equal(alone.status, 1, 'exits 1');

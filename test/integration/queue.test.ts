@@ -38,7 +38,11 @@ t.test('a queued request whose client leaves: never runs, refunded, slot freed',
   await gate.started;
 
   const { body, contentType } = multipart([{ name: 'image_file', value: await makeImage('png', 20, 10), filename: 'image_file' }]);
-  const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } });
+  const req = http.request(`${url}/v1.0/removebg`, {
+    method: 'POST',
+    agent: false,
+    headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length },
+  });
   req.on('error', () => {});
   req.end(body);
   while (pool.stats().queued < 1) await new Promise((r) => setImmediate(r));

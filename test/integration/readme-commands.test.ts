@@ -51,7 +51,10 @@ interface Rule {
   special?: boolean;
 }
 
-const hasScript = (name: string): Check => (t) => t.ok(PKG.scripts[name], `package.json has the script ${name}`);
+const hasScript =
+  (name: string): Check =>
+  (t) =>
+    t.ok(PKG.scripts[name], `package.json has the script ${name}`);
 
 const RULES: Rule[] = [
   // Run in their own subtests below (a second server, another project), not by the npx loop.
@@ -75,7 +78,12 @@ const RULES: Rule[] = [
   },
   { match: /^npm test$/, skip: 'the suite this test is part of', check: hasScript('test') },
   { match: /^npm run gpu$/, skip: "needs a GPU box, and downloads ONNX Runtime's CUDA provider (~180 MB)", check: hasScript('gpu') },
-  ...[/^export CUTOUT_LEDGER_URL=postgres:\/\/\S+$/, /^npx cutout serve --no-demo-key$/, /^npx cutout keys create --credits \d+$/, /^npx cutout usage --since \d+$/].map(
+  ...[
+    /^export CUTOUT_LEDGER_URL=postgres:\/\/\S+$/,
+    /^npx cutout serve --no-demo-key$/,
+    /^npx cutout keys create --credits \d+$/,
+    /^npx cutout usage --since \d+$/,
+  ].map(
     (match): Rule => ({
       match,
       skip: 'the Deployment section: needs a PostgreSQL at db.internal; test/integration/three-nodes.test.ts runs serve, keys and usage against a database it starts',
@@ -85,7 +93,12 @@ const RULES: Rule[] = [
   {
     match: /^docker build -f deploy\/Dockerfile --target (cpu|cuda) -t cutout:(cpu|cuda) \.$/,
     skip: 'no docker daemon here; test/unit/deploy-files.test.ts parses deploy/Dockerfile and checks its stages',
-    check: (t) => t.match(fs.readFileSync(path.join(ROOT, 'deploy', 'Dockerfile'), 'utf8'), /^FROM \S+ AS cpu$[\s\S]*^FROM \S+ AS cuda$/m, 'the Dockerfile has both targets'),
+    check: (t) =>
+      t.match(
+        fs.readFileSync(path.join(ROOT, 'deploy', 'Dockerfile'), 'utf8'),
+        /^FROM \S+ AS cpu$[\s\S]*^FROM \S+ AS cuda$/m,
+        'the Dockerfile has both targets',
+      ),
   },
   {
     match: /^kubectl (create secret generic cutout-ledger|apply -f deploy\/kubernetes\/)/,
@@ -131,7 +144,10 @@ function userEnv(): NodeJS.ProcessEnv {
     env[k] = v;
   }
   // tap's process tracking (--import=…@tapjs/processinfo…) would load into every node we start.
-  const nodeOptions = (env.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o && !o.includes('@tapjs')).join(' ');
+  const nodeOptions = (env.NODE_OPTIONS ?? '')
+    .split(/\s+/)
+    .filter((o) => o && !o.includes('@tapjs'))
+    .join(' ');
   if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
   else delete env.NODE_OPTIONS;
   env.PATH = (process.env.PATH ?? '')
@@ -218,7 +234,10 @@ async function checkCutout(t: Test, file: string, photo: { width: number; height
 
 /** curl -D's file: the last response's status and headers (a 100 Continue comes first). */
 function readHeaders(file: string): { status: number; headers: Record<string, string> } {
-  const blocks = fs.readFileSync(file, 'latin1').split(/\r?\n\r?\n/).filter((b) => b.startsWith('HTTP/'));
+  const blocks = fs
+    .readFileSync(file, 'latin1')
+    .split(/\r?\n\r?\n/)
+    .filter((b) => b.startsWith('HTTP/'));
   const [statusLine, ...lines] = blocks[blocks.length - 1]!.split(/\r?\n/);
   const headers: Record<string, string> = {};
   for (const l of lines) {
@@ -273,7 +292,11 @@ t.test('every README command is run here or skipped by name', async (t) => {
       rule.check?.(t);
     }
   }
-  for (const rule of RULES) t.ok(COMMANDS.some((c) => rule.match.test(c.text)), `the README still has ${rule.match}`);
+  for (const rule of RULES)
+    t.ok(
+      COMMANDS.some((c) => rule.match.test(c.text)),
+      `the README still has ${rule.match}`,
+    );
 });
 
 t.test('the Command line block names only what the commands know', async (t) => {
@@ -308,7 +331,8 @@ t.test("cutout --help's own synopsis names only what each command knows, --devic
   for (const [v, line] of synopsis) {
     if (v === 'keys' || v === 'usage') continue; // their flags belong to the subcommands
     const r = spawnSync(process.execPath, [CLI, v, '--help'], { encoding: 'utf8', env: { ...process.env, CUTOUT_DATA_DIR: DATA } });
-    for (const flag of new Set(line.match(/--[a-z][\w-]*/g) ?? [])) t.ok((r.stdout + r.stderr).includes(flag), `cutout ${v} --help lists ${flag}, as cutout --help says`);
+    for (const flag of new Set(line.match(/--[a-z][\w-]*/g) ?? []))
+      t.ok((r.stdout + r.stderr).includes(flag), `cutout ${v} --help lists ${flag}, as cutout --help says`);
   }
 });
 
@@ -320,7 +344,10 @@ t.test('every inline npm script and dist file exists', async (t) => {
     const file = /^node (dist\/\S+\.js)\b/.exec(span);
     if (file) t.ok(fs.existsSync(path.join(ROOT, file[1]!)), `\`${span}\`: the build wrote ${file[1]}`);
   }
-  t.ok(spans.some((s) => s.startsWith('npm run ')), 'inline npm scripts found');
+  t.ok(
+    spans.some((s) => s.startsWith('npm run ')),
+    'inline npm scripts found',
+  );
 });
 
 t.test('the commands, as a new user runs them', async (t) => {
@@ -436,7 +463,11 @@ t.test('the commands, as a new user runs them', async (t) => {
       }
       t.match(
         body,
-        { data: { attributes: { credits: { total: Number, subscription: Number, payg: Number, enterprise: Number }, api: { free_calls: Number, sizes: String } } } },
+        {
+          data: {
+            attributes: { credits: { total: Number, subscription: Number, payg: Number, enterprise: Number }, api: { free_calls: Number, sizes: String } },
+          },
+        },
         `${label}: the account JSON has remove.bg's shape`,
       );
       return body?.data?.attributes?.credits?.total as number | undefined;
@@ -496,7 +527,10 @@ t.test('the commands, as a new user runs them', async (t) => {
 
   await t.test('Use it as a library: another project installs the checkout and runs the example', async (t) => {
     const installs = commandsLike(/^npm install(-scripts deny)? /);
-    t.same(installs.map((c) => c.text), ['npm install /path/to/cutout', 'npm install-scripts deny cutout']);
+    t.same(
+      installs.map((c) => c.text),
+      ['npm install /path/to/cutout', 'npm install-scripts deny cutout'],
+    );
     const js = readmeBlocks(README).find((b) => b.lang === 'js' && b.section === 'Use it as a library');
     t.ok(js, 'the section has a js block');
     if (!js) return;

@@ -57,8 +57,15 @@ t.test('disconnect mid-inference refunds and frees the slot (concurrency 1)', as
   const s = await setup(t, { subscription: 5, concurrency: 1 });
   const img = await makeImage('png');
   const gate = s.pool.hold();
-  const { body, contentType } = multipart([{ name: 'image_file', value: img, filename: 'image_file' }, { name: 'size', value: 'full' }]);
-  const req = http.request(`${s.url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': s.apiKey, 'Content-Type': contentType, 'Content-Length': body.length } });
+  const { body, contentType } = multipart([
+    { name: 'image_file', value: img, filename: 'image_file' },
+    { name: 'size', value: 'full' },
+  ]);
+  const req = http.request(`${s.url}/v1.0/removebg`, {
+    method: 'POST',
+    agent: false,
+    headers: { 'X-Api-Key': s.apiKey, 'Content-Type': contentType, 'Content-Length': body.length },
+  });
   req.on('error', () => {});
   req.end(body);
   await gate.started;

@@ -82,7 +82,11 @@ if ('skip' in real) {
     const before = ledger.balancesNow(acct.id).total;
     const { body, contentType } = multipart([{ name: 'image_file', value: input, filename: 'image_file' }]);
     const started = new Promise<void>((r) => (onRun = r));
-    const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } });
+    const req = http.request(`${url}/v1.0/removebg`, {
+      method: 'POST',
+      agent: false,
+      headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length },
+    });
     req.on('error', () => {});
     req.end(body);
     await started;

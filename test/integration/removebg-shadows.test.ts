@@ -38,14 +38,21 @@ if ('skip' in real) {
   /** New shadow pixels (transparent before, some alpha now) and opaque pixels whose bytes changed. */
   async function compare(body: Uint8Array) {
     const { data } = await rgba(body);
-    let shadowed = 0, opaqueChanged = 0, maxAlpha = 0, above = 0, left_ = 0, right = 0;
+    let shadowed = 0,
+      opaqueChanged = 0,
+      maxAlpha = 0,
+      above = 0,
+      left_ = 0,
+      right = 0;
     for (let i = 0, p = 0; i < data.length; i += 4, p++) {
-      const a0 = base.data[i + 3]!, a1 = data[i + 3]!;
+      const a0 = base.data[i + 3]!,
+        a1 = data[i + 3]!;
       if (a0 === 255 && (a1 !== 255 || data[i] !== base.data[i] || data[i + 1] !== base.data[i + 1] || data[i + 2] !== base.data[i + 2])) opaqueChanged++;
       if (a0 === 0 && a1 > 0) {
         shadowed++;
         maxAlpha = Math.max(maxAlpha, a1);
-        const x = p % W, y = Math.floor(p / W);
+        const x = p % W,
+          y = Math.floor(p / W);
         if (y < top) above++;
         if (x < left) left_++;
         if (x >= left + width) right++;
@@ -68,7 +75,12 @@ if ('skip' in real) {
   });
 
   t.test('no shadow is byte-identical to no field', async (t) => {
-    const noShadow: Array<Record<string, string>> = [{ shadow_type: 'none' }, { shadow_type: 'drop', shadow_opacity: '0' }, { add_shadow: 'true' }, { 'shadow_type[car]': 'car' }];
+    const noShadow: Array<Record<string, string>> = [
+      { shadow_type: 'none' },
+      { shadow_type: 'drop', shadow_opacity: '0' },
+      { add_shadow: 'true' },
+      { 'shadow_type[car]': 'car' },
+    ];
     for (const fields of noShadow) {
       t.ok(Buffer.from((await post(fields)).body).equals(Buffer.from(plain.body)), `${JSON.stringify(fields)} (type auto is 'other')`);
     }
@@ -84,8 +96,12 @@ if ('skip' in real) {
   });
 
   t.test('JPG on a colour, and ZIP', async (t) => {
-    const flat = await sharp((await post({ format: 'jpg', bg_color: 'ffffff' })).body).raw().toBuffer();
-    const shaded = await sharp((await post({ format: 'jpg', bg_color: 'ffffff', shadow_type: 'drop', shadow_opacity: '80' })).body).raw().toBuffer();
+    const flat = await sharp((await post({ format: 'jpg', bg_color: 'ffffff' })).body)
+      .raw()
+      .toBuffer();
+    const shaded = await sharp((await post({ format: 'jpg', bg_color: 'ffffff', shadow_type: 'drop', shadow_opacity: '80' })).body)
+      .raw()
+      .toBuffer();
     let darker = 0;
     for (let i = 0; i < flat.length; i++) if (shaded[i]! + 20 < flat[i]!) darker++;
     t.ok(darker > 100, `the shadow darkens the white background (${darker} samples darker by > 20)`);

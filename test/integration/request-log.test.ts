@@ -54,7 +54,21 @@ t.test('one JSON line per request with its fields; no key anywhere', async (t) =
   const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   for (const [i, r] of records.entries()) {
     t.equal(r.msg, 'request');
-    t.match(r, { level: String, time: /^\d{4}-\d\d-\d\dT/, pid: process.pid, method: String, status: Number, bytes_in: Number, bytes_out: Number, total_ms: Number, client: '127.0.0.1' }, `fields of line ${i}`);
+    t.match(
+      r,
+      {
+        level: String,
+        time: /^\d{4}-\d\d-\d\dT/,
+        pid: process.pid,
+        method: String,
+        status: Number,
+        bytes_in: Number,
+        bytes_out: Number,
+        total_ms: Number,
+        client: '127.0.0.1',
+      },
+      `fields of line ${i}`,
+    );
   }
   // Lines are written as requests end; match them to the answers by request id.
   const byId = new Map(records.map((r) => [r.req_id as string, r]));
@@ -87,8 +101,14 @@ t.test('one JSON line per request with its fields; no key anywhere', async (t) =
   t.match(byId.get(answers[5]!.headers['x-request-id'] as string)!, { route: null, status: 404, code: 'not_found' });
 
   // The key in a header, a bearer token, even in a path (only routes are logged): never in a line.
-  t.notOk(lines.some((l) => l.includes(KEY)), 'no line holds the key');
-  t.notOk(lines.some((l) => l.includes(wrongKey)), 'nor a wrong key');
+  t.notOk(
+    lines.some((l) => l.includes(KEY)),
+    'no line holds the key',
+  );
+  t.notOk(
+    lines.some((l) => l.includes(wrongKey)),
+    'nor a wrong key',
+  );
 });
 
 t.test('a terminal gets one readable line per request', async (t) => {

@@ -35,6 +35,10 @@ t.test('no uWebSockets header on any response', async (t) => {
   const closing = server.close();
   await closing;
   for (const [what, res] of seen) {
-    t.same(Object.keys(res.headers).filter((h) => /uwebsockets|^server$|x-powered-by/i.test(h)), [], `${what}: no server-identifying header`);
+    t.same(
+      Object.keys(res.headers).filter((h) => /uwebsockets|^server$|x-powered-by/i.test(h)),
+      [],
+      `${what}: no server-identifying header`,
+    );
   }
 });

@@ -54,8 +54,14 @@ t.test('per-client window and share under a burst; keyed requests go ahead of wa
 
   const keyedAnswers = await Promise.all(keyed);
   const results = await Promise.all(burst);
-  t.same(keyedAnswers.map((r) => r.status), [200, 200, 200]);
-  t.same(keyedAnswers.map((r) => r.headers['x-credits-charged']), ['1', '1', '1']);
+  t.same(
+    keyedAnswers.map((r) => r.status),
+    [200, 200, 200],
+  );
+  t.same(
+    keyedAnswers.map((r) => r.headers['x-credits-charged']),
+    ['1', '1', '1'],
+  );
 
   const widths = pool.tasks.map((task) => pngSize(task.input)!.width);
   t.equal(widths.length, 5);

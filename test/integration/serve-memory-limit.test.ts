@@ -37,12 +37,18 @@ t.test('a 600 MB cgroup: --workers 2 refused, the default fits', { skip: typeof 
 
   const refused = await serveInCgroup(cgroup.procs, [...flags, '--data', t.testdir({}), '--workers', '2']);
   t.equal(refused.code, 1, 'exit 1');
-  t.match(refused.out, /cutout serve: failed to start: ~\d+ MB busy with 2 workers and --memory-release every-task \(isnet-int8, the start-up estimate\) is above the memory limit of 600 MB \(cgroup v[12] memory\.(max|limit_in_bytes)/);
+  t.match(
+    refused.out,
+    /cutout serve: failed to start: ~\d+ MB busy with 2 workers and --memory-release every-task \(isnet-int8, the start-up estimate\) is above the memory limit of 600 MB \(cgroup v[12] memory\.(max|limit_in_bytes)/,
+  );
   t.notMatch(refused.out, /listening/, 'never listened');
 
   const fits = await serveInCgroup(cgroup.procs, [...flags, '--data', path.join(t.testdirName, 'fits')], /cutout listening on[\s\S]*memory limit: .*\n/);
-  t.match(fits.out, /memory limit: (\d+ workers? instead of \d+ and )?--memory-release every-task to fit the memory limit of 600 MB \(cgroup v[12] memory\.(max|limit_in_bytes) \(\/sys\/fs\/cgroup\/[^)]*cutout-test-\d+[^)]*\); up to 90% planned\): ~\d+ MB busy/);
-  t.match(fits.out, /; request bodies and downloads up to \d+ MB at once \(more get 503 service_busy\)/, 'the queue\'s inputs sized to it too');
+  t.match(
+    fits.out,
+    /memory limit: (\d+ workers? instead of \d+ and )?--memory-release every-task to fit the memory limit of 600 MB \(cgroup v[12] memory\.(max|limit_in_bytes) \(\/sys\/fs\/cgroup\/[^)]*cutout-test-\d+[^)]*\); up to 90% planned\): ~\d+ MB busy/,
+  );
+  t.match(fits.out, /; request bodies and downloads up to \d+ MB at once \(more get 503 service_busy\)/, "the queue's inputs sized to it too");
   t.match(fits.out, /memory: ~\d+ MB idle, up to ~(\d+) MB busy with 1 worker/);
   const busy = Number(/up to ~(\d+) MB busy/.exec(fits.out)?.[1]);
   t.ok(busy <= 600 * 0.9 + 10, `the printed estimate (${busy} MB) fits the limit`);

@@ -44,7 +44,10 @@ t.test('sandbox on, loopback bind: limits and metrics access at start-up; a real
   const [, key] = await waitFor(s.child, s.stdout, /Demo API key \(shown once\): (\S+)/);
   const [, base] = await waitFor(s.child, s.stdout, /listening on (http:\/\/\S+)/);
   await waitFor(s.child, s.stdout, /^metrics: .*$/m);
-  t.match(s.stdout(), /^sandbox: POST \/sandbox\/v1\.0\/removebg on: no key, preview size, 0 credits; 4 requests\/min per client address, at most 1 pool place \(running \+ waiting\), behind keyed requests$/m);
+  t.match(
+    s.stdout(),
+    /^sandbox: POST \/sandbox\/v1\.0\/removebg on: no key, preview size, 0 credits; 4 requests\/min per client address, at most 1 pool place \(running \+ waiting\), behind keyed requests$/m,
+  );
   t.match(s.stdout(), /^metrics: GET \/metrics, no token \(loopback bind\)$/m);
 
   const credits = async () => (await request(`${base}/v1.0/account`, { headers: { 'X-Api-Key': key! } })).json().data.attributes.credits.total as number;
@@ -62,16 +65,33 @@ t.test('sandbox on, loopback bind: limits and metrics access at start-up; a real
 
   const metrics = await request(`${base}/metrics`);
   t.equal(metrics.status, 200);
-  t.match(metrics.text(), /^cutout_build_info\{version="\d+\.\d+\.\d+[^"]*",model="isnet-int8",device="cpu",model_family="isnet",model_sha256="[0-9a-f]{64}"\} 1$/m);
+  t.match(
+    metrics.text(),
+    /^cutout_build_info\{version="\d+\.\d+\.\d+[^"]*",model="isnet-int8",device="cpu",model_family="isnet",model_sha256="[0-9a-f]{64}"\} 1$/m,
+  );
   t.match(metrics.text(), /^cutout_sandbox_requests_total 1$/m);
 
   // Every request so far has its JSON line on stdout (not a terminal): account, sandbox, account, metrics.
   const line = await waitFor(s.child, s.stdout, /^\{.*"req_id":"serve-ops-1".*\}$/m);
-  t.match(JSON.parse(line[0]), { level: 'info', route: '/sandbox/v1.0/removebg', status: 200, account: null, credits: 0, output: `${meta.width}x${meta.height}`, ms: { inference: Number } });
+  t.match(JSON.parse(line[0]), {
+    level: 'info',
+    route: '/sandbox/v1.0/removebg',
+    status: 200,
+    account: null,
+    credits: 0,
+    output: `${meta.width}x${meta.height}`,
+    ms: { inference: Number },
+  });
   await waitFor(s.child, s.stdout, /^\{.*"route":"\/metrics".*\}$/m);
-  const logLines = s.stdout().split('\n').filter((l) => l.startsWith('{'));
+  const logLines = s
+    .stdout()
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
   t.equal(logLines.length, 4, 'one line per request');
-  t.notOk(logLines.some((l) => l.includes(key!)), 'the demo key is in no log line');
+  t.notOk(
+    logLines.some((l) => l.includes(key!)),
+    'the demo key is in no log line',
+  );
 
   s.child.kill('SIGTERM');
   t.equal(await s.exit, 0);
@@ -82,7 +102,13 @@ t.test('CUTOUT_SANDBOX=off and a non-loopback bind without a token: 404 and 403,
   const [, port] = await waitFor(s.child, s.stdout, /listening on http:\/\/\S+:(\d+)/);
   await waitFor(s.child, s.stdout, /^metrics: .*$/m);
   // The address bound, not a loopback one: what the bind exposes, then the URL to open locally.
-  t.match(s.stdout(), new RegExp(`^cutout listening on http://0\\.0\\.0\\.0:${port} \\(data: [^)]+\\); every IPv4 interface: open http://127\\.0\\.0\\.1:${port}/ on this machine$`, 'm'));
+  t.match(
+    s.stdout(),
+    new RegExp(
+      `^cutout listening on http://0\\.0\\.0\\.0:${port} \\(data: [^)]+\\); every IPv4 interface: open http://127\\.0\\.0\\.1:${port}/ on this machine$`,
+      'm',
+    ),
+  );
   t.match(s.stdout(), /^sandbox: off \(\/sandbox\/v1\.0\/removebg answers 404; --sandbox on to serve it\)$/m);
   t.match(s.stdout(), /^metrics: GET \/metrics is refused on 0\.0\.0\.0 without a token; set --metrics-token \(or CUTOUT_METRICS_TOKEN\) to serve it$/m);
   const base = `http://127.0.0.1:${port}`;

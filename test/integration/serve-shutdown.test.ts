@@ -29,7 +29,11 @@ function serve(t: Test, args: string[]): Served {
   const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: dirs.tmp, HOME: dirs.home };
   delete env.ORT_DISABLE_TELEMETRY;
   delete env.XDG_CACHE_HOME;
-  const child = spawn(process.execPath, [ENTRY, '--host', '127.0.0.1', '--port', '0', '--data', join(dir, 'data'), '--workers', '1', '--request-timeout', '3600', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [ENTRY, '--host', '127.0.0.1', '--port', '0', '--data', join(dir, 'data'), '--workers', '1', '--request-timeout', '3600', ...args],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   t.teardown(() => void child.kill('SIGKILL'));
   let out = '';
   const waiters: Array<() => void> = [];
@@ -64,7 +68,9 @@ async function slowUpload(t: Test, base: string, key: string): Promise<{ closed:
       if (received.includes('100 Continue')) resolve();
     }),
   );
-  sock.write(`POST /v1.0/removebg HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 20000000\r\nExpect: 100-continue\r\n\r\n`);
+  sock.write(
+    `POST /v1.0/removebg HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 20000000\r\nExpect: 100-continue\r\n\r\n`,
+  );
   await headersRead;
   trickle = setInterval(() => sock.writable && sock.write('x'.repeat(2000)), 20);
   return { closed };
@@ -108,12 +114,19 @@ t.test('SIGTERM with a reader that stopped: its answer is cut at the drain deadl
   const s = serve(t, ['--drain-timeout', '0.5']);
   const { base, key } = await started(s);
   // ~6.5 MB of PNG: more than the kernel's buffers take while nobody reads.
-  const { body, contentType } = multipart([{ name: 'image_file', value: await noisySubject(2400, 1800), filename: 'noise.png' }, { name: 'size', value: 'full' }]);
+  const { body, contentType } = multipart([
+    { name: 'image_file', value: await noisySubject(2400, 1800), filename: 'noise.png' },
+    { name: 'size', value: 'full' },
+  ]);
   const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-    const req = http.request(`${base}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': key, 'Content-Type': contentType, 'Content-Length': body.length } }, (r) => {
-      r.pause(); // and never reads again until the server is gone
-      resolve(r);
-    });
+    const req = http.request(
+      `${base}/v1.0/removebg`,
+      { method: 'POST', agent: false, headers: { 'X-Api-Key': key, 'Content-Type': contentType, 'Content-Length': body.length } },
+      (r) => {
+        r.pause(); // and never reads again until the server is gone
+        resolve(r);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -125,7 +138,10 @@ t.test('SIGTERM with a reader that stopped: its answer is cut at the drain deadl
   t.ok(cut, 'the cut answer is named');
   t.equal(Number(cut?.[2]), length, "with the answer's length");
   t.ok(Number(cut?.[1]) < length, `and the part that got out (${cut?.[1]} bytes)`);
-  t.match(s.output(), /SIGTERM received, finishing 1 in-flight request\(s\)\n[\s\S]*drain: 1 request\(s\) still in flight after 0\.5 s \(--drain-timeout\); closing their connections\n[\s\S]*cutout serve: stopped\n/);
+  t.match(
+    s.output(),
+    /SIGTERM received, finishing 1 in-flight request\(s\)\n[\s\S]*drain: 1 request\(s\) still in flight after 0\.5 s \(--drain-timeout\); closing their connections\n[\s\S]*cutout serve: stopped\n/,
+  );
   const got = await new Promise<{ bytes: number; complete: boolean }>((resolve) => {
     let bytes = 0;
     res.on('data', (c: Buffer) => (bytes += c.length));

@@ -25,9 +25,21 @@ t.test('bad certificate or key files are named before the model loads', async (t
   const b = makeSelfSigned(dir, 'b');
   const data = join(dir, 'data');
   const cases: Array<[string, string[], RegExp]> = [
-    ['missing certificate', ['--tls-cert', join(dir, 'missing.pem'), '--tls-key', a.key], /cutout serve: TLS certificate file '.*missing\.pem' does not exist\n/],
-    ['key of another certificate', ['--tls-cert', a.cert, '--tls-key', b.key], /cutout serve: TLS key file '.*b\.key\.pem' does not match the certificate in '.*a\.cert\.pem'\n/],
-    ['with --processes 2', ['--processes', '2', '--port', '1', '--tls-cert', a.key, '--tls-key', a.key], /cutout serve: TLS certificate file '.*a\.key\.pem' holds no PEM certificate/],
+    [
+      'missing certificate',
+      ['--tls-cert', join(dir, 'missing.pem'), '--tls-key', a.key],
+      /cutout serve: TLS certificate file '.*missing\.pem' does not exist\n/,
+    ],
+    [
+      'key of another certificate',
+      ['--tls-cert', a.cert, '--tls-key', b.key],
+      /cutout serve: TLS key file '.*b\.key\.pem' does not match the certificate in '.*a\.cert\.pem'\n/,
+    ],
+    [
+      'with --processes 2',
+      ['--processes', '2', '--port', '1', '--tls-cert', a.key, '--tls-key', a.key],
+      /cutout serve: TLS certificate file '.*a\.key\.pem' holds no PEM certificate/,
+    ],
   ];
   for (const [what, args, message] of cases) {
     const { code, out } = await serve(['--host', '127.0.0.1', '--port', '0', '--data', data, '--no-demo-key', ...args]);

@@ -33,17 +33,21 @@ interface Answer {
 /** POST the photo; resolves at the answer's headers, with its body paused (nothing more is read until `read` is called). */
 function post(url: string, body: Buffer, contentType: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/v1.0/removebg`, { method: 'POST', agent: false, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } }, (res) => {
-      res.pause();
-      const chunks: Buffer[] = [];
-      const done = new Promise<{ bytes: Buffer; complete: boolean }>((settle) => {
-        res.on('end', () => settle({ bytes: Buffer.concat(chunks), complete: true }));
-        res.on('error', () => settle({ bytes: Buffer.concat(chunks), complete: false }));
-        res.on('close', () => settle({ bytes: Buffer.concat(chunks), complete: res.complete }));
-      });
-      res.on('data', (c: Buffer) => chunks.push(c));
-      resolve({ res, body: done });
-    });
+    const req = http.request(
+      `${url}/v1.0/removebg`,
+      { method: 'POST', agent: false, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType, 'Content-Length': body.length } },
+      (res) => {
+        res.pause();
+        const chunks: Buffer[] = [];
+        const done = new Promise<{ bytes: Buffer; complete: boolean }>((settle) => {
+          res.on('end', () => settle({ bytes: Buffer.concat(chunks), complete: true }));
+          res.on('error', () => settle({ bytes: Buffer.concat(chunks), complete: false }));
+          res.on('close', () => settle({ bytes: Buffer.concat(chunks), complete: res.complete }));
+        });
+        res.on('data', (c: Buffer) => chunks.push(c));
+        resolve({ res, body: done });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -67,7 +71,10 @@ if ('skip' in real) {
 } else {
   const pool = real.pool;
   t.teardown(() => pool.close());
-  const { body, contentType } = multipart([{ name: 'image_file', value: await noisySubject(WIDTH, HEIGHT), filename: 'noise.png' }, { name: 'size', value: 'full' }]);
+  const { body, contentType } = multipart([
+    { name: 'image_file', value: await noisySubject(WIDTH, HEIGHT), filename: 'noise.png' },
+    { name: 'size', value: 'full' },
+  ]);
 
   t.test('a shutdown during a streamed answer waits for its last byte: the slow reader gets the whole PNG, charged once', async (t) => {
     const log = recordingLog();
@@ -120,7 +127,7 @@ if ('skip' in real) {
     t.match(text, /drain: 1 request\(s\) still in flight after 0\.2 s \(--drain-timeout\); closing their connections/);
     const cut = /drain: cutting request #\d+ POST \/v1\.0\/removebg from \S+ while responding: (\d+) of (\d+) body bytes sent \(status 200\)/.exec(text);
     t.ok(cut, 'the cut request is named');
-    t.equal(Number(cut?.[2]), length, 'with the answer\'s length');
+    t.equal(Number(cut?.[2]), length, "with the answer's length");
     t.equal(Number(cut?.[1]), info.bytesOut, 'and the bytes handed over, as the request log has them');
     answer.res.resume();
     const got = await answer.body;

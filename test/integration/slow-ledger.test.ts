@@ -34,7 +34,10 @@ async function server(t: Test) {
 t.test('uploads arrive whole while the ledger is awaited (framed and chunked)', async (t) => {
   const srv = await server(t);
   const image = await makeImage('png', 300, 200);
-  const { body, contentType } = multipart([{ name: 'image_file', value: image, filename: 'a.png' }, { name: 'size', value: 'full' }]);
+  const { body, contentType } = multipart([
+    { name: 'image_file', value: image, filename: 'a.png' },
+    { name: 'size', value: 'full' },
+  ]);
   for (const chunked of [false, true]) {
     const res = await request(`${srv.url}/v1.0/removebg`, { method: 'POST', body, chunked, headers: { 'X-Api-Key': KEY, 'Content-Type': contentType } });
     t.equal(res.status, 200, `${chunked ? 'chunked' : 'Content-Length'}: 200`);
@@ -50,10 +53,14 @@ t.test('refused before the body was read: the same keep-alive connection serves 
   t.teardown(() => agent.destroy());
   const post = (key: string) =>
     new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
-      const req = http.request(`${srv.url}/v1.0/removebg`, { method: 'POST', agent, headers: { 'X-Api-Key': key, 'Content-Type': contentType, 'Content-Length': body.length } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
-      });
+      const req = http.request(
+        `${srv.url}/v1.0/removebg`,
+        { method: 'POST', agent, headers: { 'X-Api-Key': key, 'Content-Type': contentType, 'Content-Length': body.length } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });

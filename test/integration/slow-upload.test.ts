@@ -54,7 +54,8 @@ for (const path of ['/v1.0/removebg', '/v1.0/improve']) {
     await new Promise((r) => setImmediate(r)); // the handler goes on to read the body
     t.equal(ledger.slotsInUse(acct.id), 0, 'the upload holds no slot');
     const image = await makeImage('png');
-    const other = path === '/v1.0/removebg' ? await postImage(url, image) : await postMultipart(url, [{ name: 'image_file', filename: 'a.png', value: image }], {}, path);
+    const other =
+      path === '/v1.0/removebg' ? await postImage(url, image) : await postMultipart(url, [{ name: 'image_file', filename: 'a.png', value: image }], {}, path);
     t.equal(other.status, 200, 'the key is not locked by the upload');
     t.equal(server.inflight, 1, 'the upload is still in flight');
     const ended = events.nextEnd(path);
@@ -87,8 +88,15 @@ t.test('an upload slower than 16 kB/s over the window: 408, a log line, the conn
   t.equal(server.inflight, 0);
   const lines = log.lines.filter((l) => l.startsWith('upload:'));
   t.equal(lines.length, 1);
-  t.match(lines[0], /^upload: request #\d+ POST \/v1\.0\/removebg from \S+ sent its body slower than its minimum rate \(.+\); answered 408 and closed the connection$/);
-  t.same(log.lines.filter((l) => l.startsWith('deadline:')), [], 'not the request deadline');
+  t.match(
+    lines[0],
+    /^upload: request #\d+ POST \/v1\.0\/removebg from \S+ sent its body slower than its minimum rate \(.+\); answered 408 and closed the connection$/,
+  );
+  t.same(
+    log.lines.filter((l) => l.startsWith('deadline:')),
+    [],
+    'not the request deadline',
+  );
 });
 
 t.test('a drip-fed upload (5 bytes at a time) past the window: 408, not a silent close', async (t) => {

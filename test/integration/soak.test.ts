@@ -23,7 +23,16 @@ async function photosIn(dir: string): Promise<string[]> {
 
 t.test('80 requests at concurrency 8 on one worker', async (t) => {
   const photos = await photosIn(t.testdir());
-  const r = await runSoak({ requests: 80, concurrency: 8, photos, sizes: ['preview', 'full'], workers: 1, model: 'isnet-int8', clientTimeoutMs: 600_000, settleIdle: false });
+  const r = await runSoak({
+    requests: 80,
+    concurrency: 8,
+    photos,
+    sizes: ['preview', 'full'],
+    workers: 1,
+    model: 'isnet-int8',
+    clientTimeoutMs: 600_000,
+    settleIdle: false,
+  });
 
   t.equal(r.answered, 80, 'every request answered');
   t.equal(r.unanswered, 0);

@@ -23,7 +23,10 @@ t.test('a DNS look-up that never answers: 400 failed_image_download after the lo
   const res = await postJson(url, { image_url: 'http://blackholed.example/a.png' });
   t.equal(res.status, 400);
   t.equal(firstError(res).code, 'failed_image_download');
-  t.equal(firstError(res).detail, "Failed to download image from given image_url: Could not resolve host 'blackholed.example': the DNS look-up timed out after 200 ms");
+  t.equal(
+    firstError(res).detail,
+    "Failed to download image from given image_url: Could not resolve host 'blackholed.example': the DNS look-up timed out after 200 ms",
+  );
   t.equal(gate.inUse.lookups, 1, 'the abandoned look-up still holds its place');
 
   // With the only look-up place held, the next image_url waits its look-up time and is told to retry.

@@ -9,7 +9,16 @@ t.test('direct private targets (production settings)', async (t) => {
   const { url, ledger } = await startTestServer(t);
   const host = await startImageHost(t);
   host.set('/a.png', await makeImage('png'));
-  const targets = [`${host.url}/a.png`, 'http://169.254.169.254/latest/meta-data/', 'http://[::1]:1/a.png', 'http://[::ffff:127.0.0.1]:1/a.png', 'http://10.0.0.1/a.png', 'http://localhost:1/a.png', 'http://0.0.0.0:1/', 'http://2130706433/'];
+  const targets = [
+    `${host.url}/a.png`,
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[::1]:1/a.png',
+    'http://[::ffff:127.0.0.1]:1/a.png',
+    'http://10.0.0.1/a.png',
+    'http://localhost:1/a.png',
+    'http://0.0.0.0:1/',
+    'http://2130706433/',
+  ];
   for (const target of targets) {
     const res = await postJson(url, { image_url: target });
     t.equal(res.status, 400, target);
@@ -79,7 +88,12 @@ t.test('download size cap and timeout', async (t) => {
 t.test('the fetcher pins the checked address: a name resolving to a private address is refused', async (t) => {
   const { fetchImage } = await import('../../src/fetch/image-url.js');
   await t.rejects(
-    fetchImage(new URL('http://rebind.example/x.png'), { resolve: async () => [{ address: '8.8.8.8', family: 4 }, { address: '10.0.0.5', family: 4 }] }),
+    fetchImage(new URL('http://rebind.example/x.png'), {
+      resolve: async () => [
+        { address: '8.8.8.8', family: 4 },
+        { address: '10.0.0.5', family: 4 },
+      ],
+    }),
     { name: 'ImageFetchError', message: /10\.0\.0\.5/ },
   );
   // Public-looking resolution but the connection must go to the pinned address, not a fresh lookup.

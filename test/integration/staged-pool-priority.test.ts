@@ -14,10 +14,16 @@ const model = writeTinyBatchModel();
 const options: RemoveOptions = { ...DEFAULT_OPTIONS, refine: false, decontaminate: false };
 
 function photo(): Promise<Buffer> {
-  return sharp({ create: { width: 160, height: 120, channels: 3, background: '#000000' } }).png().toBuffer();
+  return sharp({ create: { width: 160, height: 120, channels: 3, background: '#000000' } })
+    .png()
+    .toBuffer();
 }
 
-const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string }) => e.code ?? 'no code');
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e: { code?: string }) => e.code ?? 'no code',
+  );
 
 t.test('low work enters behind normal work, within its share; batches are reported', async (t) => {
   const batches: BatchReport[] = [];
@@ -44,9 +50,23 @@ t.test('low work enters behind normal work, within its share; batches are report
   const b = go('B', 2, 'normal'); // waits, ahead of L
   t.equal(await codeOf(go('L2', 3, 'low')), 'share_full', 'one low place, taken');
   const results = await Promise.all([a, low, b]);
-  t.same(results.map((r) => r.ok), [true, true, true]);
+  t.same(
+    results.map((r) => r.ok),
+    [true, true, true],
+  );
   t.same(started, ['A', 'B', 'L'], 'the waiting low task started last');
-  t.same(batches.map((b) => [b.size, b.bucket]), [[1, 1], [1, 1], [1, 1]], 'one batch of one per photo, each reported once it ran');
-  t.ok(batches.every((b) => typeof b.ms === 'number' && b.ms >= 0), 'with its run time');
+  t.same(
+    batches.map((b) => [b.size, b.bucket]),
+    [
+      [1, 1],
+      [1, 1],
+      [1, 1],
+    ],
+    'one batch of one per photo, each reported once it ran',
+  );
+  t.ok(
+    batches.every((b) => typeof b.ms === 'number' && b.ms >= 0),
+    'with its run time',
+  );
   t.equal((await p.run({ input: await photo(), options: { ...options } }, undefined, undefined, 'low')).ok, true, 'the place is free again');
 });

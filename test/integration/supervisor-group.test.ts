@@ -13,11 +13,14 @@ const CLI = path.join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js');
 
 function request(port: number, method: string, urlPath: string, body?: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: urlPath, agent: false, headers: body ? { 'Content-Type': 'application/json' } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method, path: urlPath, agent: false, headers: body ? { 'Content-Type': 'application/json' } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -31,7 +34,22 @@ const sample = (text: string, series: string): number => {
 t.test('metrics and the sandbox window are the group`s', { timeout: 180_000 }, async (t) => {
   const port = await freePort();
   const data = t.testdir({});
-  const args = ['serve', '--processes', '2', '--port', String(port), '--host', '127.0.0.1', '--data', data, '--workers', '1', '--no-demo-key', '--sandbox-rate-per-minute', '3'];
+  const args = [
+    'serve',
+    '--processes',
+    '2',
+    '--port',
+    String(port),
+    '--host',
+    '127.0.0.1',
+    '--data',
+    data,
+    '--workers',
+    '1',
+    '--no-demo-key',
+    '--sandbox-rate-per-minute',
+    '3',
+  ];
   const sup = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {
     if (sup.exitCode === null) sup.kill('SIGKILL');

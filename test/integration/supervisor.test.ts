@@ -21,9 +21,13 @@ function freePort(): Promise<number> {
 t.test('a killed process is replaced; the port keeps answering', async (t) => {
   const port = await freePort();
   const data = t.testdir({});
-  const sup = spawn(process.execPath, [CLI, 'serve', '--processes', '2', '--port', String(port), '--host', '127.0.0.1', '--data', data, '--workers', '1', '--no-demo-key'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const sup = spawn(
+    process.execPath,
+    [CLI, 'serve', '--processes', '2', '--port', String(port), '--host', '127.0.0.1', '--data', data, '--workers', '1', '--no-demo-key'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   t.teardown(() => {
     if (sup.exitCode === null) sup.kill('SIGKILL');
   });
@@ -77,9 +81,13 @@ t.test('a killed process is replaced; the port keeps answering', async (t) => {
 t.test('children stop when the supervisor is killed outright', async (t) => {
   const port = await freePort();
   const data = t.testdir({});
-  const sup = spawn(process.execPath, [CLI, 'serve', '--processes', '2', '--port', String(port), '--host', '127.0.0.1', '--data', data, '--workers', '1', '--no-demo-key'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const sup = spawn(
+    process.execPath,
+    [CLI, 'serve', '--processes', '2', '--port', String(port), '--host', '127.0.0.1', '--data', data, '--workers', '1', '--no-demo-key'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   sup.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const deadline = Date.now() + 120_000;

@@ -11,7 +11,19 @@
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { makeImage } from '../helpers/images.js';
-import { cli, errorCode, get, heldRequest, histogram, makeDataDir, overallDeadline, removeBg, serve, type Outcome, type Served } from '../helpers/ledger-procs.js';
+import {
+  cli,
+  errorCode,
+  get,
+  heldRequest,
+  histogram,
+  makeDataDir,
+  overallDeadline,
+  removeBg,
+  serve,
+  type Outcome,
+  type Served,
+} from '../helpers/ledger-procs.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { pollUntilAsync } from '../helpers/poll.js';
 import { openPgLedger } from '../../src/ledger/pg/pg-ledger.js';
@@ -44,8 +56,13 @@ t.test('three nodes migrated one empty database at the same moment', async (t) =
   await c.connect();
   const { rows } = await c.query('SELECT version FROM cutout.schema_migrations ORDER BY version');
   await c.end();
-  t.same(rows, MIGRATIONS.map((m) => ({ version: m.version })), 'each version applied once');
-  for (const n of nodes) t.match(n.output(), /cutout listening on http:\/\/127\.0\.0\.1:\d+ \(data: .*; ledger: postgres:\/\/cutout@127\.0\.0\.1:\d+\/three_nodes\)/);
+  t.same(
+    rows,
+    MIGRATIONS.map((m) => ({ version: m.version })),
+    'each version applied once',
+  );
+  for (const n of nodes)
+    t.match(n.output(), /cutout listening on http:\/\/127\.0\.0\.1:\d+ \(data: .*; ledger: postgres:\/\/cutout@127\.0\.0\.1:\d+\/three_nodes\)/);
 });
 
 t.test('k credits, N concurrent requests over three nodes: exactly k 200s and Nâˆ’k 402s', async (t) => {
@@ -53,10 +70,14 @@ t.test('k credits, N concurrent requests over three nodes: exactly k 200s and Nâ
   const N = 15;
   const { id, apiKey } = await create({ subscription: K, concurrency: 100 });
   const uploads = Array.from({ length: N }, (_, i) => heldRequest(nodes[i % 3]!.base, apiKey, image, { size: 'preview' }));
-  const held = await pollUntilAsync(async () => {
-    const f = await probe.inFlight(id);
-    return f.slotOwners.length === N || uploads.some((u) => u.done()) ? f : null;
-  }, `${N} held slots`, 120_000);
+  const held = await pollUntilAsync(
+    async () => {
+      const f = await probe.inFlight(id);
+      return f.slotOwners.length === N || uploads.some((u) => u.done()) ? f : null;
+    },
+    `${N} held slots`,
+    120_000,
+  );
   t.equal(held.slotOwners.length, N, `all ${N} requests hold a slot before any body completes`);
   t.equal(new Set(held.slotOwners).size, 3, 'on three nodes');
   t.equal(await total(id), K, 'nothing reserved yet');
@@ -76,10 +97,14 @@ t.test('a concurrency cap of 2 holds across the nodes', async (t) => {
   const { id, apiKey } = await create({ subscription: 100, concurrency: 2 });
   // One held request per node: two get slots, the third is refused at once, whichever node it reached.
   const uploads = nodes.map((n) => heldRequest(n.base, apiKey, image, { size: 'preview' }));
-  const state = await pollUntilAsync(async () => {
-    const s = { slots: (await probe.inFlight(id)).slotOwners.length, answered: uploads.filter((u) => u.done()).length };
-    return (s.slots === 2 && s.answered >= 1) || s.answered > 1 ? s : null;
-  }, 'two held slots and one refusal', 120_000);
+  const state = await pollUntilAsync(
+    async () => {
+      const s = { slots: (await probe.inFlight(id)).slotOwners.length, answered: uploads.filter((u) => u.done()).length };
+      return (s.slots === 2 && s.answered >= 1) || s.answered > 1 ? s : null;
+    },
+    'two held slots and one refusal',
+    120_000,
+  );
   t.same(state, { slots: 2, answered: 1 }, 'two hold the slots, one was answered at once');
   const refused = uploads.find((u) => u.done())!;
   t.equal((await refused.outcome).res?.status, 429, 'the third gets 429');
@@ -101,7 +126,11 @@ t.test('a concurrency cap of 2 holds across the nodes', async (t) => {
   await sampler;
   const h = histogram(burst);
   t.comment(`burst statuses: ${JSON.stringify(h)}; most slots seen at once: ${maxSeen}`);
-  t.same(Object.keys(h).filter((s) => s !== '200' && s !== '429'), [], 'only 200s and 429s');
+  t.same(
+    Object.keys(h).filter((s) => s !== '200' && s !== '429'),
+    [],
+    'only 200s and 429s',
+  );
   t.ok((h['200'] ?? 0) >= 1, 'some were served');
   t.ok(maxSeen <= 2, `never more than 2 in flight (saw ${maxSeen})`);
   t.equal(await total(id), 100 - 2 - (h['200'] ?? 0), 'one credit per 200');
@@ -135,10 +164,14 @@ t.test('kill -9 of a node holding slots and holds: the others keep serving, its 
   const running = Array.from({ length: 3 }, () => heldRequest(c.base, apiKey, image, { size: 'preview' }));
   const slotOnly = Array.from({ length: 2 }, () => heldRequest(c.base, apiKey, image, { size: 'preview' }));
   for (const u of running) u.finish();
-  const atKill = await pollUntilAsync(async () => {
-    const f = await probe.inFlight(id);
-    return (f.holds >= 2 && f.slotOwners.length >= 4) || running.some((u) => u.done()) ? f : null;
-  }, 'node c to hold slots and credits', 120_000);
+  const atKill = await pollUntilAsync(
+    async () => {
+      const f = await probe.inFlight(id);
+      return (f.holds >= 2 && f.slotOwners.length >= 4) || running.some((u) => u.done()) ? f : null;
+    },
+    'node c to hold slots and credits',
+    120_000,
+  );
   await c.kill9();
   // Right away, while c's last renewal still runs (lapsed rows count too: nothing is live-filtered).
   const left = await countLeases(id);
@@ -152,21 +185,36 @@ t.test('kill -9 of a node holding slots and holds: the others keep serving, its 
   const during = await Promise.all([removeBg(a.base, apiKey, image, { size: 'preview' }), removeBg(b.base, apiKey, image, { size: 'preview' })]);
   t.same(histogram(during), { 200: 2 }, 'a and b serve while c is dead');
 
-  await pollUntilAsync(async () => {
-    const f = await probe.inFlight(id);
-    return f.holds === 0 && f.slotOwners.length === 0;
-  }, `c's leases to lapse (${LEASE_S} s) and be swept`, 120_000);
+  await pollUntilAsync(
+    async () => {
+      const f = await probe.inFlight(id);
+      return f.holds === 0 && f.slotOwners.length === 0;
+    },
+    `c's leases to lapse (${LEASE_S} s) and be swept`,
+    120_000,
+  );
   t.pass('every slot and hold of c came back');
   t.equal(await total(id), START - servedByC - 2, `balance: ${START} minus exactly the ${servedByC + 2} requests that returned 200`);
   t.match(await usageOf(id), { requests: servedByC + 2 }, 'one usage entry per 200');
 
   // Exactly once: what a and b logged as swept adds up to what c left (no other account had leases).
-  await pollUntilAsync(async () => {
-    const now = [a, b].map((n) => reconciled(n.output()));
-    return now[0]!.holds + now[1]!.holds - reconciledBefore[0]!.holds - reconciledBefore[1]!.holds === left.holds;
-  }, 'the sweep to be logged', 30_000).catch(() => false);
-  const swept = [a, b].map((n, i) => ({ holds: reconciled(n.output()).holds - reconciledBefore[i]!.holds, slots: reconciled(n.output()).slots - reconciledBefore[i]!.slots }));
-  t.same({ holds: swept[0]!.holds + swept[1]!.holds, slots: swept[0]!.slots + swept[1]!.slots }, left, `the sweeps on a and b gave back each lease once (${JSON.stringify(swept)})`);
+  await pollUntilAsync(
+    async () => {
+      const now = [a, b].map((n) => reconciled(n.output()));
+      return now[0]!.holds + now[1]!.holds - reconciledBefore[0]!.holds - reconciledBefore[1]!.holds === left.holds;
+    },
+    'the sweep to be logged',
+    30_000,
+  ).catch(() => false);
+  const swept = [a, b].map((n, i) => ({
+    holds: reconciled(n.output()).holds - reconciledBefore[i]!.holds,
+    slots: reconciled(n.output()).slots - reconciledBefore[i]!.slots,
+  }));
+  t.same(
+    { holds: swept[0]!.holds + swept[1]!.holds, slots: swept[0]!.slots + swept[1]!.slots },
+    left,
+    `the sweeps on a and b gave back each lease once (${JSON.stringify(swept)})`,
+  );
 
   const after = await Promise.all([a, b].map((n) => removeBg(n.base, apiKey, image, { size: 'preview' })));
   t.same(histogram(after), { 200: 2 }, 'the survivors keep serving after the sweep');

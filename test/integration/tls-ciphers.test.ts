@@ -28,13 +28,26 @@ for (const keyAlg of ['rsa:2048', 'ec'] as const) {
     const port = server.port;
     const auth = keyAlg === 'ec' ? 'ECDSA' : 'RSA';
     const tls12 = (ciphers: string) => handshake(port, { ciphers, minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' });
-    for (const refused of ['AES128-SHA', 'AES256-SHA', `ECDHE-${auth}-AES128-SHA`, `ECDHE-${auth}-AES256-SHA`, 'AES128-SHA256', `ECDHE-${auth}-AES128-SHA256`, 'AES128-GCM-SHA256', 'AES256-GCM-SHA384']) {
+    for (const refused of [
+      'AES128-SHA',
+      'AES256-SHA',
+      `ECDHE-${auth}-AES128-SHA`,
+      `ECDHE-${auth}-AES256-SHA`,
+      'AES128-SHA256',
+      `ECDHE-${auth}-AES128-SHA256`,
+      'AES128-GCM-SHA256',
+      'AES256-GCM-SHA384',
+    ]) {
       t.equal(await tls12(refused), 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE', `TLS 1.2 ${refused} refused`);
     }
     for (const accepted of [`ECDHE-${auth}-AES128-GCM-SHA256`, `ECDHE-${auth}-AES256-GCM-SHA384`, `ECDHE-${auth}-CHACHA20-POLY1305`]) {
       t.equal(await tls12(accepted), `TLSv1.2 ${accepted}`, `TLS 1.2 ${accepted} accepted`);
     }
     t.match(await handshake(port, { minVersion: 'TLSv1.3' }), /^TLSv1\.3 TLS_(AES_128_GCM_SHA256|AES_256_GCM_SHA384|CHACHA20_POLY1305_SHA256)$/, 'TLS 1.3');
-    t.equal(await handshake(port, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' }), 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION', 'TLS 1.1 refused');
+    t.equal(
+      await handshake(port, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' }),
+      'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION',
+      'TLS 1.1 refused',
+    );
   });
 }

@@ -36,7 +36,10 @@ function ledgerWith(capOne: boolean): FakeLedger {
 }
 
 /** A 2 MB PNG of seeded noise (it does not compress): more than what nine trickles would leave of the total. */
-const noisePng = (side = 820) => sharp(Buffer.from(seededBytes(side * side * 3, 5)), { raw: { width: side, height: side, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+const noisePng = (side = 820) =>
+  sharp(Buffer.from(seededBytes(side * side * 3, 5)), { raw: { width: side, height: side, channels: 3 } })
+    .png({ compressionLevel: 1 })
+    .toBuffer();
 
 /** `n` keyed requests from the other key, one after another, each a generated 2 MB PNG (the fake pool makes them fast): their statuses. */
 async function otherKeyRequests(url: string, n: number): Promise<number[]> {
@@ -75,7 +78,11 @@ t.test('nine sandbox uploads declaring ~30 MB: each refused before its body (ove
 t.test('a sandbox share that fits a ~30 MB body: one upload holds it, eight get 429, the other key is served, the holder gets 408 early', async (t: Test) => {
   const log = capturingLogger();
   // 512 MB: the sandbox's 64 MB, an address's 32 MB; a two-second rate window keeps the test short.
-  const { url, server } = await startTestServer(t, { ledger: ledgerWith(false), log, config: { bodyMemoryBytes: 512 * MB, uploadWindowMs: 2_000, sandboxRatePerMinute: 100 } });
+  const { url, server } = await startTestServer(t, {
+    ledger: ledgerWith(false),
+    log,
+    config: { bodyMemoryBytes: 512 * MB, uploadWindowMs: 2_000, sandboxRatePerMinute: 100 },
+  });
   const budget = server.bodyBudget;
   const results: Array<TrickleResult | undefined> = [];
   const uploads = Array.from({ length: 9 }, (_, i) => {
@@ -104,7 +111,11 @@ t.test('a sandbox share that fits a ~30 MB body: one upload holds it, eight get 
   t.ok(holder.sentBytes < DECLARED / 100, `answered after ${holder.sentBytes} of its ${DECLARED} bytes`);
   await pollUntilAsync(async () => budget.inUse === 0, 'the budget back to 0');
   t.equal(budget.sandboxInUse, 0);
-  t.same(log.lines.filter((l) => l.startsWith('deadline:')), [], 'the rate rule, not the request deadline');
+  t.same(
+    log.lines.filter((l) => l.startsWith('deadline:')),
+    [],
+    'the rate rule, not the request deadline',
+  );
 });
 
 t.test('a key capped at 1 with nine ~30 MB uploads: one holds its share, eight get 429, another key is served, the holder gets 408 early', async (t: Test) => {
@@ -141,7 +152,11 @@ t.test('a key capped at 1 with nine ~30 MB uploads: one holds its share, eight g
   t.equal(ledger.slotsInUse(capped.id), 0, 'no slot was taken');
   t.equal(ledger.counts.reserve, 10, 'only the other key reserved');
   t.equal(log.lines.filter((l) => l.startsWith('upload:')).length, 1, 'one 408 for its rate');
-  t.same(log.lines.filter((l) => l.startsWith('deadline:')), [], 'not the request deadline');
+  t.same(
+    log.lines.filter((l) => l.startsWith('deadline:')),
+    [],
+    'not the request deadline',
+  );
   // The key's own requests are served again once its bytes are back.
   t.equal((await postImage(url, await makeImage('png'))).status, 200);
 });

@@ -134,7 +134,11 @@ t.test('a request pipelined behind a removal closes the connection: neither is a
   const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1])); // a PNG body ends without a line break
 
   t.same(statuses(await exchangeOpen(server.port, removal(true))), [200], 'a removal alone is answered');
-  t.same(statuses(await exchangeOpen(server.port, account(false) + removal(true))), [200, 200], 'a removal pipelined behind an answered request: both answered');
+  t.same(
+    statuses(await exchangeOpen(server.port, account(false) + removal(true))),
+    [200, 200],
+    'a removal pipelined behind an answered request: both answered',
+  );
 
   const left = events.nextAbort('/v1.0/removebg');
   const ended = events.nextEnd('/v1.0/removebg');

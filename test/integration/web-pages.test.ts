@@ -22,7 +22,13 @@ const FILES: Array<{ path: string; file: string; type: string; cache: string; cs
   { path: '/docs/docs.css', file: join(staticDir(), 'docs.css'), type: 'text/css; charset=utf-8', cache: 'no-cache', csp: false },
   { path: '/docs/docs.js', file: join(staticDir(), 'docs.js'), type: 'text/javascript; charset=utf-8', cache: 'no-cache', csp: false },
   { path: '/docs/swagger-ui.css', file: join(swaggerDir, 'swagger-ui.css'), type: 'text/css; charset=utf-8', cache: 'public, max-age=86400', csp: false },
-  { path: '/docs/swagger-ui-bundle.js', file: join(swaggerDir, 'swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8', cache: 'public, max-age=86400', csp: false },
+  {
+    path: '/docs/swagger-ui-bundle.js',
+    file: join(swaggerDir, 'swagger-ui-bundle.js'),
+    type: 'text/javascript; charset=utf-8',
+    cache: 'public, max-age=86400',
+    csp: false,
+  },
 ];
 
 /** A GET with the target sent exactly as given (URL objects would resolve `..` and re-encode). */
@@ -112,7 +118,9 @@ t.test('POST to a page is 405 with Allow; OPTIONS is the preflight', async (t) =
 
 t.test('hostile paths: 404 JSON, never a file', async (t) => {
   const { url } = await startTestServer(t);
-  const secret = readFileSync(new URL('../../../package.json', import.meta.url)).toString('utf8').slice(0, 40);
+  const secret = readFileSync(new URL('../../../package.json', import.meta.url))
+    .toString('utf8')
+    .slice(0, 40);
   const targets = [
     '/../package.json',
     '/../../../../etc/passwd',

@@ -18,7 +18,10 @@ t.test('keys create / list / credit / revoke while a server holds the folder ope
   t.teardown(() => server.close());
   const { out, io, reset } = capture(dir);
 
-  t.equal(await runKeysCommand(['create', '--credits', '5', '--payg', '2', '--free-calls', '3', '--concurrency', '2', '--rate', '100', '--label', 'shop one'], io), 0);
+  t.equal(
+    await runKeysCommand(['create', '--credits', '5', '--payg', '2', '--free-calls', '3', '--concurrency', '2', '--rate', '100', '--label', 'shop one'], io),
+    0,
+  );
   t.match(out.stdout, /^ck_[0-9A-Za-z]{32}\n$/, 'the key alone on stdout');
   const key = out.stdout.trim();
   const account = server.authenticate(key);
@@ -55,7 +58,10 @@ t.test('keys create / list / credit / revoke while a server holds the folder ope
   t.equal(server.authenticate(created.key), null, 'revoke by account id');
   reset();
   t.equal(await runKeysCommand(['list', '--json'], io), 0);
-  t.same((JSON.parse(out.stdout) as Array<{ revoked: boolean }>).map((a) => a.revoked), [true, true]);
+  t.same(
+    (JSON.parse(out.stdout) as Array<{ revoked: boolean }>).map((a) => a.revoked),
+    [true, true],
+  );
 });
 
 t.test('keys: errors and exit codes', async (t) => {

@@ -20,8 +20,15 @@ t.test('two --add 9007199254740991: the second is refused with exit 3 and the ba
   t.equal(await runKeysCommand(['credit', account.id, '--add', MAX], io), 0);
   t.equal(ledger.balances(account.id).total, Number.MAX_SAFE_INTEGER);
   t.equal(await runKeysCommand(['credit', account.id, '--add', MAX], io), 3);
-  t.match(out.stderr, `cutout keys: refused: Adding ${MAX} to subscription would bring the account's total to 18014398509481982 credits, past the largest exact balance ${MAX}`);
-  t.same(ledger.balances(account.id), { subscription: Number.MAX_SAFE_INTEGER, payg: 0, enterprise: 0, total: Number.MAX_SAFE_INTEGER, freeCalls: 50 }, 'unchanged');
+  t.match(
+    out.stderr,
+    `cutout keys: refused: Adding ${MAX} to subscription would bring the account's total to 18014398509481982 credits, past the largest exact balance ${MAX}`,
+  );
+  t.same(
+    ledger.balances(account.id),
+    { subscription: Number.MAX_SAFE_INTEGER, payg: 0, enterprise: 0, total: Number.MAX_SAFE_INTEGER, freeCalls: 50 },
+    'unchanged',
+  );
   // The limit is on the total: another balance cannot take it past either.
   t.equal(await runKeysCommand(['credit', account.id, '--add', '1', '--payg'], io), 3);
   t.equal(ledger.balances(account.id).payg, 0);

@@ -17,11 +17,19 @@ t.test('serve: --durability and CUTOUT_DURABILITY (flag wins), default periodic'
   t.equal(loadConfig(['--durability', 'fsync'], {}).durability, 'fsync');
   t.equal(loadConfig([], { CUTOUT_DURABILITY: 'fsync' }).durability, 'fsync');
   t.equal(loadConfig(['--durability=periodic'], { CUTOUT_DURABILITY: 'fsync' }).durability, 'periodic');
-  t.throws(() => loadConfig(['--durability', 'sometimes'], {}), { name: 'ConfigError', message: "Expected periodic or fsync for --durability but received 'sometimes'" });
+  t.throws(() => loadConfig(['--durability', 'sometimes'], {}), {
+    name: 'ConfigError',
+    message: "Expected periodic or fsync for --durability but received 'sometimes'",
+  });
 });
 
 t.test('openLedger records what it opened with; relaxed is the old name of periodic', async (t) => {
-  for (const [asked, got] of [[undefined, 'periodic'], ['periodic', 'periodic'], ['relaxed', 'periodic'], ['fsync', 'fsync']] as const) {
+  for (const [asked, got] of [
+    [undefined, 'periodic'],
+    ['periodic', 'periodic'],
+    ['relaxed', 'periodic'],
+    ['fsync', 'fsync'],
+  ] as const) {
     const ledger = openLmdbLedger(t.testdir(), asked ? { durability: asked } : {});
     t.equal(ledger.durability, got, String(asked));
     await ledger.close();

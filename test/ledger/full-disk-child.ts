@@ -18,7 +18,11 @@ export interface FullDiskRun {
 const mnt = process.argv[2]!;
 const dir = path.join(mnt, 'data');
 const filler = path.join(mnt, 'filler');
-const codeOf = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string }) => e.code ?? 'none');
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: { code?: string }) => e.code ?? 'none',
+  );
 
 const ledger = openLmdbBackend(dir);
 const { account, apiKey } = await ledger.createAccount({ subscription: 100, freeCallsPerMonth: 0, concurrency: 4 });

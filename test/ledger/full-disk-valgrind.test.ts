@@ -14,16 +14,23 @@ import type { FullDiskRun } from './full-disk-child.js';
 const CHILD = fileURLToPath(new URL('./full-disk-child.js', import.meta.url));
 const VALGRIND_ERROR = 99;
 // V8's garbage collector scans the stack conservatively, reading words valgrind counts as uninitialised.
-const SUPPRESSIONS = ['Cond', 'Value8'].map((kind) => `{\n  v8-conservative-stack-scan-${kind}\n  Memcheck:${kind}\n  fun:*IteratePointersInStack*\n}\n`).join('');
+const SUPPRESSIONS = ['Cond', 'Value8']
+  .map((kind) => `{\n  v8-conservative-stack-scan-${kind}\n  Memcheck:${kind}\n  fun:*IteratePointersInStack*\n}\n`)
+  .join('');
 
-const skip = spawnSync('valgrind', ['--version']).status !== 0 ? 'valgrind is not installed' : process.getuid?.() !== 0 ? 'not root: cannot mount a tmpfs' : false;
+const skip =
+  spawnSync('valgrind', ['--version']).status !== 0 ? 'valgrind is not installed' : process.getuid?.() !== 0 ? 'not root: cannot mount a tmpfs' : false;
 
 t.test('the ledger through a full disk under valgrind: no invalid access, LMDB never meets the write error', { skip }, async (t) => {
   const mnt = mountTmpfs(t, 20);
   if ('skip' in mnt) return t.pass('not run', { skip: mnt.skip });
   const supp = path.join(t.testdir(), 'v8.supp');
   fs.writeFileSync(supp, SUPPRESSIONS);
-  const child = spawn('valgrind', ['--error-limit=no', `--error-exitcode=${VALGRIND_ERROR}`, '--leak-check=no', `--suppressions=${supp}`, process.execPath, CHILD, mnt.dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    'valgrind',
+    ['--error-limit=no', `--error-exitcode=${VALGRIND_ERROR}`, '--leak-check=no', `--suppressions=${supp}`, process.execPath, CHILD, mnt.dir],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -32,7 +39,7 @@ t.test('the ledger through a full disk under valgrind: no invalid access, LMDB n
   const summary = /ERROR SUMMARY: (\d+) errors/.exec(err);
   t.equal(summary?.[1], '0', 'valgrind: no errors');
   t.equal(code, 0, `the run exited cleanly (valgrind's error exit is ${VALGRIND_ERROR})${code === 0 ? '' : `\n${err.slice(-4000)}`}`);
-  t.notMatch(err, /Write error|Invalid (read|write)/, "LMDB never printed its write error; no invalid access");
+  t.notMatch(err, /Write error|Invalid (read|write)/, 'LMDB never printed its write error; no invalid access');
   const run = JSON.parse(out.trim()) as FullDiskRun;
   t.ok(run.grown > 0, `the ledger kept working on its room after the fill (${run.grown} accounts)`);
   t.same(run.refused, { reserve: 'ledger_unavailable', slot: 'ledger_unavailable', account: 'ENOSPC' }, 'then refused new work itself');

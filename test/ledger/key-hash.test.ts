@@ -28,9 +28,18 @@ t.test('the db files hold the key hash, never the key', async (t) => {
   t.ok(bytes.length > 0);
   for (const key of keys) {
     const body = key.slice(3); // the random part, in case a prefix were stripped
-    t.notOk(bytes.some((b) => b.includes(body)), 'key body absent');
-    t.notOk(bytes.some((b) => b.includes(Buffer.from(body, 'utf16le'))), 'key body absent as UTF-16');
-    t.ok(bytes.some((b) => b.includes(hashApiKey(key))), 'hash present (the scan reads real data)');
+    t.notOk(
+      bytes.some((b) => b.includes(body)),
+      'key body absent',
+    );
+    t.notOk(
+      bytes.some((b) => b.includes(Buffer.from(body, 'utf16le'))),
+      'key body absent as UTF-16',
+    );
+    t.ok(
+      bytes.some((b) => b.includes(hashApiKey(key))),
+      'hash present (the scan reads real data)',
+    );
   }
 });
 

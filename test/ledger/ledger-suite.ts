@@ -244,7 +244,10 @@ export function ledgerSuite(t: Test, open: OpenStore): void {
     t.equal(await second.authenticate(apiKey), null, 'revoked on the other handle at once');
     t.equal(await ledger.authenticate(apiKey), null);
     t.ok(await second.authenticate(kept), 'other keys untouched');
-    t.same((await ledger.listAccounts()).map((a) => [a.label, a.revoked]).sort(), [['kept', false], ['soon revoked', true]]);
+    t.same((await ledger.listAccounts()).map((a) => [a.label, a.revoked]).sort(), [
+      ['kept', false],
+      ['soon revoked', true],
+    ]);
   });
 
   t.test('improve storage: refused past the quota, released once, shared by every handle', async (t) => {

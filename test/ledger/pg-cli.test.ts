@@ -71,6 +71,9 @@ t.test('cutout serve: a bad --ledger is a usage error; an unreachable one fails 
   const closed = await freePort();
   const down = await cli(['serve', '--port', '0', '--data', t.testdir(), '--ledger', `postgres://u:hush@127.0.0.1:${closed}/x`], 60_000);
   t.equal(down.code, 1);
-  t.match(down.stderr, new RegExp(`cutout serve: failed to start: cannot reach the ledger database postgres://u:\\*\\*\\*@127\\.0\\.0\\.1:${closed}/x: .*ECONNREFUSED`));
+  t.match(
+    down.stderr,
+    new RegExp(`cutout serve: failed to start: cannot reach the ledger database postgres://u:\\*\\*\\*@127\\.0\\.0\\.1:${closed}/x: .*ECONNREFUSED`),
+  );
   t.notOk(down.stderr.includes('hush'));
 });

@@ -48,13 +48,20 @@ t.test('kill -9 of a node holding slots and holds: they come back after the leas
 
   child.kill('SIGKILL');
   await once(child, 'exit');
-  const back = await pollUntilAsync(async () => {
-    const f = await a.inFlight(account.id);
-    return f.holds === 0 && f.slotOwners.length === 0 ? f : null;
-  }, 'the dead node\'s leases to lapse and be swept', 60_000);
+  const back = await pollUntilAsync(
+    async () => {
+      const f = await a.inFlight(account.id);
+      return f.holds === 0 && f.slotOwners.length === 0 ? f : null;
+    },
+    "the dead node's leases to lapse and be swept",
+    60_000,
+  );
   t.same(back, { holds: 0, slotOwners: [] });
   t.match(await b.balances(account.id), { subscription: 5, payg: 2, total: 7, freeCalls: 1 }, 'refund exact: credits to their balances, the free call back');
-  const sum = reports.reduce((s, r) => ({ holds: s.holds + r.holds, credits: s.credits + r.credits, freeCalls: s.freeCalls + r.freeCalls, slots: s.slots + r.slots }), { holds: 0, credits: 0, freeCalls: 0, slots: 0 });
+  const sum = reports.reduce(
+    (s, r) => ({ holds: s.holds + r.holds, credits: s.credits + r.credits, freeCalls: s.freeCalls + r.freeCalls, slots: s.slots + r.slots }),
+    { holds: 0, credits: 0, freeCalls: 0, slots: 0 },
+  );
   t.same(sum, { holds: 3, credits: 2, freeCalls: 1, slots: 3 }, `the sweeps of both nodes together gave back each thing once (${reports.length} report(s))`);
   const slot = await b.acquireSlot(account);
   t.ok(slot, 'slots usable again');
@@ -101,7 +108,12 @@ t.test('many sweeps at once on lapsed leases: every hold refunded exactly once b
   // Lapsed once no slot counts as live any more (holds lapse at the same renewal).
   await pollUntilAsync(async () => (await nodes[1]!.inFlight(account.id)).slotOwners.length === 0, 'the leases to lapse', 60_000);
   const reports = await Promise.all(Array.from({ length: 12 }, (_, i) => nodes[i % 4]!.reconcile()));
-  const sum = reports.reduce((s, r) => ({ holds: s.holds + r.holds, credits: s.credits + r.credits, freeCalls: s.freeCalls + r.freeCalls, slots: s.slots + r.slots }));
+  const sum = reports.reduce((s, r) => ({
+    holds: s.holds + r.holds,
+    credits: s.credits + r.credits,
+    freeCalls: s.freeCalls + r.freeCalls,
+    slots: s.slots + r.slots,
+  }));
   t.same(sum, { holds: 6, credits: 3, freeCalls: 3, slots: 6 }, '12 concurrent sweeps on 4 nodes: each hold and slot given back once');
   t.match(await nodes[2]!.balances(account.id), { total: 6, freeCalls: 3 }, 'balances exactly as before the child');
   t.same(await nodes[3]!.inFlight(account.id), { holds: 0, slotOwners: [] });

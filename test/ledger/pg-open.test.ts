@@ -31,9 +31,19 @@ t.test('four nodes migrating one empty database at the same moment', async (t) =
   t.teardown(() => Promise.all(pools.map((p) => p.end())));
   const results = await Promise.all(pools.map((p) => migrate(p)));
   const latest = MIGRATIONS.length;
-  t.same(results.flatMap((r) => r.applied), MIGRATIONS.map((m) => m.version), 'each version applied once, by one of them');
-  t.same(results.map((r) => r.version), [latest, latest, latest, latest]);
-  t.same(await query(url, 'SELECT version, name FROM cutout.schema_migrations ORDER BY version'), MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+  t.same(
+    results.flatMap((r) => r.applied),
+    MIGRATIONS.map((m) => m.version),
+    'each version applied once, by one of them',
+  );
+  t.same(
+    results.map((r) => r.version),
+    [latest, latest, latest, latest],
+  );
+  t.same(
+    await query(url, 'SELECT version, name FROM cutout.schema_migrations ORDER BY version'),
+    MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
+  );
   t.same((await migrate(pools[0]!)).applied, [], 'a later start has nothing to do');
 });
 
@@ -44,7 +54,8 @@ t.test('a database migrated by a newer cutout is refused, untouched', async (t) 
   await query(url, "INSERT INTO cutout.schema_migrations (version, name) VALUES (99, 'from the future')");
   await t.rejects(openPgLedger(url), {
     code: 'ledger_unavailable',
-    message: /cannot migrate the ledger database postgres:\/\/cutout@127\.0\.0\.1:\d+\/\w+: the ledger database is at schema version 99, newer than this cutout knows \(2\)/,
+    message:
+      /cannot migrate the ledger database postgres:\/\/cutout@127\.0\.0\.1:\d+\/\w+: the ledger database is at schema version 99, newer than this cutout knows \(2\)/,
   });
 });
 
@@ -55,7 +66,11 @@ t.test('a failing migration rolls back whole', async (t) => {
   const broken = [...MIGRATIONS, { version: MIGRATIONS.length + 1, name: 'broken', sql: 'CREATE TABLE cutout.half (x int); SELECT nonsense_function()' }];
   await t.rejects(migrate(pool, broken), /nonsense_function/);
   t.same(await query(url, "SELECT to_regclass('cutout.accounts') AS t"), [{ t: null }], 'not even version 1 stayed');
-  t.same((await migrate(pool)).applied, MIGRATIONS.map((m) => m.version), 'a good build then migrates from scratch');
+  t.same(
+    (await migrate(pool)).applied,
+    MIGRATIONS.map((m) => m.version),
+    'a good build then migrates from scratch',
+  );
 });
 
 // pg-pool's end() resolves once its clients are told to end, before their sockets close; a server
@@ -115,7 +130,10 @@ t.test('bad ledger URLs are refused by name, before anything opens', async (t) =
   const cases: Array<[string, RegExp]> = [
     ['mysql://root:pw@db/cutout', /^Expected a postgres:\/\/ or postgresql:\/\/ URL for --ledger but received 'mysql:\/\/root:\*\*\*@db\/cutout'/],
     ['not a url', /^Expected a postgres:\/\/user:password@host:port\/database URL for --ledger but received 'not a url'$/],
-    ['postgres://u:pw@db:99999/cutout', /^Expected a postgres:\/\/user:password@host:port\/database URL .*'postgres:\/\/u:\*\*\*@db:99999\/cutout'|^Expected a port/],
+    [
+      'postgres://u:pw@db:99999/cutout',
+      /^Expected a postgres:\/\/user:password@host:port\/database URL .*'postgres:\/\/u:\*\*\*@db:99999\/cutout'|^Expected a port/,
+    ],
     ['postgres://u:pw@db', /^Expected a database name in the --ledger URL 'postgres:\/\/u:\*\*\*@db'/],
     ['postgres:///cutout', /^Expected a host in the --ledger URL/],
   ];
@@ -137,8 +155,12 @@ t.test('a version 1 database is brought to version 2 with its data (usage rows k
   const pool = new pg.Pool({ connectionString: url });
   t.teardown(() => pool.end());
   t.same((await migrate(pool, MIGRATIONS.slice(0, 1))).applied, [1]);
-  await pool.query("INSERT INTO cutout.accounts (id, label, subscription, payg, enterprise, free_calls_per_month, free_month, concurrency, rate_per_minute, created_at) VALUES ('acc_v1', 'old', 5, 0, 0, 0, '2026-11', 1, 100, 0)");
-  await pool.query("INSERT INTO cutout.usage (reservation_id, t, account_id, size, credits, free_call, output_pixels, status) VALUES ('res_v1', 1, 'acc_v1', 'preview', 1, false, 100, 200)");
+  await pool.query(
+    "INSERT INTO cutout.accounts (id, label, subscription, payg, enterprise, free_calls_per_month, free_month, concurrency, rate_per_minute, created_at) VALUES ('acc_v1', 'old', 5, 0, 0, 0, '2026-11', 1, 100, 0)",
+  );
+  await pool.query(
+    "INSERT INTO cutout.usage (reservation_id, t, account_id, size, credits, free_call, output_pixels, status) VALUES ('res_v1', 1, 'acc_v1', 'preview', 1, false, 100, 200)",
+  );
   t.same((await migrate(pool)).applied, [2]);
   t.same(await query(url, "SELECT cutout.void_reservation('res_v1') AS outcome"), [{ outcome: 'voided' }], 'the old row goes');
   t.same(await query(url, "SELECT subscription FROM cutout.accounts WHERE id = 'acc_v1'"), [{ subscription: '5' }], 'and gives back what it recorded: nothing');

@@ -35,11 +35,15 @@ t.test('a lone pixel is found at every position of every row width', async (t) =
       const box = binding.compositeMask(rgba, w, H, mask, w, H, { refine: false, decontaminate: true });
       const at = (w + x) * 4;
       const ok =
-        box.left === x && box.top === 1 && box.width === 1 && box.height === 1 &&
+        box.left === x &&
+        box.top === 1 &&
+        box.width === 1 &&
+        box.height === 1 &&
         rgba[at + 3] === 200 &&
         // Solved against a black background: F = I / alpha, brighter than the photo (a pixel the span
         // missed would keep 100, 150, 150).
-        rgba[at]! > 100 && rgba[at + 1]! > 150;
+        rgba[at]! > 100 &&
+        rgba[at + 1]! > 150;
       if (!ok) t.fail(`width ${w}, pixel ${x}: box ${JSON.stringify(box)}, pixel ${Array.from(rgba.subarray(at, at + 4))}`);
       checked++;
     }
@@ -70,11 +74,18 @@ t.test('one scan, two boxes: the subject ends where the semi-transparent pixels 
         const f = (w + faint) * 4;
         const ok =
           // The box holds the opaque pixel alone: the faint one is under the threshold.
-          box.left === sure && box.top === 1 && box.width === 1 && box.height === 1 &&
+          box.left === sure &&
+          box.top === 1 &&
+          box.width === 1 &&
+          box.height === 1 &&
           // The opaque pixel keeps its colour; the faint one was solved (a pixel the semi-transparent
           // box missed would keep 100, 150, 150).
-          rgba[s] === 90 && rgba[s + 1] === 90 && rgba[s + 2] === 90 && rgba[s + 3] === 255 &&
-          rgba[f + 3] === 10 && (rgba[f] !== 100 || rgba[f + 1] !== 150 || rgba[f + 2] !== 150);
+          rgba[s] === 90 &&
+          rgba[s + 1] === 90 &&
+          rgba[s + 2] === 90 &&
+          rgba[s + 3] === 255 &&
+          rgba[f + 3] === 10 &&
+          (rgba[f] !== 100 || rgba[f + 1] !== 150 || rgba[f + 2] !== 150);
         if (!ok) t.fail(`width ${w}, opaque ${sure}, faint ${faint}: box ${JSON.stringify(box)}, faint pixel ${Array.from(rgba.subarray(f, f + 4))}`);
         checked++;
       }

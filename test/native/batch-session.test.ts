@@ -34,7 +34,7 @@ function image(v: number, x0: number, y0: number): Uint8Array {
   return px;
 }
 
-t.test('outputs: masks written into the buffers handed in (an earlier batch\'s), the rest new; bad ones refused', async (t) => {
+t.test("outputs: masks written into the buffers handed in (an earlier batch's), the rest new; bad ones refused", async (t) => {
   const s = new binding.BatchSession(tiny, options());
   t.teardown(() => s.close());
   const imgs = [image(0, 0, 0), image(51, 20, 10), image(102, 50, 30)];
@@ -104,10 +104,14 @@ t.test('bad calls and models are refused with coded errors', async (t) => {
   t.throws(() => new binding.BatchSession(tiny, options({ width: W + 1 })), { code: 'ERR_CUTOUT_MODEL_LOAD', message: /must be uint8 \[N, 48, 65, 3\]/ });
   t.throws(() => new binding.BatchSession(tiny, options({ inputName: 'input' })), { code: 'ERR_CUTOUT_MODEL_LOAD', message: /no input named 'input'/ });
   const fp32 = modelEntry('isnet-fp32');
-  t.throws(() => new binding.BatchSession(fp32.path, { ...sessionOptionsFor(fp32.entry, 1), maxBatch: 2 }), {
-    code: 'ERR_CUTOUT_MODEL_LOAD',
-    message: /not type 1 \[1, 3, 1024, 1024\]/,
-  }, 'a fixed-batch float model is not a batch model');
+  t.throws(
+    () => new binding.BatchSession(fp32.path, { ...sessionOptionsFor(fp32.entry, 1), maxBatch: 2 }),
+    {
+      code: 'ERR_CUTOUT_MODEL_LOAD',
+      message: /not type 1 \[1, 3, 1024, 1024\]/,
+    },
+    'a fixed-batch float model is not a batch model',
+  );
   t.throws(() => new binding.BatchSession('/nonexistent.onnx', options()), { code: 'ERR_CUTOUT_MODEL_MISSING' });
   t.throws(() => new binding.BatchSession(tiny, options({ device: 'gpu' as never })), { code: 'ERR_CUTOUT_ARG', message: /'cpu' or 'cuda'/ });
   t.throws(() => new binding.BatchSession(tiny, options({ device: 'cuda', cudaOptions: 'device_id' })), { code: 'ERR_CUTOUT_ARG', message: /key=value/ });
@@ -137,10 +141,11 @@ t.test('the fp16 batch model agrees with the fp32 reference (CPU)', async (t) =>
   // A smooth synthetic photo: a bright disc on a gradient.
   const n = 1024;
   const px = new Uint8Array(n * n * 3);
-  for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) {
-    const inside = (x - 512) ** 2 + (y - 560) ** 2 < 300 ** 2;
-    px.fill(inside ? 230 : Math.round((x / n) * 90), (y * n + x) * 3, (y * n + x) * 3 + 3);
-  }
+  for (let y = 0; y < n; y++)
+    for (let x = 0; x < n; x++) {
+      const inside = (x - 512) ** 2 + (y - 560) ** 2 < 300 ** 2;
+      px.fill(inside ? 230 : Math.round((x / n) * 90), (y * n + x) * 3, (y * n + x) * 3 + 3);
+    }
   const [mask] = s.run([px]);
   const expected = session.infer(px, 3);
   let inter = 0;
@@ -163,7 +168,8 @@ function fileStyleModel(dir: string, spec: { half: boolean; nhwc: boolean; rank3
   const type = spec.half ? 10 : 1;
   const dims = (d: (number | string)[]) => ({ dim: d.map((v) => (typeof v === 'number' ? { dimValue: v } : { dimParam: v })) });
   const vi = (name: string, d: (number | string)[]) => onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType: type, shape: dims(d) } } });
-  const i64 = (name: string, v: number[]) => onnx.TensorProto.create({ name, dataType: 7, dims: [v.length], rawData: new Uint8Array(new BigInt64Array(v.map(BigInt)).buffer) });
+  const i64 = (name: string, v: number[]) =>
+    onnx.TensorProto.create({ name, dataType: 7, dims: [v.length], rawData: new Uint8Array(new BigInt64Array(v.map(BigInt)).buffer) });
   const node = (opType: string, input: string[], output: string[], attribute: unknown[] = []) => onnx.NodeProto.create({ opType, input, output, attribute });
   const nodes = [
     ...(spec.nhwc ? [node('Transpose', ['x'], ['nchw'], [onnx.AttributeProto.create({ name: 'perm', type: 7, ints: [0, 3, 1, 2] })])] : []),
@@ -187,12 +193,20 @@ t.test('a model file with a symbolic batch: each photo normalised into its slot,
   const dir = t.testdir();
   const imgs = [image(0, 0, 0), image(51, 20, 10), image(102, 50, 30)];
   for (const half of [false, true]) {
-    for (const [nhwc, rank3] of [[false, false], [true, true]] as const) {
+    for (const [nhwc, rank3] of [
+      [false, false],
+      [true, true],
+    ] as const) {
       const file = fileStyleModel(dir, { half, nhwc, rank3 });
       const what = `${half ? 'float16' : 'float32'} ${nhwc ? 'NHWC' : 'NCHW'}, rank ${rank3 ? 3 : 4}`;
       // A family's conventions: mean and std in byte units, sigmoid then min-max (each photo's own).
       const conventions: Partial<BatchSessionOptions> = {
-        inputName: 'x', outputName: 'y', mean: [10, 20, 30], std: [60, 70, 80], activation: 'sigmoid', range: 'minmax',
+        inputName: 'x',
+        outputName: 'y',
+        mean: [10, 20, 30],
+        std: [60, 70, 80],
+        activation: 'sigmoid',
+        range: 'minmax',
         ...(nhwc ? { layout: 'nhwc' as const } : {}),
         ...(rank3 ? { outputRank: 3 as const } : {}),
         ...(half ? { inputType: 'float16' as const, outputType: 'float16' as const } : {}),
@@ -220,5 +234,8 @@ t.test('a model file with a symbolic batch: each photo normalised into its slot,
     code: 'ERR_CUTOUT_MODEL_LOAD',
     message: /output 'y' must be one mask per image with a symbolic batch, \[N, 48, 64\], not \[N, 1, 48, 64\]/,
   });
-  t.throws(() => new binding.BatchSession(f32, options({ inputName: 'x', outputName: 'y', std: [1, 0, 1] })), { code: 'ERR_CUTOUT_ARG', message: /positive numbers in options.std/ });
+  t.throws(() => new binding.BatchSession(f32, options({ inputName: 'x', outputName: 'y', std: [1, 0, 1] })), {
+    code: 'ERR_CUTOUT_ARG',
+    message: /positive numbers in options.std/,
+  });
 });

@@ -42,7 +42,7 @@ t.test('tuning reaches the stages', async (t) => {
   t.throws(() => run({ ...base, tuning: 3 as never }), type(/^Expected an object for tuning$/));
 });
 
-t.test('timings: the stages\' wall times on the result, the bytes unchanged', async (t) => {
+t.test("timings: the stages' wall times on the result, the bytes unchanged", async (t) => {
   const base: CompositeOptions = { refine: true, matting: true, decontaminate: true };
   const plain = scene.photo.slice();
   const box = binding.compositeMask(plain, DISC.width, DISC.height, mask, M, M, base);
@@ -53,7 +53,10 @@ t.test('timings: the stages\' wall times on the result, the bytes unchanged', as
   t.same({ ...withTimes, timings: undefined }, { ...box, timings: undefined }, 'the same box');
   const times = withTimes.timings!;
   t.same(Object.keys(times).sort(), ['box', 'foreground', 'matting', 'refine', 'roi', 'upsample']);
-  t.ok(Object.values(times).every((v) => Number.isFinite(v) && v >= 0), `every stage a finite ms: ${JSON.stringify(times)}`);
+  t.ok(
+    Object.values(times).every((v) => Number.isFinite(v) && v >= 0),
+    `every stage a finite ms: ${JSON.stringify(times)}`,
+  );
   t.ok(times.upsample + times.refine + times.foreground > 0, 'the work shows up somewhere');
   const off = binding.compositeMask(scene.photo.slice(), DISC.width, DISC.height, mask, M, M, { refine: false, decontaminate: false, timings: true });
   t.equal(off.timings!.refine, 0, 'refinement off: no refine time');

@@ -56,7 +56,11 @@ t.test('threads 1, 2, 3 and 8 give the same RGBA and box', async (t) => {
 t.test('compositeMask equals session.composite with the same mask', async (t) => {
   const s = scenes[0]!;
   session.outputTensor.set(s.mask);
-  for (const options of [OPTION_SETS[4]!, { ...OPTION_SETS[2]!, threads: 2 }, { refine: true, decontaminate: true, roi: [100, 50, 2000, 1600] as [number, number, number, number] }]) {
+  for (const options of [
+    OPTION_SETS[4]!,
+    { ...OPTION_SETS[2]!, threads: 2 },
+    { refine: true, decontaminate: true, roi: [100, 50, 2000, 1600] as [number, number, number, number] },
+  ]) {
     const out = s.rgba.slice();
     const box = session.composite(out, s.w, s.h, options);
     t.same(viaMask(s.rgba, s.w, s.h, s.mask, options), { hash: sha256(out), box }, JSON.stringify(options));
@@ -68,7 +72,12 @@ t.test('compositeMask equals session.composite with the same mask', async (t) =>
 });
 
 t.test('tiny images with threads 8', async (t) => {
-  for (const [w, h] of [[1, 1], [2, 3], [1, 2000], [2000, 1]] as const) {
+  for (const [w, h] of [
+    [1, 1],
+    [2, 3],
+    [1, 2000],
+    [2000, 1],
+  ] as const) {
     const rgba = new Uint8Array(w * h * 4).map((_, i) => (i * 37) & 255);
     for (const options of OPTION_SETS) {
       const one = viaMask(rgba, w, h, photoMask, { ...options, threads: 1 });
@@ -95,10 +104,21 @@ t.test('compositeMask refuses bad arguments with coded errors', async (t) => {
   const type = (code: string, message: RegExp) => ({ name: 'TypeError', code, message });
   t.throws(() => binding.compositeMask(rgba, 4, 4, new Uint8Array(64) as never, 4, 4, o), type('ERR_CUTOUT_ARG', /^Expected a Float32Array for mask/));
   t.throws(() => binding.compositeMask(rgba, 4, 4, null as never, 4, 4, o), type('ERR_CUTOUT_ARG', /^Expected a Float32Array for mask but received null/));
-  t.throws(() => binding.compositeMask(rgba, 4, 4, mask.subarray(1), 4, 4, o), type('ERR_CUTOUT_BAD_LENGTH', /^Expected 16 floats \(4x4\) for mask but received 15$/));
-  t.throws(() => binding.compositeMask(rgba.subarray(4), 4, 4, mask, 4, 4, o), type('ERR_CUTOUT_BAD_LENGTH', /^Expected 64 bytes \(4x4x4\) for rgba but received 60$/));
+  t.throws(
+    () => binding.compositeMask(rgba, 4, 4, mask.subarray(1), 4, 4, o),
+    type('ERR_CUTOUT_BAD_LENGTH', /^Expected 16 floats \(4x4\) for mask but received 15$/),
+  );
+  t.throws(
+    () => binding.compositeMask(rgba.subarray(4), 4, 4, mask, 4, 4, o),
+    type('ERR_CUTOUT_BAD_LENGTH', /^Expected 64 bytes \(4x4x4\) for rgba but received 60$/),
+  );
   t.throws(() => binding.compositeMask(new Float32Array(16) as never, 4, 4, mask, 4, 4, o), type('ERR_CUTOUT_ARG', /^Expected a Uint8Array for rgba/));
-  for (const [i, bad] of [[1, 0], [2, 1.5], [4, 0], [5, 'x']] as const) {
+  for (const [i, bad] of [
+    [1, 0],
+    [2, 1.5],
+    [4, 0],
+    [5, 'x'],
+  ] as const) {
     const args: unknown[] = [rgba, 4, 4, mask, 4, 4, o];
     args[i] = bad;
     t.throws(() => (binding.compositeMask as (...a: unknown[]) => unknown)(...args), type('ERR_CUTOUT_ARG', /^Expected an integer/), `argument ${i}: ${bad}`);

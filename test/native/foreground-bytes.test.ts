@@ -55,7 +55,10 @@ t.test('the contract: alpha untouched, opaque colour kept, transparent colour 0,
     const one = composite({ ...options, threads: 1 });
     const without = composite({ ...options, decontaminate: false, threads: 1 });
     t.ok(Buffer.from(alphaOf(one)).equals(Buffer.from(alphaOf(without))), `${name}: alpha as without decontamination`);
-    let opaqueChanged = 0, transparentColoured = 0, opaque = 0, transparent = 0;
+    let opaqueChanged = 0,
+      transparentColoured = 0,
+      opaque = 0,
+      transparent = 0;
     for (let i = 0; i < one.length; i += 4) {
       if (one[i + 3] === 255) {
         opaque++;

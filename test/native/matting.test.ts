@@ -108,7 +108,8 @@ t.test('a busy photo and matte: no pixel crosses 0.5, sure pixels away from the 
   t.equal(differ, 0, 'sure pixels away from the band keep their alpha');
   let rgbChanged = 0;
   for (let i = 0; i < onRgba.length; i += 4) {
-    if (onRgba[i + 3]! > 0 && offRgba[i + 3]! > 0 && (onRgba[i] !== offRgba[i] || onRgba[i + 1] !== offRgba[i + 1] || onRgba[i + 2] !== offRgba[i + 2])) rgbChanged++;
+    if (onRgba[i + 3]! > 0 && offRgba[i + 3]! > 0 && (onRgba[i] !== offRgba[i] || onRgba[i + 1] !== offRgba[i + 1] || onRgba[i + 2] !== offRgba[i + 2]))
+      rgbChanged++;
   }
   t.equal(rgbChanged, 0, 'colour is read-only (no decontamination here; alpha 0 still clears it)');
 });
@@ -147,11 +148,15 @@ t.test('matting off by default only where asked: the default composite differs f
 t.test('matting must be a boolean when given', async (t) => {
   const [scene, mask] = fixture.disc;
   for (const bad of [1, 'no', null, {}]) {
-    t.throws(() => composite(scene, mask, { matting: bad as never }), {
-      name: 'TypeError',
-      code: 'ERR_CUTOUT_ARG',
-      message: /^Expected a boolean for options.matting but received/,
-    }, `matting: ${JSON.stringify(bad)}`);
+    t.throws(
+      () => composite(scene, mask, { matting: bad as never }),
+      {
+        name: 'TypeError',
+        code: 'ERR_CUTOUT_ARG',
+        message: /^Expected a boolean for options.matting but received/,
+      },
+      `matting: ${JSON.stringify(bad)}`,
+    );
   }
   t.doesNotThrow(() => composite(scene, mask, { matting: undefined }), 'undefined means the default');
 });

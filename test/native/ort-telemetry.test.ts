@@ -27,7 +27,11 @@ async function runChild(t: Test, env: Record<string, string>) {
   delete childEnv.XDG_CACHE_HOME;
   if (!('ORT_DISABLE_TELEMETRY' in env)) delete childEnv.ORT_DISABLE_TELEMETRY;
   const { stdout } = await promisify(execFile)(process.execPath, [CHILD, model, String(W), String(H)], { env: childEnv });
-  return { report: JSON.parse(stdout) as { pid: number; maskLength: number; ORT_DISABLE_TELEMETRY: string | null }, tmp: tree(path.join(tmp, 'tmp')), home: tree(path.join(tmp, 'home')) };
+  return {
+    report: JSON.parse(stdout) as { pid: number; maskLength: number; ORT_DISABLE_TELEMETRY: string | null },
+    tmp: tree(path.join(tmp, 'tmp')),
+    home: tree(path.join(tmp, 'home')),
+  };
 }
 
 t.test('a process that ran a model leaves nothing in TMPDIR or HOME', async (t) => {

@@ -32,7 +32,9 @@ function photoLike(w: number, h: number, seed = 7): Uint8Array {
 }
 
 function jpegOf(w: number, h: number, opts: JpegOptions): Promise<Buffer> {
-  return sharp(photoLike(w, h), { raw: { width: w, height: h, channels: 3 } }).jpeg(opts).toBuffer();
+  return sharp(photoLike(w, h), { raw: { width: w, height: h, channels: 3 } })
+    .jpeg(opts)
+    .toBuffer();
 }
 
 /** Both decodes of a plain photo: sharp's and ours, into a buffer of its own. */
@@ -57,7 +59,7 @@ t.test('every kind of plain JPEG: the bytes sharp gives', async (t) => {
     // Photos up to 2.5 MP are decoded on the calling thread, bigger ones through libvips' thread pool
     // (libvips_decode.cc): one on either side of that bound.
     ['2.5 MP, decoded on the calling thread', 2000, 1250, { quality: 85 }],
-    ['2.56 MP, decoded through libvips\' thread pool', 2048, 1250, { quality: 85 }],
+    ["2.56 MP, decoded through libvips' thread pool", 2048, 1250, { quality: 85 }],
   ];
   for (const [name, w, h, opts] of cases) {
     const input = new Uint8Array(await jpegOf(w, h, opts));
@@ -145,19 +147,23 @@ t.test('a photo that needs converting is not plain: the probe says so, the addon
     t.equal(binding.decodePlainRgba(input, 96, 64, new Uint8Array(96 * 64 * 4)), false, `${name}: the addon declines it too`);
   }
   const input = new Uint8Array(base);
-  t.equal(binding.decodePlainRgba(input, 97, 64, new Uint8Array(97 * 64 * 4)), false, 'a size other than the image\'s: declined');
+  t.equal(binding.decodePlainRgba(input, 97, 64, new Uint8Array(97 * 64 * 4)), false, "a size other than the image's: declined");
 });
 
-t.test('bytes that do not decode: libvips\' reason, coded', async (t) => {
+t.test("bytes that do not decode: libvips' reason, coded", async (t) => {
   const whole = await jpegOf(320, 240, { quality: 90 });
   const truncated = new Uint8Array(whole.subarray(0, Math.floor(whole.length * 0.6)));
   const dst = new Uint8Array(320 * 240 * 4);
-  t.throws(() => binding.decodePlainRgba(truncated, 320, 240, dst), { code: 'ERR_CUTOUT_DECODE' }, 'a truncated JPEG fails, as failOn truncated makes sharp fail');
+  t.throws(
+    () => binding.decodePlainRgba(truncated, 320, 240, dst),
+    { code: 'ERR_CUTOUT_DECODE' },
+    'a truncated JPEG fails, as failOn truncated makes sharp fail',
+  );
   await t.rejects(codec.decodeRgba(truncated, 50e6, 320, 240, true), 'sharp refuses it too');
   try {
     binding.decodePlainRgba(truncated, 320, 240, dst);
   } catch (err) {
-    t.match((err as Error).message, /jpeg|JPEG|end|truncated/, 'the message is libvips\' own');
+    t.match((err as Error).message, /jpeg|JPEG|end|truncated/, "the message is libvips' own");
   }
   const garbage = new Uint8Array(whole);
   garbage.fill(0x5a, 200);
@@ -167,7 +173,11 @@ t.test('bytes that do not decode: libvips\' reason, coded', async (t) => {
   // The same above the calling-thread bound (2.5 MP), where libvips' thread pool decodes.
   const big = await jpegOf(2048, 1250, { quality: 85 });
   const bigCut = new Uint8Array(big.subarray(0, Math.floor(big.length * 0.6)));
-  t.throws(() => binding.decodePlainRgba(bigCut, 2048, 1250, new Uint8Array(2048 * 1250 * 4)), { code: 'ERR_CUTOUT_DECODE' }, 'a truncated 2.56 MP JPEG fails too');
+  t.throws(
+    () => binding.decodePlainRgba(bigCut, 2048, 1250, new Uint8Array(2048 * 1250 * 4)),
+    { code: 'ERR_CUTOUT_DECODE' },
+    'a truncated 2.56 MP JPEG fails too',
+  );
   // After a failure the next decode is unaffected (libvips' error buffer cleared).
   t.equal(binding.decodePlainRgba(new Uint8Array(whole), 320, 240, dst), true, 'the next photo decodes');
 });
@@ -180,13 +190,17 @@ t.test('broken arguments: coded errors', async (t) => {
   t.throws(() => binding.decodePlainRgba(input, 0, 32, new Uint8Array(0)), { code: 'ERR_CUTOUT_ARG' });
   const shared = new Uint8Array(input.length + 32 * 32 * 4);
   shared.set(input);
-  t.throws(() => binding.decodePlainRgba(shared.subarray(0, input.length), 32, 32, shared.subarray(input.length - 8, input.length - 8 + 32 * 32 * 4)), { code: 'ERR_CUTOUT_ARG' }, 'overlapping input and dst');
+  t.throws(
+    () => binding.decodePlainRgba(shared.subarray(0, input.length), 32, 32, shared.subarray(input.length - 8, input.length - 8 + 32 * 32 * 4)),
+    { code: 'ERR_CUTOUT_ARG' },
+    'overlapping input and dst',
+  );
   const detached = new Uint8Array(32 * 32 * 4);
   structuredClone(detached.buffer, { transfer: [detached.buffer] });
   t.throws(() => binding.decodePlainRgba(input, 32, 32, detached), { code: 'ERR_CUTOUT_DETACHED' });
 });
 
-t.test('hostile bytes: mutated and cut photos that still probe as plain get sharp\'s outcome, the same bytes or a failure, never a crash', async (t) => {
+t.test("hostile bytes: mutated and cut photos that still probe as plain get sharp's outcome, the same bytes or a failure, never a crash", async (t) => {
   const rgb = photoLike(120, 90, 11);
   const raw = { raw: { width: 120, height: 90, channels: 3 as const } };
   const bases: Array<[string, Buffer]> = [

@@ -44,7 +44,9 @@ function ihdr(w: number, h: number, depth = 8, colour = 2, interlace = 0): Buffe
 }
 
 function paeth(a: number, b: number, c: number): number {
-  const pa = Math.abs(b - c), pb = Math.abs(a - c), pc = Math.abs(a + b - 2 * c);
+  const pa = Math.abs(b - c),
+    pb = Math.abs(a - c),
+    pc = Math.abs(a + b - 2 * c);
   return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
 }
 
@@ -99,7 +101,10 @@ function ours(input: Uint8Array, w: number, h: number): Buffer | undefined {
 
 /** libvips' decode (sharp's, as codec.decodeRgba gives it at full size), or its error. */
 async function bySharp(input: Uint8Array, w: number, h: number): Promise<Buffer | Error> {
-  return codec.decodeRgba(input, 50e6, w, h, true).then((raw) => raw.data, (err: Error) => err);
+  return codec.decodeRgba(input, 50e6, w, h, true).then(
+    (raw) => raw.data,
+    (err: Error) => err,
+  );
 }
 
 /** decodePlainRgba's outcome: its bytes, false (not plain), or its error. */
@@ -112,7 +117,7 @@ function byAddon(input: Uint8Array, w: number, h: number): Buffer | false | Erro
   }
 }
 
-t.test('every filter type and every width\'s tail: the pixels put in, and libvips\' bytes', async (t) => {
+t.test("every filter type and every width's tail: the pixels put in, and libvips' bytes", async (t) => {
   const filters: Array<[string, (y: number) => number]> = [
     ['None', () => 0],
     ['Sub', () => 1],
@@ -123,7 +128,16 @@ t.test('every filter type and every width\'s tail: the pixels put in, and libvip
     ['all five, first row Paeth', (y) => (4 + y) % 5],
   ];
   let seed = 1;
-  for (const [w, h] of [[1, 1], [2, 3], [3, 2], [4, 5], [5, 9], [17, 7], [64, 12], [203, 31]] as const) {
+  for (const [w, h] of [
+    [1, 1],
+    [2, 3],
+    [3, 2],
+    [4, 5],
+    [5, 9],
+    [17, 7],
+    [64, 12],
+    [203, 31],
+  ] as const) {
     const rgb = seededBytes(w * h * 3, seed++);
     const want = rgbaOf(rgb);
     for (const [name, filter] of filters) {
@@ -135,8 +149,9 @@ t.test('every filter type and every width\'s tail: the pixels put in, and libvip
   }
 });
 
-t.test('the stream in many IDATs and metadata around it: decoded, and libvips\' bytes', async (t) => {
-  const w = 41, h = 23;
+t.test("the stream in many IDATs and metadata around it: decoded, and libvips' bytes", async (t) => {
+  const w = 41,
+    h = 23;
   const rgb = seededBytes(w * h * 3, 99);
   const want = rgbaOf(rgb);
   const split = (size: number) => (s: Buffer) => {
@@ -184,28 +199,41 @@ async function decodedAsLibvips(t: Test, inputs: Array<[string, Uint8Array]>): P
   }
 }
 
-t.test('sharp\'s PNGs: decoded here, libvips\' bytes', async (t) => {
+t.test("sharp's PNGs: decoded here, libvips' bytes", async (t) => {
   const rgb = seededBytes(150 * 100 * 3, 5);
   const raw = { raw: { width: 150, height: 100, channels: 3 as const } };
   const inputs: Array<[string, Uint8Array]> = [];
-  for (const [level, adaptiveFiltering] of [[0, false], [6, true], [9, true]] as const) {
-    inputs.push([`sharp, level ${level}${adaptiveFiltering ? ', adaptive filters' : ''}`, new Uint8Array(await sharp(rgb, raw).png({ compressionLevel: level, adaptiveFiltering }).toBuffer())]);
+  for (const [level, adaptiveFiltering] of [
+    [0, false],
+    [6, true],
+    [9, true],
+  ] as const) {
+    inputs.push([
+      `sharp, level ${level}${adaptiveFiltering ? ', adaptive filters' : ''}`,
+      new Uint8Array(await sharp(rgb, raw).png({ compressionLevel: level, adaptiveFiltering }).toBuffer()),
+    ]);
   }
   await decodedAsLibvips(t, inputs);
 });
 
-t.test('the real PNGs of the dev set (other encoders\' files): decoded here, libvips\' bytes', { skip: EVAL_SKIP }, async (t) => {
-  const rows = readManifest().filter((row) => row.image_path.endsWith('.png')).slice(0, 4);
+t.test("the real PNGs of the dev set (other encoders' files): decoded here, libvips' bytes", { skip: EVAL_SKIP }, async (t) => {
+  const rows = readManifest()
+    .filter((row) => row.image_path.endsWith('.png'))
+    .slice(0, 4);
   t.ok(rows.length >= 3, 'some dev PNGs');
-  await decodedAsLibvips(t, rows.map((row) => [row.id, new Uint8Array(evalImage(row.id))]));
+  await decodedAsLibvips(
+    t,
+    rows.map((row) => [row.id, new Uint8Array(evalImage(row.id))]),
+  );
 });
 
 t.test('any other PNG, and any broken one, is left to libvips: its outcome, never a crash', async (t) => {
-  const w = 33, h = 17;
+  const w = 33,
+    h = 17;
   const rgb = seededBytes(w * h * 3, 3);
   const stream = zlib.deflateSync(filtered(rgb, w, h, (y) => y % 5));
   const good = pngOf(rgb, w, h, (y) => y % 5);
-  const body = good.subarray(SIGNATURE.length + 25, good.length - 12);  // the IDAT
+  const body = good.subarray(SIGNATURE.length + 25, good.length - 12); // the IDAT
   const iend = chunk('IEND');
   const build = (...parts: Buffer[]) => new Uint8Array(Buffer.concat([SIGNATURE, ...parts]));
   const base = new Uint8Array(good);
@@ -223,7 +251,10 @@ t.test('any other PNG, and any broken one, is left to libvips: its outcome, neve
     ['interlaced', new Uint8Array(await sharp(rgbBytes, raw).png({ progressive: true }).toBuffer())],
     ['an ICC profile', new Uint8Array(await sharp(rgbBytes, raw).withIccProfile('p3').png().toBuffer())],
     ['transparency (tRNS)', build(ihdr(w, h), chunk('tRNS', Buffer.from([0, 1, 0, 2, 0, 3])), body, iend)],
-    ['an EXIF orientation (eXIf)', build(ihdr(w, h), chunk('eXIf', Buffer.from('MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x06\0\0\0\0\0\0', 'latin1')), body, iend)],
+    [
+      'an EXIF orientation (eXIf)',
+      build(ihdr(w, h), chunk('eXIf', Buffer.from('MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x06\0\0\0\0\0\0', 'latin1')), body, iend),
+    ],
     ['a chunk it does not know', build(ihdr(w, h), chunk('prVt', Buffer.from('x')), body, iend)],
     ['a bad IDAT CRC', build(ihdr(w, h), chunk('IDAT', stream, true), iend)],
     ['a bad text CRC', build(ihdr(w, h), chunk('tEXt', Buffer.from('a\0b'), true), body, iend)],
@@ -234,7 +265,10 @@ t.test('any other PNG, and any broken one, is left to libvips: its outcome, neve
     ['a stream one row short', build(ihdr(w, h), chunk('IDAT', shortStream), iend)],
     ['a stream with its adler32 wrong', build(ihdr(w, h), chunk('IDAT', Buffer.concat([stream.subarray(0, -1), Buffer.from([stream.at(-1)! ^ 1])])), iend)],
     ['raw deflate, no zlib header', build(ihdr(w, h), chunk('IDAT', zlib.deflateRawSync(filtered(rgb, w, h, () => 0))), iend)],
-    ['a chunk between IDATs', build(ihdr(w, h), chunk('IDAT', stream.subarray(0, 50)), chunk('tEXt', Buffer.from('a\0b')), chunk('IDAT', stream.subarray(50)), iend)],
+    [
+      'a chunk between IDATs',
+      build(ihdr(w, h), chunk('IDAT', stream.subarray(0, 50)), chunk('tEXt', Buffer.from('a\0b')), chunk('IDAT', stream.subarray(50)), iend),
+    ],
     ['bytes after IEND', new Uint8Array(Buffer.concat([good, Buffer.from('trailing')]))],
     ['no IEND', base.subarray(0, base.length - 12)],
     ['IEND cut short', base.subarray(0, base.length - 3)],
@@ -259,12 +293,13 @@ t.test('any other PNG, and any broken one, is left to libvips: its outcome, neve
       t.ok(Buffer.isBuffer(vips) && addon.equals(vips), `${name}: libvips decodes it, as sharp does: the same bytes`);
     }
   }
-  t.equal(ours(base, w + 1, h), undefined, 'a size other than the file\'s: declined');
+  t.equal(ours(base, w + 1, h), undefined, "a size other than the file's: declined");
   t.same(ours(base, w, h), rgbaOf(rgb), 'and the good file still decodes');
 });
 
-t.test('mutated PNGs: decoded only when every check holds, then libvips\' bytes', async (t) => {
-  const w = 57, h = 29;
+t.test("mutated PNGs: decoded only when every check holds, then libvips' bytes", async (t) => {
+  const w = 57,
+    h = 29;
   const rgb = seededBytes(w * h * 3, 17);
   const base = pngOf(rgb, w, h, (y) => y % 5, { before: [chunk('tEXt', Buffer.from('Comment\0some words'))] });
   let seed = 20261129;
@@ -293,7 +328,11 @@ t.test('broken arguments: coded errors', async (t) => {
   t.throws(() => binding.decodePlainPng('x' as never, 8, 8, new Uint8Array(8 * 8 * 4)), { code: 'ERR_CUTOUT_ARG' });
   const shared = new Uint8Array(input.length + 8 * 8 * 4);
   shared.set(input);
-  t.throws(() => binding.decodePlainPng(shared.subarray(0, input.length), 8, 8, shared.subarray(input.length - 4, input.length - 4 + 8 * 8 * 4)), { code: 'ERR_CUTOUT_ARG' }, 'overlapping input and dst');
+  t.throws(
+    () => binding.decodePlainPng(shared.subarray(0, input.length), 8, 8, shared.subarray(input.length - 4, input.length - 4 + 8 * 8 * 4)),
+    { code: 'ERR_CUTOUT_ARG' },
+    'overlapping input and dst',
+  );
   t.equal(binding.decodePlainPng(new Uint8Array(0), 8, 8, new Uint8Array(8 * 8 * 4)), false, 'no bytes: declined');
   t.equal(binding.decodePlainPng(new Uint8Array([0xff, 0xd8, 0xff, 0xe0]), 8, 8, new Uint8Array(8 * 8 * 4)), false, 'a JPEG: declined');
 });

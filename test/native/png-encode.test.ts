@@ -96,7 +96,16 @@ const OPTIONS: PngEncodeOptions[] = [
 // [width, height]: 1×1, a column, a row, odd widths, several strips, and heights at a strip boundary.
 function sizes(c: Channels): Array<[number, number]> {
   const boundary = stripRows(1024, c);
-  return [[1, 1], [1, 1000], [5000, 1], [333, 77], [1021, 3 * stripRows(1021, c) + 5], [1024, boundary], [1024, boundary + 1], [1024, 2 * boundary]];
+  return [
+    [1, 1],
+    [1, 1000],
+    [5000, 1],
+    [333, 77],
+    [1021, 3 * stripRows(1021, c) + 5],
+    [1024, boundary],
+    [1024, boundary + 1],
+    [1024, 2 * boundary],
+  ];
 }
 
 t.test('every pixel decodes back for 1 to 4 channels, at every size', async (t) => {
@@ -123,7 +132,10 @@ t.test('IHDR, one IDAT per strip holding the filtered rows, IEND', async (t) => 
         t.same([ihdr.data.readUInt32BE(0), ihdr.data.readUInt32BE(4), ...ihdr.data.subarray(8)], [w, h, 8, COLOUR_TYPE[c], 0, 0, 0], `${name}: IHDR fields`);
         t.same(list.at(-1), { type: 'IEND', data: Buffer.alloc(0) }, `${name}: IEND last`);
         const idat = list.slice(1, -1);
-        t.ok(idat.every((k) => k.type === 'IDAT'), `${name}: only IDAT between`);
+        t.ok(
+          idat.every((k) => k.type === 'IDAT'),
+          `${name}: only IDAT between`,
+        );
         t.equal(idat.length, Math.ceil(h / stripRows(w, c)), `${name}: one IDAT per strip`);
         // inflateSync checks the zlib header and the combined adler32 too.
         const rows = zlib.inflateSync(Buffer.concat(idat.map((k) => k.data)));
@@ -167,8 +179,15 @@ t.test('the result owns its whole ArrayBuffer and transfers', async (t) => {
 t.test('refuses bad arguments with coded errors', async (t) => {
   const px = new Uint8Array(2 * 2 * 3);
   const ok: PngEncodeOptions = { level: 4, threads: 1 };
-  const encode = (...args: unknown[]) => () => (binding.encodePng as (...a: unknown[]) => Uint8Array)(...args);
-  t.throws(encode(new Uint8Array(11), 2, 2, 3, ok), { name: 'TypeError', code: 'ERR_CUTOUT_BAD_LENGTH', message: /Expected 12 bytes \(2x2x3\) for pixels but received 11/ });
+  const encode =
+    (...args: unknown[]) =>
+    () =>
+      (binding.encodePng as (...a: unknown[]) => Uint8Array)(...args);
+  t.throws(encode(new Uint8Array(11), 2, 2, 3, ok), {
+    name: 'TypeError',
+    code: 'ERR_CUTOUT_BAD_LENGTH',
+    message: /Expected 12 bytes \(2x2x3\) for pixels but received 11/,
+  });
   t.throws(encode(new Uint8Array(13), 2, 2, 3, ok), { name: 'TypeError', code: 'ERR_CUTOUT_BAD_LENGTH' });
   t.throws(encode(px, 2, 2, 5, ok), { name: 'TypeError', code: 'ERR_CUTOUT_ARG', message: /channels/ });
   t.throws(encode(px, 2, 2, 0, ok), { name: 'TypeError', code: 'ERR_CUTOUT_ARG', message: /channels/ });
@@ -196,7 +215,10 @@ t.test('worker/codec: encodePng and the ZIP alpha.png come from the addon', asyn
   const png = await encodePng({ data: rgba, width: w, height: h, channels: 4 });
   t.equal(png.contentType, 'image/png');
   t.ok(Buffer.from(png.data).equals(Buffer.from(binding.encodePng(rgba, w, h, 4, { level: 4, threads: 1, strategy: 'fast' }))), 'level 4, fast');
-  t.ok(Buffer.from(png.data).equals(Buffer.from((await encodePng({ data: rgba, width: w, height: h, channels: 4 }, { threads: 4 })).data)), 'threads change nothing');
+  t.ok(
+    Buffer.from(png.data).equals(Buffer.from((await encodePng({ data: rgba, width: w, height: h, channels: 4 }, { threads: 4 })).data)),
+    'threads change nothing',
+  );
   t.ok((await decode(png.data)).data.equals(rgba), 'RGBA pixels');
   const alpha = Buffer.alloc(w * h);
   for (let i = 0; i < alpha.length; i++) alpha[i] = rgba[4 * i + 3]!;
@@ -223,7 +245,9 @@ function unfilter(rows: Buffer, w: number, h: number, c: number): { pixels: Uint
       const a = i >= c ? out[y * stride + i - c]! : 0;
       const b = y > 0 ? out[(y - 1) * stride + i]! : 0;
       const d = i >= c && y > 0 ? out[(y - 1) * stride + i - c]! : 0;
-      const pa = Math.abs(b - d), pb = Math.abs(a - d), pc = Math.abs(a + b - 2 * d);
+      const pa = Math.abs(b - d),
+        pb = Math.abs(a - d),
+        pc = Math.abs(a + b - 2 * d);
       const paeth = pa <= pb && pa <= pc ? a : pb <= pc ? b : d;
       const predict = [0, a, b, (a + b) >> 1, paeth][type];
       if (predict === undefined) throw new Error(`row ${y}: filter type ${type}`);
@@ -313,11 +337,17 @@ t.test("'fast': one IDAT per strip, whose rows inflate and unfilter to the pixel
           const idat = list.slice(1, -1);
           t.equal(list[0]!.type, 'IHDR', `${id}: IHDR first`);
           t.equal(idat.length, Math.ceil(h / stripRows(w, c)), `${id}: one IDAT per strip`);
-          t.ok(idat.every((k) => k.type === 'IDAT'), `${id}: only IDAT between`);
+          t.ok(
+            idat.every((k) => k.type === 'IDAT'),
+            `${id}: only IDAT between`,
+          );
           // inflateSync checks the zlib header and the adler32 too.
           const { pixels, types } = unfilter(zlib.inflateSync(Buffer.concat(idat.map((k) => k.data))), w, h, c);
           t.ok(Buffer.from(pixels).equals(px), `${id}: rows unfilter to the pixels`);
-          t.ok([...types].every((k) => k === 1 || k === 2 || k === 4), `${id}: filters Sub, Up, Paeth only (${[...types]})`);
+          t.ok(
+            [...types].every((k) => k === 1 || k === 2 || k === 4),
+            `${id}: filters Sub, Up, Paeth only (${[...types]})`,
+          );
           if (name === 'mixed' && w >= 64 && h >= 12) t.same([...types].sort(), [1, 2, 4], `${id}: each filter wins a row`);
           t.ok(png.byteLength <= storedSize(w, h, c), `${id}: ${png.byteLength} bytes, stored would be ${storedSize(w, h, c)}`);
         }
@@ -354,8 +384,14 @@ t.test("'fast': the same bytes for 1, 2 and 7 threads", async (t) => {
 // where transparent as the pipeline does. Read in place from the eval set, never copied.
 const CUTOUT_ID = 'am_GT04';
 async function realCutout(): Promise<{ data: Buffer; width: number; height: number }> {
-  const rgb = await sharp(join(EVAL_DIR, 'images', `${CUTOUT_ID}.png`)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const alpha = await sharp(join(EVAL_DIR, 'gt', `${CUTOUT_ID}.png`)).extractChannel(0).raw().toBuffer();
+  const rgb = await sharp(join(EVAL_DIR, 'images', `${CUTOUT_ID}.png`))
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const alpha = await sharp(join(EVAL_DIR, 'gt', `${CUTOUT_ID}.png`))
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
   const { width, height } = rgb.info;
   const data = Buffer.alloc(width * height * 4);
   for (let i = 0; i < width * height; i++) {
@@ -386,7 +422,16 @@ t.test("'fast' decoded by Python's PIL too", { skip: noPil }, async (t) => {
     const [w, h] = [1021, stripRows(1021, c) + 7];
     const px = pattern(w, h, c, 21);
     writeFileSync(join(dir, 'in.png'), binding.encodePng(px, w, h, c, { ...FAST, threads: 2 }));
-    const run = spawnSync('python3', ['-c', 'import sys; from PIL import Image; im = Image.open(sys.argv[1]); im.load(); open(sys.argv[2], "wb").write(im.tobytes())', join(dir, 'in.png'), join(dir, 'out.raw')], { encoding: 'utf8' });
+    const run = spawnSync(
+      'python3',
+      [
+        '-c',
+        'import sys; from PIL import Image; im = Image.open(sys.argv[1]); im.load(); open(sys.argv[2], "wb").write(im.tobytes())',
+        join(dir, 'in.png'),
+        join(dir, 'out.raw'),
+      ],
+      { encoding: 'utf8' },
+    );
     t.equal(run.status, 0, `${w}x${h}x${c}: PIL decodes${run.stderr.trim() ? ` (${run.stderr.trim()})` : ''}`);
     t.ok(readFileSync(join(dir, 'out.raw')).equals(px), `${w}x${h}x${c}: PIL's pixels`);
   }

@@ -18,7 +18,12 @@ function reference(src: Uint8Array, w: number, h: number, c: number, mean: numbe
 }
 
 t.test('matches the reference on small RGB and RGBA images', async (t) => {
-  for (const [w, h, c] of [[1, 1, 3], [3, 2, 3], [5, 7, 4], [16, 9, 4]] as const) {
+  for (const [w, h, c] of [
+    [1, 1, 3],
+    [3, 2, 3],
+    [5, 7, 4],
+    [16, 9, 4],
+  ] as const) {
     const src = seededBytes(w * h * c, w * 31 + h);
     const dst = new Float32Array(3 * w * h);
     binding.preprocess(src, w, h, c, dst, MEAN, STD);
@@ -44,9 +49,16 @@ t.test('reads a view at its byteOffset, not the start of the ArrayBuffer', async
 
 t.test('refuses wrong lengths and types with coded errors', async (t) => {
   const dst = new Float32Array(12);
-  t.throws(() => binding.preprocess(new Uint8Array(11), 2, 2, 3, dst, MEAN, STD), { code: 'ERR_CUTOUT_BAD_LENGTH', name: 'TypeError', message: /Expected 12 bytes for src but received 11/ });
+  t.throws(() => binding.preprocess(new Uint8Array(11), 2, 2, 3, dst, MEAN, STD), {
+    code: 'ERR_CUTOUT_BAD_LENGTH',
+    name: 'TypeError',
+    message: /Expected 12 bytes for src but received 11/,
+  });
   t.throws(() => binding.preprocess(new Uint8Array(12), 2, 2, 3, new Float32Array(11), MEAN, STD), { code: 'ERR_CUTOUT_BAD_LENGTH' });
-  t.throws(() => binding.preprocess('nope' as unknown as Uint8Array, 2, 2, 3, dst, MEAN, STD), { code: 'ERR_CUTOUT_ARG', message: /Expected a Uint8Array for src/ });
+  t.throws(() => binding.preprocess('nope' as unknown as Uint8Array, 2, 2, 3, dst, MEAN, STD), {
+    code: 'ERR_CUTOUT_ARG',
+    message: /Expected a Uint8Array for src/,
+  });
   t.throws(() => binding.preprocess(new Uint8Array(12), 2, 2, 5 as 3, dst, MEAN, STD), { code: 'ERR_CUTOUT_ARG', message: /channels/ });
   t.throws(() => binding.preprocess(new Uint8Array(12), -2, 2, 3, dst, MEAN, STD), { code: 'ERR_CUTOUT_ARG' });
   t.throws(() => binding.preprocess(new Uint8Array(12), 2, 2, 3, dst, [1, 2], STD), { code: 'ERR_CUTOUT_ARG' });
@@ -72,13 +84,19 @@ t.test('compositing helpers: flatten, blend, alpha extraction and mask upsamplin
   const mask = new Float32Array(4).fill(0.5);
   const out = new Uint8Array(6 * 5);
   binding.upsampleMask(mask, 2, 2, out, 6, 5, 1);
-  t.ok(out.every((v) => v === 128 || v === 127), 'constant 0.5 → 127/128');
+  t.ok(
+    out.every((v) => v === 128 || v === 127),
+    'constant 0.5 → 127/128',
+  );
   t.throws(() => binding.upsampleMask(mask, 3, 2, out, 6, 5, 1), { code: 'ERR_CUTOUT_BAD_LENGTH' });
 });
 
 t.test('upsampleMask into RGBA (step 4): the alpha a plain mask gets, every colour byte untouched', async (t) => {
   // 37 columns: eight-pixel groups and a tail; values past 0..1 and a NaN clamp as the scalar path does.
-  const mw = 9, mh = 7, w = 37, h = 11;
+  const mw = 9,
+    mh = 7,
+    w = 37,
+    h = 11;
   const mask = Float32Array.from({ length: mw * mh }, (_, i) => ((i * 37) % 23) / 20 - 0.05);
   mask[10] = Number.NaN;
   mask[20] = 3;
@@ -87,7 +105,14 @@ t.test('upsampleMask into RGBA (step 4): the alpha a plain mask gets, every colo
   const rgba = Uint8Array.from({ length: w * h * 4 }, (_, i) => (i * 131 + 7) & 255);
   const before = rgba.slice();
   binding.upsampleMask(mask, mw, mh, rgba, w, h, 4);
-  t.same(Array.from({ length: w * h }, (_, i) => rgba[i * 4 + 3]), Array.from(plain), 'alpha = the step-1 mask, byte for byte');
-  t.ok(Array.from({ length: w * h * 3 }, (_, k) => Math.floor(k / 3) * 4 + (k % 3)).every((i) => rgba[i] === before[i]), 'r, g, b as they were');
+  t.same(
+    Array.from({ length: w * h }, (_, i) => rgba[i * 4 + 3]),
+    Array.from(plain),
+    'alpha = the step-1 mask, byte for byte',
+  );
+  t.ok(
+    Array.from({ length: w * h * 3 }, (_, k) => Math.floor(k / 3) * 4 + (k % 3)).every((i) => rgba[i] === before[i]),
+    'r, g, b as they were',
+  );
   t.ok(plain.includes(0) && plain.includes(255), 'clamped at both ends');
 });

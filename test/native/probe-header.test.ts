@@ -33,7 +33,9 @@ async function outcome(p: Promise<codec.Probe>): Promise<string> {
 }
 
 async function kinds(): Promise<Array<[string, Buffer]>> {
-  const base = await sharp(photoLike(161, 97), { raw: { width: 161, height: 97, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+  const base = await sharp(photoLike(161, 97), { raw: { width: 161, height: 97, channels: 3 } })
+    .jpeg({ quality: 90 })
+    .toBuffer();
   return [
     ['a JPEG 4:2:0', base],
     ['a JPEG 4:4:4', await sharp(base).jpeg({ chromaSubsampling: '4:4:4' }).toBuffer()],
@@ -76,7 +78,9 @@ t.test('the dev photos: the Probe sharp gives', { skip: EVAL_SKIP }, async (t) =
 });
 
 t.test('other formats and broken bytes: declined by the addon, refused as sharp refuses them', async (t) => {
-  const base = await sharp(photoLike(64, 48), { raw: { width: 64, height: 48, channels: 3 } }).jpeg().toBuffer();
+  const base = await sharp(photoLike(64, 48), { raw: { width: 64, height: 48, channels: 3 } })
+    .jpeg()
+    .toBuffer();
   const png = await sharp(base).png().toBuffer();
   const cases: Array<[string, Uint8Array]> = [
     ['a GIF', new Uint8Array(await sharp(base).gif().toBuffer())],
@@ -96,7 +100,10 @@ t.test('other formats and broken bytes: declined by the addon, refused as sharp 
 });
 
 t.test('mutated headers: the outcome sharp gives, never a crash', async (t) => {
-  const base = await sharp(photoLike(120, 90), { raw: { width: 120, height: 90, channels: 3 } }).withMetadata({ orientation: 1 }).jpeg().toBuffer();
+  const base = await sharp(photoLike(120, 90), { raw: { width: 120, height: 90, channels: 3 } })
+    .withMetadata({ orientation: 1 })
+    .jpeg()
+    .toBuffer();
   const files: Array<[string, Buffer]> = [
     ['JPEG', base],
     ['PNG', await sharp(base).png().toBuffer()],
@@ -105,10 +112,11 @@ t.test('mutated headers: the outcome sharp gives, never a crash', async (t) => {
   let seed = 20261129;
   const rnd = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   for (const [name, file] of files) {
-    let differ = 0, read = 0;
+    let differ = 0,
+      read = 0;
     for (let i = 0; i < 120; i++) {
       const bytes = new Uint8Array(file);
-      const span = Math.min(bytes.length, 400);  // where the header lies
+      const span = Math.min(bytes.length, 400); // where the header lies
       for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) bytes[Math.floor(rnd() * span)] = Math.floor(rnd() * 256);
       const input = rnd() < 0.2 ? bytes.subarray(0, Math.floor(rnd() * span)) : bytes;
       if (binding.probeHeader(input)) read++;

@@ -32,7 +32,12 @@ function resize(src: Uint8Array, w: number, h: number, c: 3 | 4, dw: number, dh:
 }
 
 async function bySharp(src: Uint8Array, w: number, h: number, dw: number, dh: number): Promise<Uint8Array> {
-  return new Uint8Array(await sharp(src, { raw: { width: w, height: h, channels: 3 } }).resize(dw, dh, { fit: 'fill', kernel: 'cubic' }).raw().toBuffer());
+  return new Uint8Array(
+    await sharp(src, { raw: { width: w, height: h, channels: 3 } })
+      .resize(dw, dh, { fit: 'fill', kernel: 'cubic' })
+      .raw()
+      .toBuffer(),
+  );
 }
 
 function diff(a: Uint8Array, b: Uint8Array): { mean: number; max: number } {
@@ -83,14 +88,29 @@ t.test('alpha is dropped; a flat image stays flat; edges and 1-pixel sources', a
   const rgba = new Uint8Array(5 * 4 * 4);
   for (let i = 0; i < 20; i++) rgba.set([10, 20, 30, i * 12], i * 4);
   const out = resize(rgba, 5, 4, 4, 9, 7);
-  t.ok(out.every((v, i) => v === [10, 20, 30][i % 3]), 'RGBA in, the same RGB out everywhere');
+  t.ok(
+    out.every((v, i) => v === [10, 20, 30][i % 3]),
+    'RGBA in, the same RGB out everywhere',
+  );
   const one = resize(Uint8Array.of(7, 8, 9), 1, 1, 3, 4, 3);
-  t.same(Array.from(one), Array(36).fill(0).map((_, i) => [7, 8, 9][i % 3]), '1x1 to 4x3: the one pixel everywhere');
+  t.same(
+    Array.from(one),
+    Array(36)
+      .fill(0)
+      .map((_, i) => [7, 8, 9][i % 3]),
+    '1x1 to 4x3: the one pixel everywhere',
+  );
   // A 1-pixel-wide source: every output column is the same, and rows follow the source's gradient.
   const column = resize(smooth(1, 50), 1, 50, 3, 3, 20);
   const green = (x: number, y: number) => column[(y * 3 + x) * 3 + 1]!;
-  t.ok([...Array(20).keys()].every((y) => green(0, y) === green(1, y) && green(1, y) === green(2, y)), 'columns alike');
-  t.ok([...Array(19).keys()].every((y) => green(0, y + 1) >= green(0, y)), 'the gradient kept, top to bottom');
+  t.ok(
+    [...Array(20).keys()].every((y) => green(0, y) === green(1, y) && green(1, y) === green(2, y)),
+    'columns alike',
+  );
+  t.ok(
+    [...Array(19).keys()].every((y) => green(0, y + 1) >= green(0, y)),
+    'the gradient kept, top to bottom',
+  );
 });
 
 t.test('the same bytes on any thread count', async (t) => {
@@ -265,12 +285,16 @@ t.test('a double-precision reference of the same maths agrees within a level', a
         if (d > max) max = d;
       }
       stats.push([off - offTies, offTies, got.length, far]);
-      t.ok(max <= tolerance.max && (off - offTies) / got.length <= tolerance.offShare && far <= tolerance.far,
-        `${name} (${w}x${h}x${c} → ${dw}x${dh}), ${kind}: max |Δ| ${max}, ${off} of ${got.length} bytes off (${offTies} at a tie), max |byte - exact| ${far.toFixed(4)}`);
+      t.ok(
+        max <= tolerance.max && (off - offTies) / got.length <= tolerance.offShare && far <= tolerance.far,
+        `${name} (${w}x${h}x${c} → ${dw}x${dh}), ${kind}: max |Δ| ${max}, ${off} of ${got.length} bytes off (${offTies} at a tie), max |byte - exact| ${far.toFixed(4)}`,
+      );
     }
   }
   const [offAll, tiesAll, bytesAll] = stats.reduce((a, s) => [a[0]! + s[0]!, a[1]! + s[1]!, a[2]! + s[2]!, 0], [0, 0, 0, 0]);
-  t.comment(`all cases: ${offAll} of ${bytesAll} bytes off away from ties, ${tiesAll} at ties, max |byte - exact| ${Math.max(...stats.map((s) => s[3]!)).toFixed(6)}`);
+  t.comment(
+    `all cases: ${offAll} of ${bytesAll} bytes off away from ties, ${tiesAll} at ties, max |byte - exact| ${Math.max(...stats.map((s) => s[3]!)).toFixed(6)}`,
+  );
 });
 
 t.test('a constant image stays exactly constant', async (t) => {
@@ -290,7 +314,10 @@ t.test('a constant image stays exactly constant', async (t) => {
       const src = new Uint8Array(w * h * c);
       for (let i = 0; i < w * h; i++) src.set(c === 4 ? [...rgb, 99] : rgb, i * c);
       const out = resize(src, w, h, c, dw, dh);
-      t.ok(out.every((v, i) => v === rgb[i % 3]), `${w}x${h}x${c} → ${dw}x${dh}, (${rgb.join(', ')})`);
+      t.ok(
+        out.every((v, i) => v === rgb[i % 3]),
+        `${w}x${h}x${c} → ${dw}x${dh}, (${rgb.join(', ')})`,
+      );
     }
   }
 });
@@ -336,7 +363,8 @@ t.test('a horizontal gradient stays monotone', async (t) => {
   for (const [w, h, c, dw, dh] of sizes) {
     const out = resize(gradient(w, h, c), w, h, c, dw, dh);
     let ok = true;
-    for (let y = 0; y < dh; y++) for (let x = 1; x < dw; x++) for (let ch = 0; ch < 3; ch++) ok &&= out[(y * dw + x) * 3 + ch]! >= out[(y * dw + x - 1) * 3 + ch]!;
+    for (let y = 0; y < dh; y++)
+      for (let x = 1; x < dw; x++) for (let ch = 0; ch < 3; ch++) ok &&= out[(y * dw + x) * 3 + ch]! >= out[(y * dw + x - 1) * 3 + ch]!;
     t.ok(ok, `${w}x${h}x${c} → ${dw}x${dh}: non-decreasing left to right`);
   }
 });

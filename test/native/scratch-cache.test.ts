@@ -119,7 +119,10 @@ t.test('in use, its peak and the resident free blocks are counted; one run fits 
   binding.releaseScratch();
   const before = binding.scratchCache();
   const ort = binding.ortBytesInUse();
-  t.ok(Math.abs(before.inUse - ort) < 4 * 1024 * 1024, `in use between runs: the weights ONNX Runtime keeps (${before.inUse} bytes in blocks; ${ort} through its allocator, small ones from malloc)`);
+  t.ok(
+    Math.abs(before.inUse - ort) < 4 * 1024 * 1024,
+    `in use between runs: the weights ONNX Runtime keeps (${before.inUse} bytes in blocks; ${ort} through its allocator, small ones from malloc)`,
+  );
   t.equal(before.cachedResident, 0, 'nothing free is resident after a release');
   s.infer(rgb, 3);
   const run = binding.scratchCache();
@@ -127,8 +130,14 @@ t.test('in use, its peak and the resident free blocks are counted; one run fits 
   const need = run.peakInUse - run.inUse;
   t.ok(need > 32 * 1024 * 1024, `its peak counted the tensors (${(need / 2 ** 20).toFixed(0)} MB above the weights)`);
   t.equal(binding.scratchCache().peakInUse, run.inUse, 'each read starts the peak again from what is in use');
-  t.ok(run.cached <= 256 * 1024 * 1024, `the run in one 256 MiB chunk (${(run.cached / 2 ** 20).toFixed(0)} MB free mapped; the weights' chunk was released around them)`);
-  t.ok(run.cachedResident >= need && run.cachedResident < need + 32 * 1024 * 1024, `resident: what the run touched, ${(run.cachedResident / 2 ** 20).toFixed(0)} MB of ${(run.cached / 2 ** 20).toFixed(0)} free`);
+  t.ok(
+    run.cached <= 256 * 1024 * 1024,
+    `the run in one 256 MiB chunk (${(run.cached / 2 ** 20).toFixed(0)} MB free mapped; the weights' chunk was released around them)`,
+  );
+  t.ok(
+    run.cachedResident >= need && run.cachedResident < need + 32 * 1024 * 1024,
+    `resident: what the run touched, ${(run.cachedResident / 2 ** 20).toFixed(0)} MB of ${(run.cached / 2 ** 20).toFixed(0)} free`,
+  );
   const first = Float32Array.from(s.infer(rgb, 3));
   const f0 = process.resourceUsage().minorPageFault;
   const again = s.infer(rgb, 3);

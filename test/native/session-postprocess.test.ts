@@ -14,7 +14,8 @@ const H = 8;
 /** x [1, 3, H, W] → ReduceMean over the channels → y: [1, 1, H, W], or [1, H, W] with `rank3`. */
 function meanModel(dir: string, rank3: boolean): string {
   const onnx = loadOnnx();
-  const vi = (name: string, dims: number[]) => onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType: 1, shape: { dim: dims.map((d) => ({ dimValue: d })) } } } });
+  const vi = (name: string, dims: number[]) =>
+    onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType: 1, shape: { dim: dims.map((d) => ({ dimValue: d })) } } } });
   const graph = onnx.GraphProto.create({
     name: 'mean',
     input: [vi('x', [1, 3, H, W])],
@@ -24,7 +25,10 @@ function meanModel(dir: string, rank3: boolean): string {
         opType: 'ReduceMean',
         input: ['x'],
         output: ['y'],
-        attribute: [onnx.AttributeProto.create({ name: 'axes', type: 7, ints: [1] }), onnx.AttributeProto.create({ name: 'keepdims', type: 2, i: rank3 ? 0 : 1 })],
+        attribute: [
+          onnx.AttributeProto.create({ name: 'axes', type: 7, ints: [1] }),
+          onnx.AttributeProto.create({ name: 'keepdims', type: 2, i: rank3 ? 0 : 1 }),
+        ],
       }),
     ],
   });
@@ -94,9 +98,15 @@ t.test('bad post-processing options are coded TypeErrors', async (t) => {
     code: 'ERR_CUTOUT_ARG',
     message: "Expected 'none' or 'sigmoid' for options.activation but received 'relu'",
   });
-  t.throws(() => new binding.Session(file, { ...base, range: 1 as never }), { code: 'ERR_CUTOUT_ARG', message: "Expected 'unit' or 'minmax' for options.range but received a number" });
+  t.throws(() => new binding.Session(file, { ...base, range: 1 as never }), {
+    code: 'ERR_CUTOUT_ARG',
+    message: "Expected 'unit' or 'minmax' for options.range but received a number",
+  });
   t.throws(() => new binding.Session(file, { ...base, outputRank: 2 as never }), { code: 'ERR_CUTOUT_ARG' });
-  t.throws(() => new binding.Session(file, { ...base, layout: 'chw' as never }), { code: 'ERR_CUTOUT_ARG', message: "Expected 'nchw' or 'nhwc' for options.layout but received 'chw'" });
+  t.throws(() => new binding.Session(file, { ...base, layout: 'chw' as never }), {
+    code: 'ERR_CUTOUT_ARG',
+    message: "Expected 'nchw' or 'nhwc' for options.layout but received 'chw'",
+  });
 });
 
 /** The nearest float16 to x (ties to even), as a number: x's binary exponent keeps 11 significant bits. */
@@ -115,9 +125,12 @@ function toHalf(x: number): number {
  */
 function channelModel(dir: string, halfIn: boolean, halfOut: boolean, w: number, h: number): string {
   const onnx = loadOnnx();
-  const vi = (name: string, elemType: number, dims: number[]) => onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType, shape: { dim: dims.map((d) => ({ dimValue: d })) } } } });
-  const i64 = (name: string, v: number) => onnx.TensorProto.create({ name, dataType: 7, dims: [1], rawData: new Uint8Array(new BigInt64Array([BigInt(v)]).buffer) });
-  const cast = (from: string, to: string, type: number) => onnx.NodeProto.create({ opType: 'Cast', input: [from], output: [to], attribute: [onnx.AttributeProto.create({ name: 'to', type: 2, i: type })] });
+  const vi = (name: string, elemType: number, dims: number[]) =>
+    onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType, shape: { dim: dims.map((d) => ({ dimValue: d })) } } } });
+  const i64 = (name: string, v: number) =>
+    onnx.TensorProto.create({ name, dataType: 7, dims: [1], rawData: new Uint8Array(new BigInt64Array([BigInt(v)]).buffer) });
+  const cast = (from: string, to: string, type: number) =>
+    onnx.NodeProto.create({ opType: 'Cast', input: [from], output: [to], attribute: [onnx.AttributeProto.create({ name: 'to', type: 2, i: type })] });
   const graph = onnx.GraphProto.create({
     name: 'channel',
     input: [vi('x', halfIn ? 10 : 1, [1, 3, h, w])],
@@ -140,17 +153,32 @@ t.test('float16 input and output tensors: converted at both ends, rounded to nea
   // Two sizes: 16×8 (whole groups of eight, F16C where the build has it) and 5×3 (45 input values, the
   // last 5 of them blue, and 15 output values: the scalar tails too). Two scales: v / 3, values float16 cannot hold exactly, and v / 1e6, down in
   // float16's subnormals (below 2^-14) where the step is 2^-24.
-  for (const [w, h] of [[W, H], [5, 3]] as const) {
+  for (const [w, h] of [
+    [W, H],
+    [5, 3],
+  ] as const) {
     const pixels = new Uint8Array(w * h * 3);
     for (let i = 0; i < pixels.length; i++) pixels[i] = (i * 37 + 11) % 256;
     for (const std of [3, 1e6]) {
       const opts: SessionOptions = { ...base, width: w, height: h, mean: [0, 0, 0], std: [std, std, std] };
       // As native/src/preprocess.cc computes it: (v - mean) times 1/std, in float32.
       const fed = Array.from({ length: w * h }, (_, i) => Math.fround(pixels[i * 3 + 2]! * Math.fround(1 / std)));
-      t.ok(fed.some((v) => toHalf(v) !== v), `${w}×${h}, v / ${std}: some values are not float16 values`);
-      for (const [halfIn, halfOut] of [[true, true], [true, false], [false, true], [false, false]] as const) {
+      t.ok(
+        fed.some((v) => toHalf(v) !== v),
+        `${w}×${h}, v / ${std}: some values are not float16 values`,
+      );
+      for (const [halfIn, halfOut] of [
+        [true, true],
+        [true, false],
+        [false, true],
+        [false, false],
+      ] as const) {
         const file = channelModel(dir, halfIn, halfOut, w, h);
-        const s = new binding.Session(file, { ...opts, ...(halfIn ? { inputType: 'float16' as const } : {}), ...(halfOut ? { outputType: 'float16' as const } : {}) });
+        const s = new binding.Session(file, {
+          ...opts,
+          ...(halfIn ? { inputType: 'float16' as const } : {}),
+          ...(halfOut ? { outputType: 'float16' as const } : {}),
+        });
         const out = s.infer(pixels, 3);
         t.equal(out, s.outputTensor, 'the mask is still the float32 output tensor');
         // Either end in float16 rounds once (a float16 value survives a second rounding unchanged).
@@ -167,8 +195,14 @@ t.test('float16 input and output tensors: converted at both ends, rounded to nea
 
 t.test('a tensor type other than float32 or float16 is a coded TypeError', async (t) => {
   const file = meanModel(t.testdir(), false);
-  t.throws(() => new binding.Session(file, { ...base, inputType: 'half' as never }), { code: 'ERR_CUTOUT_ARG', message: "Expected 'float32' or 'float16' for options.inputType but received 'half'" });
-  t.throws(() => new binding.Session(file, { ...base, outputType: 16 as never }), { code: 'ERR_CUTOUT_ARG', message: "Expected 'float32' or 'float16' for options.outputType but received a number" });
+  t.throws(() => new binding.Session(file, { ...base, inputType: 'half' as never }), {
+    code: 'ERR_CUTOUT_ARG',
+    message: "Expected 'float32' or 'float16' for options.inputType but received 'half'",
+  });
+  t.throws(() => new binding.Session(file, { ...base, outputType: 16 as never }), {
+    code: 'ERR_CUTOUT_ARG',
+    message: "Expected 'float32' or 'float16' for options.outputType but received a number",
+  });
   // Told float16 for a float32 input: ONNX Runtime refuses the run (a coded error, not garbage).
   const s = new binding.Session(file, { ...base, inputType: 'float16' });
   t.throws(() => s.infer(rgb, 3), { code: 'ERR_CUTOUT_INFERENCE', message: /tensor\(float16\)|float16/ });

@@ -20,7 +20,10 @@ t.test('infer writes into the session-owned tensors and finds the subject', asyn
   t.teardown(() => s.close());
   const { width, height } = opts;
   // A generated figure at the model input's size: a head over a body, left of the centre line.
-  const rgb = await sharp(await syntheticFigure(width, height, 'png')).removeAlpha().raw().toBuffer();
+  const rgb = await sharp(await syntheticFigure(width, height, 'png'))
+    .removeAlpha()
+    .raw()
+    .toBuffer();
 
   const inputBefore = s.inputTensor;
   const out = s.infer(rgb, 3);
@@ -55,21 +58,36 @@ t.test('releaseTensors hands the tensors back: zeros until the next infer, which
   const s = new binding.Session(model.path, opts);
   t.teardown(() => s.close());
   const { width, height } = opts;
-  const rgb = await sharp(await syntheticFigure(width, height, 'png')).removeAlpha().raw().toBuffer();
+  const rgb = await sharp(await syntheticFigure(width, height, 'png'))
+    .removeAlpha()
+    .raw()
+    .toBuffer();
   const first = Float32Array.from(s.infer(rgb, 3));
-  t.ok(first.some((v) => v > 0.5), 'a mask before the release');
+  t.ok(
+    first.some((v) => v > 0.5),
+    'a mask before the release',
+  );
   s.releaseTensors();
   // The whole pages went back (MADV_DONTNEED): they read as the kernel's zero page, not the mask. Only
   // the partial pages at either end of a buffer (not page-aligned) keep what they held.
   const inner = (a: Float32Array) => a.subarray(1024, a.length - 1024);
-  t.ok(inner(s.outputTensor).every((v) => v === 0), 'output tensor reads zeros');
-  t.ok(inner(s.inputTensor).every((v) => v === 0), 'input tensor reads zeros');
+  t.ok(
+    inner(s.outputTensor).every((v) => v === 0),
+    'output tensor reads zeros',
+  );
+  t.ok(
+    inner(s.inputTensor).every((v) => v === 0),
+    'input tensor reads zeros',
+  );
   t.throws(() => s.composite(new Uint8Array(4 * 4 * 4), 4, 4, { refine: false, decontaminate: false }), { code: 'ERR_CUTOUT_STATE' }, 'the mask is gone');
   const again = s.infer(rgb, 3);
   t.same(Buffer.from(again.buffer, again.byteOffset, again.byteLength), Buffer.from(first.buffer), 'the next infer writes the same mask');
   const rgba = new Uint8Array(4 * 4 * 4).fill(200);
   t.doesNotThrow(() => s.composite(rgba, 4, 4, { refine: false, decontaminate: false }), 'composite works again');
-  t.ok(rgba.some((v, i) => i % 4 === 3 && v !== 200), 'and writes alpha');
+  t.ok(
+    rgba.some((v, i) => i % 4 === 3 && v !== 200),
+    'and writes alpha',
+  );
 });
 
 t.test('infer and composite refuse wrong lengths and order', async (t) => {

@@ -11,7 +11,12 @@ const binding = loadBinding();
 const KINDS: ShadowType[] = ['drop', '3D', 'car'];
 const COLOUR = [200, 60, 40] as const;
 
-interface Rect { x0: number; y0: number; x1: number; y1: number }
+interface Rect {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
 type Shape = (x: number, y: number) => boolean;
 
 /** A w×h RGBA image: COLOUR at alpha 255 where `inside`, transparent black elsewhere. */
@@ -28,9 +33,18 @@ function matte(w: number, h: number, inside: Shape): Uint8Array {
   return rgba;
 }
 
-const rect = (r: Rect): Shape => (x, y) => x >= r.x0 && x < r.x1 && y >= r.y0 && y < r.y1;
-const disc = (cx: number, cy: number, radius: number): Shape => (x, y) => (x - cx) ** 2 + (y - cy) ** 2 < radius ** 2;
-const ell = (r: Rect, arm: number): Shape => (x, y) => rect(r)(x, y) && (x < r.x0 + arm || y >= r.y1 - arm);
+const rect =
+  (r: Rect): Shape =>
+  (x, y) =>
+    x >= r.x0 && x < r.x1 && y >= r.y0 && y < r.y1;
+const disc =
+  (cx: number, cy: number, radius: number): Shape =>
+  (x, y) =>
+    (x - cx) ** 2 + (y - cy) ** 2 < radius ** 2;
+const ell =
+  (r: Rect, arm: number): Shape =>
+  (x, y) =>
+    rect(r)(x, y) && (x < r.x0 + arm || y >= r.y1 - arm);
 
 /** The box of alpha 255 (the shapes are solid). */
 function solidBox(rgba: Uint8Array, w: number, h: number): Rect {
@@ -38,7 +52,10 @@ function solidBox(rgba: Uint8Array, w: number, h: number): Rect {
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       if (rgba[(y * w + x) * 4 + 3] !== 255) continue;
-      b.x0 = Math.min(b.x0, x); b.x1 = Math.max(b.x1, x + 1); b.y0 = Math.min(b.y0, y); b.y1 = y + 1;
+      b.x0 = Math.min(b.x0, x);
+      b.x1 = Math.max(b.x1, x + 1);
+      b.y0 = Math.min(b.y0, y);
+      b.y1 = y + 1;
     }
   }
   return b;
@@ -116,7 +133,11 @@ t.test('each kind darkens where it belongs and nowhere else', async (t) => {
       const below = shadowIn(before, after, W, H, (_x, y) => y >= b.y1);
       if (type === 'drop') {
         const margin = 0.05 * diag;
-        t.equal(shadowIn(before, after, W, H, (x, y) => x < b.x0 - margin || y < b.y0 - margin).count, 0, `${label}: nothing on the far side (left of and above the subject)`);
+        t.equal(
+          shadowIn(before, after, W, H, (x, y) => x < b.x0 - margin || y < b.y0 - margin).count,
+          0,
+          `${label}: nothing on the far side (left of and above the subject)`,
+        );
         t.ok(shadowIn(before, after, W, H, (x) => x >= b.x1).count > 0, `${label}: shadow to the right`);
         t.ok(below.count > 0, `${label}: shadow below`);
       } else {
@@ -208,10 +229,21 @@ t.test('odd inputs', async (t) => {
     checkInvariants(t, before, after, 70, `bottom edge ${type}`);
     const side = shadowIn(before, after, w, h, (x) => x >= 260).count;
     if (type === 'drop') t.ok(side > 0, 'bottom edge drop: shadow at the right');
-    else t.equal(changedBytes(before, after, 0, firstRow(type, { x0: 100, y0: 90, x1: 260, y1: h }) * w * 4), 0, `bottom edge ${type}: nothing above its first row`);
+    else
+      t.equal(
+        changedBytes(before, after, 0, firstRow(type, { x0: 100, y0: 90, x1: 260, y1: h }) * w * 4),
+        0,
+        `bottom edge ${type}: nothing above its first row`,
+      );
   }
   // Odd sizes, a grid of more than one pixel per cell, one-pixel-wide images.
-  for (const [ow, oh] of [[1031, 777], [3, 1001], [1001, 3], [1, 1], [2, 5]] as const) {
+  for (const [ow, oh] of [
+    [1031, 777],
+    [3, 1001],
+    [1001, 3],
+    [1, 1],
+    [2, 5],
+  ] as const) {
     const img = matte(ow, oh, (x, y) => x >= Math.floor(ow / 4) && x < Math.ceil((3 * ow) / 4) && y >= Math.floor(oh / 4) && y < Math.ceil((3 * oh) / 4));
     for (const type of KINDS) checkInvariants(t, img, drawn(img, ow, oh, type, 100), 100, `${ow}×${oh} ${type}`);
   }
@@ -219,9 +251,15 @@ t.test('odd inputs', async (t) => {
 
 t.test('arguments', async (t) => {
   const rgba = new Uint8Array(4 * 4 * 4);
-  t.throws(() => binding.drawShadow(rgba, 4, 4, { type: 'flat' as ShadowType, opacity: 50 }), { code: 'ERR_CUTOUT_ARG', message: "Expected 'drop', '3D' or 'car' for options.type but received 'flat'" });
+  t.throws(() => binding.drawShadow(rgba, 4, 4, { type: 'flat' as ShadowType, opacity: 50 }), {
+    code: 'ERR_CUTOUT_ARG',
+    message: "Expected 'drop', '3D' or 'car' for options.type but received 'flat'",
+  });
   t.throws(() => binding.drawShadow(rgba, 4, 4, { type: 'drop', opacity: 101 }), { code: 'ERR_CUTOUT_ARG', message: /options\.opacity/ });
   t.throws(() => binding.drawShadow(rgba, 4, 4, { type: 'drop', opacity: 2.5 }), { code: 'ERR_CUTOUT_ARG' });
-  t.throws(() => binding.drawShadow(rgba, 4, 5, { type: 'drop', opacity: 50 }), { code: 'ERR_CUTOUT_BAD_LENGTH', message: 'Expected 80 bytes (4x5x4) for rgba but received 64' });
+  t.throws(() => binding.drawShadow(rgba, 4, 5, { type: 'drop', opacity: 50 }), {
+    code: 'ERR_CUTOUT_BAD_LENGTH',
+    message: 'Expected 80 bytes (4x5x4) for rgba but received 64',
+  });
   t.throws(() => binding.drawShadow(rgba, 4, 4, undefined as unknown as { type: ShadowType; opacity: number }), { code: 'ERR_CUTOUT_ARG' });
 });

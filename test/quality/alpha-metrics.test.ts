@@ -1,15 +1,5 @@
 import t from 'tap';
-import {
-  alphaScores,
-  alphaScoresForRegions,
-  connectivityError,
-  fromRows,
-  gradientError,
-  mae,
-  mse,
-  sad,
-  unknownRegion,
-} from '../../bench/quality/metrics.js';
+import { alphaScores, alphaScoresForRegions, connectivityError, fromRows, gradientError, mae, mse, sad, unknownRegion } from '../../bench/quality/metrics.js';
 
 // 3×3 case used for SAD / MSE / MAE:
 //   gt   = 0 0 1      pred = 0 .5  1       |diff| = 0 .5  0
@@ -19,9 +9,23 @@ import {
 //   Σdiff²  = .25 + .0625 + .25 = 0.5625 → MSE = 0.5625/9 = 0.0625
 // Trimap (0/128/255) marks (0,1), (1,1), (2,2) unknown — exactly the three wrong pixels:
 //   SAD = 0.00125 (same), MAE = 1.25/3 = 0.416667, MSE = 0.5625/3 = 0.1875
-const gt = fromRows([[0, 0, 1], [0, 1, 1], [1, 1, 1]]);
-const pred = fromRows([[0, 0.5, 1], [0, 0.75, 1], [1, 1, 0.5]]);
-const trimap = fromRows([[0, 128, 255], [0, 128, 255], [255, 255, 128]].map((r) => r.map((v) => v / 255)));
+const gt = fromRows([
+  [0, 0, 1],
+  [0, 1, 1],
+  [1, 1, 1],
+]);
+const pred = fromRows([
+  [0, 0.5, 1],
+  [0, 0.75, 1],
+  [1, 1, 0.5],
+]);
+const trimap = fromRows(
+  [
+    [0, 128, 255],
+    [0, 128, 255],
+    [255, 255, 128],
+  ].map((r) => r.map((v) => v / 255)),
+);
 
 t.test('unknown region of a trimap', async (t) => {
   t.same([...unknownRegion(trimap)], [0, 1, 0, 0, 1, 0, 0, 0, 1]);
@@ -97,8 +101,14 @@ t.test('connectivity uses 4-connectivity', async (t) => {
   // gt all 1; pred = 1 0 / 0 1: the two 1s touch only diagonally → two components; the first
   // ({(0,0)}) is Ω. (1,1) leaves Ω at t = .1 → l = 0: pred d = 1 → φ 0, gt d = 1 → φ 0 → no error.
   // Off-diagonal pixels: l = 0, pred d = 0 → φ 1; gt d = 1 → φ 0 → error 1 each → Conn = .002.
-  const g = fromRows([[1, 1], [1, 1]]);
-  const p = fromRows([[1, 0], [0, 1]]);
+  const g = fromRows([
+    [1, 1],
+    [1, 1],
+  ]);
+  const p = fromRows([
+    [1, 0],
+    [0, 1],
+  ]);
   t.ok(Math.abs(connectivityError(p, g) - 0.002) < 1e-9);
 });
 

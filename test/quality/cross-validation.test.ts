@@ -12,15 +12,26 @@ const items: CvItem[] = [
 
 t.test('one fold per group: a DAVIS sequence stays whole', async (t) => {
   const folds = foldsOf(items);
-  t.same(folds.map((f) => [f.group, f.dataset, f.ids]), [['a1', 'alpha', ['a1']], ['a2', 'alpha', ['a2']], ['camel', 'mask', ['d1', 'd2']], ['car', 'mask', ['d3']]]);
+  t.same(
+    folds.map((f) => [f.group, f.dataset, f.ids]),
+    [
+      ['a1', 'alpha', ['a1']],
+      ['a2', 'alpha', ['a2']],
+      ['camel', 'mask', ['d1', 'd2']],
+      ['car', 'mask', ['d3']],
+    ],
+  );
   t.throws(() => foldsOf([...items, { id: 'x', group: 'camel', category: 'hair', dataset: 'alpha' }]), /mixes datasets/);
 });
 
 t.test('the objective weighs the datasets equally, relative to the reference', async (t) => {
   const folds = foldsOf(items);
   const ref = new Map<string, ItemMetrics>([
-    ['a1', { sad: 10 }], ['a2', { sad: 20 }],
-    ['d1', { iou: 0.8, boundaryF: 0.8 }], ['d2', { iou: 0.8, boundaryF: 0.8 }], ['d3', { iou: 0.9, boundaryF: 0.9 }],
+    ['a1', { sad: 10 }],
+    ['a2', { sad: 20 }],
+    ['d1', { iou: 0.8, boundaryF: 0.8 }],
+    ['d2', { iou: 0.8, boundaryF: 0.8 }],
+    ['d3', { iou: 0.9, boundaryF: 0.9 }],
   ]);
   t.equal(objective(folds, ref, ref), 1, 'the reference scores 1');
   // Halving every alpha SAD, DAVIS unchanged: (0.5 + 1) / 2.
@@ -29,11 +40,21 @@ t.test('the objective weighs the datasets equally, relative to the reference', a
   better.set('a2', { sad: 10 });
   t.equal(objective(folds, better, ref), 0.75);
   // Only the training folds count.
-  t.equal(objective(folds.filter((f) => f.dataset === 'mask'), better, ref), 1);
+  t.equal(
+    objective(
+      folds.filter((f) => f.dataset === 'mask'),
+      better,
+      ref,
+    ),
+    1,
+  );
 });
 
 t.test('coordinate descent finds the separable minimum and keeps the start on ties', async (t) => {
-  const knobs = [{ name: 'x', values: [0, 1, 2, 3] }, { name: 'y', values: ['a', 'b'] }];
+  const knobs = [
+    { name: 'x', values: [0, 1, 2, 3] },
+    { name: 'y', values: ['a', 'b'] },
+  ];
   const seen: string[] = [];
   const r = await coordinateDescent(knobs, { x: 0, y: 'a' }, async (s) => {
     seen.push(JSON.stringify(s));
@@ -48,8 +69,24 @@ t.test('coordinate descent finds the separable minimum and keeps the start on ti
 
 t.test('fold means, spread and the noise rule', async (t) => {
   const folds = foldsOf(items);
-  const held = new Map(folds.map((f) => [f.group, new Map<string, ItemMetrics>([['d1', { iou: 0.5 }], ['d2', { iou: 1 }], ['d3', { iou: 0.25 }]])]));
-  t.same(foldMeans(folds.filter((f) => f.dataset === 'mask'), held, 'iou'), [0.75, 0.25]);
+  const held = new Map(
+    folds.map((f) => [
+      f.group,
+      new Map<string, ItemMetrics>([
+        ['d1', { iou: 0.5 }],
+        ['d2', { iou: 1 }],
+        ['d3', { iou: 0.25 }],
+      ]),
+    ]),
+  );
+  t.same(
+    foldMeans(
+      folds.filter((f) => f.dataset === 'mask'),
+      held,
+      'iou',
+    ),
+    [0.75, 0.25],
+  );
   const s = spread([1, 2, 3]);
   t.same([s.mean, s.sd, s.folds], [2, 1, 3]);
   t.equal(pairedDiff([1, 2, 3, 4], [1.5, 2.5, 3.5, 4.5]).beyondNoise, true, 'a steady gain is beyond noise');

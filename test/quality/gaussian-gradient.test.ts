@@ -41,11 +41,10 @@ t.test('separable filtering equals the 2-D reference filter (9×9 hx, replicate 
   const w = 7;
   const h = 5;
   let seed = 1;
-  const rnd = (): number => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  const rnd = (): number => (seed = (seed * 16807) % 2147483647) / 2147483647;
   const vals = Array.from({ length: w * h }, () => Math.round(rnd() * 255) / 255);
   const m = makeMatte(w, h, vals);
-  const at = (y: number, x: number): number =>
-    m.data[Math.min(h - 1, Math.max(0, y)) * w + Math.min(w - 1, Math.max(0, x))]!;
+  const at = (y: number, x: number): number => m.data[Math.min(h - 1, Math.max(0, y)) * w + Math.min(w - 1, Math.max(0, x))]!;
   const mag = gradientMagnitude(m, s);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {

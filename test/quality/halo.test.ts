@@ -1,12 +1,5 @@
 import t from 'tap';
-import {
-  backdropCorrectedReference,
-  compositeOver,
-  estimateBackdrop,
-  fromRows,
-  inputColourReference,
-  meanRgbError,
-} from '../../bench/quality/metrics.js';
+import { backdropCorrectedReference, compositeOver, estimateBackdrop, fromRows, inputColourReference, meanRgbError } from '../../bench/quality/metrics.js';
 
 t.test('straight-alpha composite over green', async (t) => {
   // (255,0,0) at α = 128/255 = .50196 over (0,255,0):

@@ -3,7 +3,10 @@ import { parseCsv, parseManifest } from '../../bench/quality/manifest.js';
 import { median, renderMarkdown, summarize, type ItemResult } from '../../bench/quality/report.js';
 
 t.test('CSV with quotes', async (t) => {
-  t.same(parseCsv('a,b\r\n"x, y","say ""hi"""\n'), [['a', 'b'], ['x, y', 'say "hi"']]);
+  t.same(parseCsv('a,b\r\n"x, y","say ""hi"""\n'), [
+    ['a', 'b'],
+    ['x, y', 'say "hi"'],
+  ]);
 });
 
 t.test('manifest rows', async (t) => {
@@ -23,7 +26,12 @@ t.test('manifest rows', async (t) => {
 
 t.test('summaries never pool datasets; failures are counted, not fatal', async (t) => {
   const mk = (id: string, dataset: string, category: string, iouV: number, ok = true): ItemResult => ({
-    id, dataset, category, gtType: 'binary_mask', width: 1, height: 1,
+    id,
+    dataset,
+    category,
+    gtType: 'binary_mask',
+    width: 1,
+    height: 1,
     variants: { v: ok ? { ok: true, seconds: iouV, mask: { iou: iouV, boundaryF: 1, mae: 0 } } : { ok: false, error: 'boom' } },
   });
   const items = [mk('a', 'A', 'x', 0.2), mk('b', 'A', 'y', 0.4), mk('c', 'B', 'x', 1), mk('d', 'B', 'x', 0, false)];

@@ -4,8 +4,18 @@ import { boundaryF, boundaryMap, diskOffsets, fromRows, iou, makeMatte, maskScor
 t.test('IoU at 0.5', async (t) => {
   // gt: 2×3 block (6 px); pred: 2×2 block inside it (4 px) → ∩ = 4, ∪ = 6 → IoU = 2/3.
   // 0.5 counts as foreground, 0.49 does not.
-  const gt = fromRows([[1, 1, 1, 0], [1, 1, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
-  const pred = fromRows([[0.5, 1, 0.49, 0], [1, 0.9, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0.2]]);
+  const gt = fromRows([
+    [1, 1, 1, 0],
+    [1, 1, 1, 0],
+    [0, 0, 0, 0],
+    [0, 0, 0, 0],
+  ]);
+  const pred = fromRows([
+    [0.5, 1, 0.49, 0],
+    [1, 0.9, 0, 0],
+    [0, 0, 0, 0],
+    [0, 0, 0, 0.2],
+  ]);
   t.ok(Math.abs(iou(pred, gt) - 2 / 3) < 1e-12);
   t.equal(iou(makeMatte(2, 2), makeMatte(2, 2)), 1, 'both empty → 1');
   t.equal(iou(makeMatte(2, 2, [1, 1, 1, 1]), makeMatte(2, 2)), 0);
@@ -44,7 +54,10 @@ t.test('boundary F on hand-made masks', async (t) => {
   //   0 0 0 0 1 1 1 1     every gt px (r,3) has a pred px within 1 → R = 1
   //   F = 2·(2/3)·1 / (2/3 + 1) = 0.8
   const mixed = fromRows([
-    [0, 0, 0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1, 1, 1],
+    [0, 0, 0, 0, 0, 0, 1, 1],
+    [0, 0, 0, 0, 0, 0, 1, 1],
+    [0, 0, 0, 0, 1, 1, 1, 1],
+    [0, 0, 0, 0, 1, 1, 1, 1],
   ]);
   const b = boundaryF(mixed, gt, 1);
   t.ok(Math.abs(b.precision - 4 / 6) < 1e-12);
@@ -58,14 +71,23 @@ t.test('boundary F edge cases and default tolerance', async (t) => {
   const r = boundaryF(empty, empty);
   t.equal(r.tolerancePx, 8);
   t.equal(r.f, 1, 'both empty → 1');
-  const gt = fromRows([[0, 1], [0, 1]]);
+  const gt = fromRows([
+    [0, 1],
+    [0, 1],
+  ]);
   t.equal(boundaryF(makeMatte(2, 2), gt, 1).f, 0, 'empty prediction → 0');
 });
 
 t.test('maskScores: MAE uses the soft prediction', async (t) => {
   // |Δ| = .25, 0, .25, 0 → MAE = .125; IoU: pred ≥ .5 = {(0,1),(1,1)} = gt → 1
-  const gt = fromRows([[0, 1], [0, 1]]);
-  const pred = fromRows([[0.25, 1], [0, 0.75]]);
+  const gt = fromRows([
+    [0, 1],
+    [0, 1],
+  ]);
+  const pred = fromRows([
+    [0.25, 1],
+    [0, 0.75],
+  ]);
   const s = maskScores(pred, gt);
   t.ok(Math.abs(s.mae - 0.125) < 1e-9);
   t.equal(s.iou, 1);

@@ -4,10 +4,22 @@ import { blockedReason, isLoopback, parseIPv6 } from '../../src/fetch/address-ru
 
 t.test('IPv4 refused', async (t) => {
   const cases: Record<string, RegExp> = {
-    '127.0.0.1': /loopback/, '127.255.1.2': /loopback/, '10.1.2.3': /private/, '172.16.0.1': /private/,
-    '172.31.255.255': /private/, '192.168.1.1': /private/, '169.254.169.254': /link-local/, '0.0.0.0': /unspecified/,
-    '100.64.0.1': /CGNAT/, '224.0.0.1': /multicast/, '239.255.255.250': /multicast/, '240.0.0.1': /reserved/,
-    '255.255.255.255': /reserved/, '192.0.2.1': /documentation/, '198.18.0.1': /benchmarking/, '192.0.0.8': /reserved/,
+    '127.0.0.1': /loopback/,
+    '127.255.1.2': /loopback/,
+    '10.1.2.3': /private/,
+    '172.16.0.1': /private/,
+    '172.31.255.255': /private/,
+    '192.168.1.1': /private/,
+    '169.254.169.254': /link-local/,
+    '0.0.0.0': /unspecified/,
+    '100.64.0.1': /CGNAT/,
+    '224.0.0.1': /multicast/,
+    '239.255.255.250': /multicast/,
+    '240.0.0.1': /reserved/,
+    '255.255.255.255': /reserved/,
+    '192.0.2.1': /documentation/,
+    '198.18.0.1': /benchmarking/,
+    '192.0.0.8': /reserved/,
   };
   for (const [ip, re] of Object.entries(cases)) t.match(blockedReason(ip), re, ip);
 });
@@ -20,20 +32,40 @@ t.test('IPv4 allowed', async (t) => {
 
 t.test('IPv6 refused, including IPv4 embedded forms', async (t) => {
   const cases: Record<string, RegExp> = {
-    '::1': /loopback/, '::': /unspecified/, '[::1]': /loopback/, 'fe80::1': /link-local/, 'fe80::1%eth0': /link-local/,
-    'fc00::1': /unique local/, 'fd12:3456::1': /unique local/, 'ff02::1': /multicast/, 'fec0::1': /site-local/,
-    '::ffff:127.0.0.1': /loopback/, '::ffff:7f00:1': /loopback/, '::ffff:169.254.169.254': /link-local/,
-    '::ffff:10.0.0.1': /private/, '::127.0.0.1': /loopback/, '2002:7f00:1::': /loopback/, '2001:db8::1': /documentation/,
-    '64:ff9b::a00:1': /private/, '2001::1': /Teredo/, '100::1': /discard/,
+    '::1': /loopback/,
+    '::': /unspecified/,
+    '[::1]': /loopback/,
+    'fe80::1': /link-local/,
+    'fe80::1%eth0': /link-local/,
+    'fc00::1': /unique local/,
+    'fd12:3456::1': /unique local/,
+    'ff02::1': /multicast/,
+    'fec0::1': /site-local/,
+    '::ffff:127.0.0.1': /loopback/,
+    '::ffff:7f00:1': /loopback/,
+    '::ffff:169.254.169.254': /link-local/,
+    '::ffff:10.0.0.1': /private/,
+    '::127.0.0.1': /loopback/,
+    '2002:7f00:1::': /loopback/,
+    '2001:db8::1': /documentation/,
+    '64:ff9b::a00:1': /private/,
+    '2001::1': /Teredo/,
+    '100::1': /discard/,
   };
   for (const [ip, re] of Object.entries(cases)) t.match(blockedReason(ip), re, ip);
 });
 
 t.test('IPv4-translated (::ffff:0:0/96) and anything else outside global unicast refused', async (t) => {
   const cases: Record<string, RegExp> = {
-    '::ffff:0:127.0.0.1': /IPv4-translated/, '::ffff:0:7f00:1': /IPv4-translated/, '::ffff:0:a9fe:a9fe': /IPv4-translated/,
-    '::ffff:0:8.8.8.8': /IPv4-translated/, '::8.8.8.8': /not global unicast/, '4000::1': /not global unicast/,
-    'e000::1': /not global unicast/, '100:0:0:1::1': /not global unicast/, '64:ff9b:2::1': /not global unicast/,
+    '::ffff:0:127.0.0.1': /IPv4-translated/,
+    '::ffff:0:7f00:1': /IPv4-translated/,
+    '::ffff:0:a9fe:a9fe': /IPv4-translated/,
+    '::ffff:0:8.8.8.8': /IPv4-translated/,
+    '::8.8.8.8': /not global unicast/,
+    '4000::1': /not global unicast/,
+    'e000::1': /not global unicast/,
+    '100:0:0:1::1': /not global unicast/,
+    '64:ff9b:2::1': /not global unicast/,
   };
   for (const [ip, re] of Object.entries(cases)) t.match(blockedReason(ip), re, ip);
 });

@@ -57,7 +57,9 @@ t.test('two answers in a row: done() waits for the last collection', async (t) =
 
 /** A task's work on a 64 MB photo from sharp (an external Buffer, freed by its finalizer): RSS while it held the photo. */
 async function photoTask(t: { equal: (a: unknown, b: unknown) => void }, bytes: number): Promise<number> {
-  const photo = await sharp({ create: { width: 4000, height: 4000, channels: 4, background: '#808080' } }).raw().toBuffer();
+  const photo = await sharp({ create: { width: 4000, height: 4000, channels: 4, background: '#808080' } })
+    .raw()
+    .toBuffer();
   t.equal(photo.length, bytes);
   photo.fill(7); // resident, every page
   return process.memoryUsage().rss;

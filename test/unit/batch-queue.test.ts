@@ -33,7 +33,13 @@ function harness(opts: { maxBatch: number; maxWaitMs: number; concurrency?: numb
         });
         arrived?.();
       }),
-    { concurrency: opts.concurrency ?? 1, maxQueue: opts.maxQueue ?? 1000, maxBatch: opts.maxBatch, maxWaitMs: opts.maxWaitMs, ...(opts.companyExpected && { companyExpected: opts.companyExpected }) },
+    {
+      concurrency: opts.concurrency ?? 1,
+      maxQueue: opts.maxQueue ?? 1000,
+      maxBatch: opts.maxBatch,
+      maxWaitMs: opts.maxWaitMs,
+      ...(opts.companyExpected && { companyExpected: opts.companyExpected }),
+    },
     'batched',
   );
   /** Resolves when the executor has been called `n` times in all. */
@@ -45,7 +51,11 @@ function harness(opts: { maxBatch: number; maxWaitMs: number; concurrency?: numb
   return { q, batches, batchCount };
 }
 
-const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string; message?: string }) => e.code ?? e.message ?? 'no code');
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e: { code?: string; message?: string }) => e.code ?? e.message ?? 'no code',
+  );
 const NEVER = 60_000; // a wait bound the tests never reach: batches leave only when full
 
 t.test('a full batch leaves at once; batches and tasks keep arrival order', async (t) => {
@@ -61,7 +71,11 @@ t.test('a full batch leaves at once; batches and tasks keep arrival order', asyn
   await batchCount(3);
   t.same(batches[2]!.ids, [8, 9, 10, 11]);
   batches[2]!.finish();
-  t.same(await Promise.all(results), Array.from({ length: 12 }, (_, i) => `r${i}`), 'each gets its own result');
+  t.same(
+    await Promise.all(results),
+    Array.from({ length: 12 }, (_, i) => `r${i}`),
+    'each gets its own result',
+  );
   t.equal(q.stats().batches, 3);
 });
 
@@ -116,7 +130,11 @@ t.test('a batch that fails as a whole is run again task by task, so one poison i
   await batchCount(1);
   const newcomers = [q.run(4), q.run(5), q.run(6)]; // arrive while the batch runs: must not overtake the retries
   batches[0]!.crash(new Error('CUDA out of memory'));
-  for (const [n, id] of [[2, 1], [3, 2], [4, 3]] as const) {
+  for (const [n, id] of [
+    [2, 1],
+    [3, 2],
+    [4, 3],
+  ] as const) {
     await batchCount(n);
     t.same(batches[n - 1]!.ids, [id], `task ${id} retried alone, in order`);
     if (id === 2) batches[n - 1]!.crash(new Error('poison'));
@@ -153,7 +171,13 @@ t.test('several batches in flight, bounded queue', async (t) => {
   const { q, batches, batchCount } = harness({ maxBatch: 2, maxWaitMs: NEVER, concurrency: 2, maxQueue: 4 });
   const rs = [1, 2, 3, 4].map((i) => q.run(i));
   await batchCount(2);
-  t.same(batches.map((b) => b.ids), [[1, 2], [3, 4]]);
+  t.same(
+    batches.map((b) => b.ids),
+    [
+      [1, 2],
+      [3, 4],
+    ],
+  );
   const more = [5, 6, 7, 8].map((i) => q.run(i));
   t.equal(await codeOf(q.run(9)), 'queue_full', 'four waiting is the limit');
   batches[1]!.finish();
@@ -164,7 +188,10 @@ t.test('several batches in flight, bounded queue', async (t) => {
   t.same(batches[3]!.ids, [7, 8]);
   batches[2]!.finish();
   batches[3]!.finish();
-  t.same(await Promise.all([...rs, ...more]), [1, 2, 3, 4, 5, 6, 7, 8].map((i) => `r${i}`));
+  t.same(
+    await Promise.all([...rs, ...more]),
+    [1, 2, 3, 4, 5, 6, 7, 8].map((i) => `r${i}`),
+  );
 });
 
 t.test('shutdown with a batch in flight: waiting tasks refused, the running batch delivered, then closed', async (t) => {

@@ -81,7 +81,13 @@ t.test('accounting is exact: releases are idempotent, downloads count in the tot
   // A seeded mix of owners, takes, refusals and releases in any order.
   let seed = 7;
   const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
-  const owners: Array<BodyOwner | undefined> = [undefined, { account: 'a', concurrency: 1 }, { account: 'b', concurrency: 3 }, { address: '198.51.100.1' }, { address: '2001:db8::1' }];
+  const owners: Array<BodyOwner | undefined> = [
+    undefined,
+    { account: 'a', concurrency: 1 },
+    { account: 'b', concurrency: 3 },
+    { address: '198.51.100.1' },
+    { address: '2001:db8::1' },
+  ];
   const holds: BodyHold[] = [];
   let expected = 0;
   for (let i = 0; i < 2_000; i++) {

@@ -28,7 +28,10 @@ t.test('quality: flag over env over balanced; nothing else accepted', async (t) 
   t.equal(loadConfig([], {}).quality, 'balanced');
   t.equal(loadConfig([], { CUTOUT_QUALITY: 'best' }).quality, 'best');
   t.equal(loadConfig(['--quality', 'fast'], { CUTOUT_QUALITY: 'best' }).quality, 'fast');
-  t.throws(() => loadConfig(['--quality', 'high'], {}), { name: 'ConfigError', message: /Expected one of fast, balanced, best for --quality but received 'high'/ });
+  t.throws(() => loadConfig(['--quality', 'high'], {}), {
+    name: 'ConfigError',
+    message: /Expected one of fast, balanced, best for --quality but received 'high'/,
+  });
   t.throws(() => loadConfig([], { CUTOUT_QUALITY: 'Best' }), ConfigError);
 });
 
@@ -50,7 +53,11 @@ t.test('bad values', async (t) => {
 
 t.test('no flag or variable lets image_url reach loopback (only a program can: ServiceOptions.fetchOptions)', async (t) => {
   t.throws(() => loadConfig(['--allow-loopback'], {}), /Unknown option/);
-  t.same(Object.keys(loadConfig([], {})).filter((k) => /loopback/i.test(k)), [], 'no config field of the kind');
+  t.same(
+    Object.keys(loadConfig([], {})).filter((k) => /loopback/i.test(k)),
+    [],
+    'no config field of the kind',
+  );
 });
 
 t.test('--request-timeout: seconds (decimals allowed), default 120 s, bounded', async (t) => {
@@ -116,7 +123,11 @@ t.test('--memory-release: the pool decides unless given, idle | every-task', asy
 
 t.test('a refused value is named as it was given: the flag, or its environment variable', async (t) => {
   const cases: Array<[Record<string, string>, string[], string]> = [
-    [{ CUTOUT_METRICS_TOKEN: 'short' }, [], 'Expected 16 to 256 visible ASCII characters without spaces for CUTOUT_METRICS_TOKEN but received one of 5 characters'],
+    [
+      { CUTOUT_METRICS_TOKEN: 'short' },
+      [],
+      'Expected 16 to 256 visible ASCII characters without spaces for CUTOUT_METRICS_TOKEN but received one of 5 characters',
+    ],
     [{}, ['--metrics-token', 'short'], 'Expected 16 to 256 visible ASCII characters without spaces for --metrics-token but received one of 5 characters'],
     [{ CUTOUT_PORT: 'banana' }, [], "Expected an integer from 0 to 65535 for CUTOUT_PORT but received 'banana'"],
     [{ CUTOUT_REQUEST_TIMEOUT: 'soon' }, [], "Expected a number of seconds from 0.01 to 86400 for CUTOUT_REQUEST_TIMEOUT but received 'soon'"],

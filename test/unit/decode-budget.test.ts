@@ -37,12 +37,35 @@ const jpeg = (width: number, height: number, more: Partial<DecodeHeader> = {}): 
 const model = { width: 1024, height: 1024, channels: 3, resize: true };
 
 t.test('JPEG shrink-on-load follows sharp: the largest of 8, 4, 2 within the shrink, one step down when the whole shrink equals it', async (t) => {
-  const cases: [number, number][] = [[1, 1], [1.9, 1], [2, 1], [2.5, 1], [3, 2], [4, 2], [4.5, 2], [5, 4], [7.9, 4], [8, 4], [8.5, 4], [9, 8], [20, 8]];
+  const cases: [number, number][] = [
+    [1, 1],
+    [1.9, 1],
+    [2, 1],
+    [2.5, 1],
+    [3, 2],
+    [4, 2],
+    [4.5, 2],
+    [5, 4],
+    [7.9, 4],
+    [8, 4],
+    [8.5, 4],
+    [9, 8],
+    [20, 8],
+  ];
   for (const [shrink, load] of cases) t.equal(jpegShrinkOnLoad(shrink), load, `shrink ${shrink} → ${load}`);
 });
 
 t.test('chroma subsampling → the share of luma samples each chroma plane keeps', async (t) => {
-  const cases: [string | undefined, number][] = [['4:4:4', 1], ['4:2:2', 0.5], ['4:2:0', 0.25], ['4:1:1', 0.25], ['4:4:0', 0.5], ['4:2:0:4', 0.25], [undefined, 1], ['odd', 1]];
+  const cases: [string | undefined, number][] = [
+    ['4:4:4', 1],
+    ['4:2:2', 0.5],
+    ['4:2:0', 0.25],
+    ['4:1:1', 0.25],
+    ['4:4:0', 0.5],
+    ['4:2:0:4', 0.25],
+    [undefined, 1],
+    ['odd', 1],
+  ];
   for (const [s, f] of cases) t.equal(chromaFraction(s), f, `${s}`);
   t.equal(jpegCoefficientBytesPerPixel({ channels: 1 }), 2, 'greyscale: one 2-byte coefficient a pixel');
   t.equal(jpegCoefficientBytesPerPixel({ channels: 3, chromaSubsampling: '4:2:0' }), 3);
@@ -109,7 +132,11 @@ t.test('the budget: every 8-bit JPEG (4:2:0) and PNG up to 50 MP fits at every s
         return decodeCost(h, { width: w, height: ht, channels: 4, resize: scale < 1 }).source;
       }),
     );
-  for (const [w, h] of [[8660, 5773], [7071, 7071], [12247, 4082]] as const) {
+  for (const [w, h] of [
+    [8660, 5773],
+    [7071, 7071],
+    [12247, 4082],
+  ] as const) {
     t.ok(worst(jpeg(w, h)) <= MAX_DECODE_BYTES, `baseline JPEG ${w}x${h}`);
     t.ok(worst(jpeg(w, h, { interlaced: true })) <= MAX_DECODE_BYTES, `progressive JPEG ${w}x${h}`);
     t.ok(worst(png(w, h)) <= MAX_DECODE_BYTES, `RGBA PNG ${w}x${h}`);

@@ -31,7 +31,9 @@ const MODELS: Record<string, new (data: Doc) => { validate(): void }> = {
 
 function loadAll(): Array<{ file: string; doc: Doc }> {
   const out: Array<{ file: string; doc: Doc }> = [];
-  for (const file of readdirSync(K8S).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(K8S)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     for (const d of parseAllDocuments(readFileSync(K8S + file, 'utf8'))) {
       if (d.errors.length > 0) throw new Error(`${file}: ${d.errors.map((e) => e.message).join('; ')}`);
       out.push({ file, doc: d.toJS() });
@@ -90,10 +92,16 @@ t.test('deployments: probes, the ledger secret, the serve flags, selectors', asy
 t.test('service, disruption budgets and the autoscaler point at the pods', async (t) => {
   const labels = ofKind('Deployment').map((d: Doc) => d.spec.template.metadata.labels);
   const [svc] = ofKind('Service');
-  t.ok(labels.every((l: Doc) => Object.entries(svc.spec.selector).every(([k, v]) => l[k] === v)), 'the Service selects the CPU and the GPU pods');
+  t.ok(
+    labels.every((l: Doc) => Object.entries(svc.spec.selector).every(([k, v]) => l[k] === v)),
+    'the Service selects the CPU and the GPU pods',
+  );
   t.equal(svc.spec.ports[0].targetPort, 'http');
   for (const pdb of ofKind('PodDisruptionBudget')) {
-    t.ok(labels.some((l: Doc) => Object.entries(pdb.spec.selector.matchLabels).every(([k, v]) => l[k] === v)), `${pdb.metadata.name} selects pods`);
+    t.ok(
+      labels.some((l: Doc) => Object.entries(pdb.spec.selector.matchLabels).every(([k, v]) => l[k] === v)),
+      `${pdb.metadata.name} selects pods`,
+    );
   }
   const [hpa] = ofKind('HorizontalPodAutoscaler');
   t.equal(hpa.spec.scaleTargetRef.name, 'cutout-cpu');
@@ -107,7 +115,10 @@ t.test('Dockerfile: parses; a CPU and a CUDA runtime stage, fed by named build s
   const stages = froms.map((f) => f.getBuildStage()).filter((s): s is string => !!s);
   t.same(stages, ['build', 'cpu-app', 'cuda-app', 'cpu', 'cuda']);
   for (const instr of file.getInstructions()) {
-    t.ok(['FROM', 'RUN', 'COPY', 'ENV', 'WORKDIR', 'USER', 'EXPOSE', 'ENTRYPOINT', 'CMD', 'ARG'].includes(instr.getKeyword()), `known instruction ${instr.getKeyword()}`);
+    t.ok(
+      ['FROM', 'RUN', 'COPY', 'ENV', 'WORKDIR', 'USER', 'EXPOSE', 'ENTRYPOINT', 'CMD', 'ARG'].includes(instr.getKeyword()),
+      `known instruction ${instr.getKeyword()}`,
+    );
     const from = /--from=(\S+)/.exec(instr.getTextContent())?.[1];
     if (instr.getKeyword() === 'COPY' && from) t.ok(stages.includes(from), `COPY --from=${from} names an earlier stage`);
   }
@@ -117,13 +128,28 @@ t.test('Dockerfile: parses; a CPU and a CUDA runtime stage, fed by named build s
     const end = froms[i + 1]?.getRange().start.line ?? Infinity;
     return file.getInstructions().filter((x) => x.getRange().start.line > start && x.getRange().start.line < end);
   };
-  t.ok(run('cuda-app').some((i) => /npm run gpu/.test(i.getTextContent())), 'the CUDA stage installs the provider with npm run gpu');
+  t.ok(
+    run('cuda-app').some((i) => /npm run gpu/.test(i.getTextContent())),
+    'the CUDA stage installs the provider with npm run gpu',
+  );
   for (const stage of ['cpu', 'cuda']) {
     const instrs = run(stage);
-    t.ok(instrs.some((i) => i.getKeyword() === 'USER'), `${stage}: runs as a non-root user`);
-    t.ok(instrs.some((i) => i.getKeyword() === 'ENTRYPOINT' && /dist\/src\/cli\/main\.js/.test(i.getTextContent())), `${stage}: the cutout CLI as entry point`);
-    t.notOk(instrs.some((i) => /npm ci|apt-get install/.test(i.getTextContent())), `${stage}: no build tools in the runtime image`);
+    t.ok(
+      instrs.some((i) => i.getKeyword() === 'USER'),
+      `${stage}: runs as a non-root user`,
+    );
+    t.ok(
+      instrs.some((i) => i.getKeyword() === 'ENTRYPOINT' && /dist\/src\/cli\/main\.js/.test(i.getTextContent())),
+      `${stage}: the cutout CLI as entry point`,
+    );
+    t.notOk(
+      instrs.some((i) => /npm ci|apt-get install/.test(i.getTextContent())),
+      `${stage}: no build tools in the runtime image`,
+    );
     // The entry point is node itself, not bin/cutout: the image sets what bin/cutout would.
-    t.ok(instrs.some((i) => i.getKeyword() === 'ENV' && i.getTextContent().split(/\s+/).includes(`GLIBC_TUNABLES=${HUGE_PAGE_TUNABLES}`)), `${stage}: node gets bin/cutout's malloc tunable`);
+    t.ok(
+      instrs.some((i) => i.getKeyword() === 'ENV' && i.getTextContent().split(/\s+/).includes(`GLIBC_TUNABLES=${HUGE_PAGE_TUNABLES}`)),
+      `${stage}: node gets bin/cutout's malloc tunable`,
+    );
   }
 });

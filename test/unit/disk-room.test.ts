@@ -15,8 +15,16 @@ t.test('keeps 2 MiB allocated past the data, written as zeros after the file end
   room.ensure('take');
   t.equal(fs.statSync(file).size, 8192 + ROOM_TARGET, 'topped up');
   const bytes = fs.readFileSync(file);
-  t.equal(bytes.subarray(0, 8192).every((b) => b === 7), true, "LMDB's pages untouched");
-  t.equal(bytes.subarray(8192).every((b) => b === 0), true, 'zeros past them');
+  t.equal(
+    bytes.subarray(0, 8192).every((b) => b === 7),
+    true,
+    "LMDB's pages untouched",
+  );
+  t.equal(
+    bytes.subarray(8192).every((b) => b === 0),
+    true,
+    'zeros past them',
+  );
   used += ROOM_TARGET / 8; // LMDB grew into the room: still over three quarters, no top-up
   room.ensure('take');
   t.equal(fs.statSync(file).size, 8192 + ROOM_TARGET);

@@ -31,9 +31,16 @@ const headingsOf = new Map<string, Set<string> | null>();
 function headings(page: string): Set<string> | null {
   if (!headingsOf.has(page)) {
     const file = join(PACKAGE_ROOT, 'docs', `${page}.md`);
-    headingsOf.set(page, existsSync(file)
-      ? new Set(readFileSync(file, 'utf8').split('\n').flatMap((line) => /^#{1,6} (.+?)\s*$/.exec(line)?.[1] ?? []))
-      : null);
+    headingsOf.set(
+      page,
+      existsSync(file)
+        ? new Set(
+            readFileSync(file, 'utf8')
+              .split('\n')
+              .flatMap((line) => /^#{1,6} (.+?)\s*$/.exec(line)?.[1] ?? []),
+          )
+        : null,
+    );
   }
   return headingsOf.get(page)!;
 }
@@ -67,7 +74,8 @@ t.test('every docs/PAGE.md cited exists, and every cited section is a heading of
 
 // "The twenty-third session", "this session", "session 12", "stop 50": a date only the lab notebook knew.
 // (An ONNX Runtime inference session is not one of them.)
-const SESSION = /\b(this|that|previous|earlier|later) session\b|\b(\w*(fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|teenth|tieth)|\d+(st|nd|rd|th)|(twenty|thirty|forty|fifty)-(first|second|third)) session\b|\bsession \d+\b|\bwork[- ]session\b|\bstop \d+\b/i;
+const SESSION =
+  /\b(this|that|previous|earlier|later) session\b|\b(\w*(fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|teenth|tieth)|\d+(st|nd|rd|th)|(twenty|thirty|forty|fifty)-(first|second|third)) session\b|\bsession \d+\b|\bwork[- ]session\b|\bstop \d+\b/i;
 const MACHINE_PATH = /(?<![\w.~-])\/(work|tmp|root|home)\//;
 
 t.test('no page of docs/ names a machine path or dates a figure by a work session', async (t) => {
@@ -76,10 +84,12 @@ t.test('no page of docs/ names a machine path or dates a figure by a work sessio
   t.ok(pages.length > 0, `${pages.length} pages`);
   for (const name of pages) {
     const found: string[] = [];
-    readFileSync(join(dir, name), 'utf8').split('\n').forEach((line, i) => {
-      if (MACHINE_PATH.test(line)) found.push(`${i + 1} (machine path): ${line.trim()}`);
-      if (SESSION.test(line)) found.push(`${i + 1} (session): ${line.trim()}`);
-    });
+    readFileSync(join(dir, name), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (MACHINE_PATH.test(line)) found.push(`${i + 1} (machine path): ${line.trim()}`);
+        if (SESSION.test(line)) found.push(`${i + 1} (session): ${line.trim()}`);
+      });
     t.same(found, [], `docs/${name}: no machine path, no work-session date`);
   }
 });

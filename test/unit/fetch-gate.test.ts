@@ -26,10 +26,16 @@ t.test('download places: the one past maxFetches is refused; leaving frees a pla
 t.test('a look-up past its time is LookupTimeoutError and keeps its place until it returns', async (t) => {
   const gate = new FetchGate({ maxFetches: 4, maxLookups: 1 });
   const hung = heldLookup();
-  await t.rejects(gate.lookup('slow.example', hung.run, 20), new LookupTimeoutError("Could not resolve host 'slow.example': the DNS look-up timed out after 20 ms"));
+  await t.rejects(
+    gate.lookup('slow.example', hung.run, 20),
+    new LookupTimeoutError("Could not resolve host 'slow.example': the DNS look-up timed out after 20 ms"),
+  );
   t.equal(gate.inUse.lookups, 1, 'abandoned, still on the thread pool');
   // The only place is taken: the next caller waits, and past its time it is told the gate was busy.
-  await t.rejects(gate.lookup('next.example', async () => 'x', 20), FetchBusyError);
+  await t.rejects(
+    gate.lookup('next.example', async () => 'x', 20),
+    FetchBusyError,
+  );
   t.same(gate.inUse, { fetches: 0, lookups: 1, waitingLookups: 0 }, 'the waiter left the queue');
   hung.answer('late');
   await hung.run();
@@ -62,7 +68,10 @@ t.test('the client leaving stops the wait with its reason; a failing look-up fre
   hung.answer('x');
   await hung.run();
   await new Promise<void>((r) => setImmediate(r));
-  await t.rejects(gate.lookup('b', () => Promise.reject(new Error('ENOTFOUND')), 1000), /ENOTFOUND/);
+  await t.rejects(
+    gate.lookup('b', () => Promise.reject(new Error('ENOTFOUND')), 1000),
+    /ENOTFOUND/,
+  );
   t.equal(gate.inUse.lookups, 0);
 });
 

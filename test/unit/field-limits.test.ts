@@ -36,7 +36,12 @@ function form(type: string, body: Buffer): RawFields {
 
 const JSON_TYPE = 'application/json';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
-const tooMany = (what: string) => ({ status: 400, code: 'too_many_fields', title: 'Too many fields', detail: `The request body has more than ${MAX_FIELDS} ${what}.` });
+const tooMany = (what: string) => ({
+  status: 400,
+  code: 'too_many_fields',
+  title: 'Too many fields',
+  detail: `The request body has more than ${MAX_FIELDS} ${what}.`,
+});
 const json = (text: string) => form(JSON_TYPE, Buffer.from(text, 'utf8'));
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -59,7 +64,12 @@ t.test('a counter for each body type forms.ts parses, none for those it refuses 
 t.test('multipart: the limit in parts passes, one more is refused', async (t) => {
   const B = 'XyZ';
   const body = (n: number, data: (i: number) => string, extra = '') =>
-    Buffer.from(`${range(n).map((i) => `--${B}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\n${data(i)}\r\n`).join('')}--${B}--\r\n${extra}`, 'latin1');
+    Buffer.from(
+      `${range(n)
+        .map((i) => `--${B}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\n${data(i)}\r\n`)
+        .join('')}--${B}--\r\n${extra}`,
+      'latin1',
+    );
   const read = (b: Buffer) => form(`multipart/form-data; boundary=${B}`, b);
   const atLimit = read(body(MAX_FIELDS, (i) => `v${i}`));
   t.equal(atLimit.size, MAX_FIELDS);
@@ -76,7 +86,9 @@ t.test('multipart: the limit in parts passes, one more is refused', async (t) =>
   t.throws(() => read(body(MAX_FIELDS + 1, lookalike)), tooMany('multipart parts'));
 
   // After the closing boundary is an epilogue, ignored: boundary lines there are not parts.
-  const epilogue = range(2 * MAX_FIELDS).map(() => `--${B}\r\nContent-Disposition: form-data; name="x"\r\n\r\n\r\n`).join('');
+  const epilogue = range(2 * MAX_FIELDS)
+    .map(() => `--${B}\r\nContent-Disposition: form-data; name="x"\r\n\r\n\r\n`)
+    .join('');
   t.equal(read(body(MAX_FIELDS, () => 'v', epilogue)).size, MAX_FIELDS);
   // A preamble before the first boundary line is not looked into either.
   const preambled = Buffer.concat([Buffer.from(`preamble --${B} and --${B}x\r\n`), body(MAX_FIELDS, () => 'v')]);
@@ -86,7 +98,9 @@ t.test('multipart: the limit in parts passes, one more is refused', async (t) =>
 t.test('multipart: a file part with boundary-like bytes is kept whole', async (t) => {
   const B = 'b0';
   const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.from(`\n--${B}\r\n-${B}--\r\nx--${B}--`.repeat(2000), 'latin1')]);
-  const fields = range(MAX_FIELDS - 1).map((i) => `--${B}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`).join('');
+  const fields = range(MAX_FIELDS - 1)
+    .map((i) => `--${B}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`)
+    .join('');
   const body = Buffer.concat([
     Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="image_file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
     png,
@@ -99,26 +113,46 @@ t.test('multipart: a file part with boundary-like bytes is kept whole', async (t
 });
 
 t.test('urlencoded: the limit in pairs passes, one more is refused; every & counts', async (t) => {
-  const body = (n: number) => Buffer.from(range(n).map((i) => `k${i}=v%20${i}`).join('&'));
+  const body = (n: number) =>
+    Buffer.from(
+      range(n)
+        .map((i) => `k${i}=v%20${i}`)
+        .join('&'),
+    );
   const atLimit = form(FORM_TYPE, body(MAX_FIELDS));
   t.equal(atLimit.size, MAX_FIELDS);
   t.equal(atLimit.get(`k${MAX_FIELDS - 1}`), `v ${MAX_FIELDS - 1}`);
   t.throws(() => form(FORM_TYPE, body(MAX_FIELDS + 1)), tooMany('form fields'));
-  t.same([...form(FORM_TYPE, Buffer.from('a=1&&b=2&')).entries()], [['a', '1'], ['b', '2']], 'empty pairs skipped, as before');
+  t.same(
+    [...form(FORM_TYPE, Buffer.from('a=1&&b=2&')).entries()],
+    [
+      ['a', '1'],
+      ['b', '2'],
+    ],
+    'empty pairs skipped, as before',
+  );
   t.throws(() => form(FORM_TYPE, Buffer.from('&'.repeat(MAX_FIELDS))), tooMany('form fields'), 'empty pairs count');
   t.equal(form(FORM_TYPE, Buffer.from(`a=${'%26'.repeat(5000)}`)).get('a'), '&'.repeat(5000), 'an escaped & is not a separator');
 });
 
 t.test('JSON: the limit in keys passes, one more is refused; keys at every level count', async (t) => {
-  const flat = (n: number) => `{${range(n).map((i) => `"k${i}":${i}`).join(',')}}`;
+  const flat = (n: number) =>
+    `{${range(n)
+      .map((i) => `"k${i}":${i}`)
+      .join(',')}}`;
   const text = flat(MAX_FIELDS);
   t.same(Object.fromEntries(json(text)), JSON.parse(text), 'parsed as JSON.parse reads it');
   t.throws(() => json(flat(MAX_FIELDS + 1)), tooMany('JSON keys and array elements'));
   // One top-level key holding the rest: as many keys in all.
-  const nested = (n: number) => `{"shadow_type":{${range(n - 1).map((i) => `"c${i}":"car"`).join(', ')}}}`;
+  const nested = (n: number) =>
+    `{"shadow_type":{${range(n - 1)
+      .map((i) => `"c${i}":"car"`)
+      .join(', ')}}}`;
   t.equal(json(nested(MAX_FIELDS)).size, 1);
   t.throws(() => json(nested(MAX_FIELDS + 1)), tooMany('JSON keys and array elements'));
-  const spaced = `{ \n\t${range(MAX_FIELDS).map((i) => `"k${i}" :\r\n ${i}`).join(' , ')} }`;
+  const spaced = `{ \n\t${range(MAX_FIELDS)
+    .map((i) => `"k${i}" :\r\n ${i}`)
+    .join(' , ')} }`;
   t.equal(json(spaced).size, MAX_FIELDS, 'whitespace anywhere');
 });
 
@@ -149,18 +183,32 @@ t.test('JSON: nesting to the depth limit passes, one level more is invalid_reque
 
 t.test('JSON: what is inside strings does not count, escaped quotes included', async (t) => {
   const lookalike = '{\\"k\\":[1,2],\\"[\\":{'.repeat(5000); // a string full of JSON punctuation and escaped quotes
-  const text = `{"image_file_b64":"${lookalike}",${range(MAX_FIELDS - 1).map((i) => `"k${i}":"\\\\${i}"`).join(',')}}`;
+  const text = `{"image_file_b64":"${lookalike}",${range(MAX_FIELDS - 1)
+    .map((i) => `"k${i}":"\\\\${i}"`)
+    .join(',')}}`;
   const f = json(text);
   t.equal(f.size, MAX_FIELDS);
   t.equal(f.get('image_file_b64'), JSON.parse(`"${lookalike}"`));
   t.equal(f.get('k3'), '\\3', 'a string ending in an escaped backslash ends at the next quote');
   // A string that ends in an escaped backslash, then keys: the scan must see the string close there.
-  const after = `{"a":"x\\\\",${range(MAX_FIELDS).map((i) => `"k${i}":1`).join(',')}}`;
+  const after = `{"a":"x\\\\",${range(MAX_FIELDS)
+    .map((i) => `"k${i}":1`)
+    .join(',')}}`;
   t.throws(() => json(after), tooMany('JSON keys and array elements'));
   // Escaped quotes, then keys: a chunk may end right after the backslash of the second one.
-  t.throws(() => json(`{"a":"\\"x\\"y",${range(MAX_FIELDS).map((i) => `"k${i}":1`).join(',')}}`), tooMany('JSON keys and array elements'));
+  t.throws(
+    () =>
+      json(
+        `{"a":"\\"x\\"y",${range(MAX_FIELDS)
+          .map((i) => `"k${i}":1`)
+          .join(',')}}`,
+      ),
+    tooMany('JSON keys and array elements'),
+  );
   // Non-ASCII keys and values (UTF-8 bytes never look like JSON punctuation).
-  const utf8 = `{${range(MAX_FIELDS).map((i) => `"ключ${i}":"値:,[${i}"`).join(',')}}`;
+  const utf8 = `{${range(MAX_FIELDS)
+    .map((i) => `"ключ${i}":"値:,[${i}"`)
+    .join(',')}}`;
   t.same(Object.fromEntries(json(utf8)), JSON.parse(utf8));
   t.throws(() => json(`{"ü":1,${utf8.slice(1)}`), tooMany('JSON keys and array elements'));
 });

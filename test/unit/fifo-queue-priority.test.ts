@@ -12,15 +12,20 @@ interface Job {
 
 function harness(concurrency: number, opts: { maxQueue?: number; maxLow?: number } = {}) {
   const started: Job[] = [];
-  const q = new FifoQueue<string, string>(
-    (id) => new Promise<string>((resolve) => started.push({ id, done: () => resolve(id) })),
-    { concurrency, maxQueue: opts.maxQueue ?? Number.POSITIVE_INFINITY, ...(opts.maxLow !== undefined && { maxLow: opts.maxLow }) },
-  );
+  const q = new FifoQueue<string, string>((id) => new Promise<string>((resolve) => started.push({ id, done: () => resolve(id) })), {
+    concurrency,
+    maxQueue: opts.maxQueue ?? Number.POSITIVE_INFINITY,
+    ...(opts.maxLow !== undefined && { maxLow: opts.maxLow }),
+  });
   return { q, started };
 }
 
 const settle = () => new Promise<void>((r) => setImmediate(r));
-const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string }) => e.code ?? 'no code');
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e: { code?: string }) => e.code ?? 'no code',
+  );
 
 /** Finish the running tasks one by one from `from` on; the ids of the tasks started from there, in order. */
 async function drain(started: Job[], total: number, from = 0): Promise<string[]> {

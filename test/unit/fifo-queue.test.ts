@@ -25,7 +25,11 @@ function harness(concurrency: number, maxQueue = Number.POSITIVE_INFINITY) {
 }
 
 const settle = () => new Promise<void>((r) => setImmediate(r));
-const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string }) => e.code ?? 'no code');
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e: { code?: string }) => e.code ?? 'no code',
+  );
 
 t.test('20 tasks on one worker start and finish in submission order', async (t) => {
   const { q, started } = harness(1);
@@ -37,7 +41,10 @@ t.test('20 tasks on one worker start and finish in submission order', async (t) 
     started[i]!.done();
   }
   await Promise.all(all);
-  t.same(started.map((j) => j.id), [...Array(20).keys()]);
+  t.same(
+    started.map((j) => j.id),
+    [...Array(20).keys()],
+  );
   t.same(finished, [...Array(20).keys()]);
   t.same(q.stats(), { running: 0, queued: 0, longestWaitMs: q.stats().longestWaitMs, started: 20, batches: 20, dropped: 0 });
 });
@@ -63,7 +70,11 @@ t.test('steady stream: nobody is overtaken, so no task waits longer than the wor
     if (next < 300) submit();
   }
   await settle();
-  t.same(started.map((j) => j.id), [...Array(started.length).keys()], 'start order = arrival order');
+  t.same(
+    started.map((j) => j.id),
+    [...Array(started.length).keys()],
+    'start order = arrival order',
+  );
   t.ok(started.length >= 290, `ran ${started.length}`);
   // Tasks started before each one = the tasks that arrived before it, never more.
   const overtaken = [...startedBefore].filter(([id, before]) => before !== id);
@@ -84,7 +95,11 @@ t.test('a waiting task whose caller left never runs', async (t) => {
   started[0]!.done();
   t.equal(await first, 'r1');
   await settle();
-  t.same(started.map((j) => j.id), [1, 3], 'task 2 was skipped');
+  t.same(
+    started.map((j) => j.id),
+    [1, 3],
+    'task 2 was skipped',
+  );
   started[1]!.done();
   t.equal(await third, 'r3');
 });
@@ -146,9 +161,12 @@ t.test('failures free the slot: a rejecting task and a throwing executor', async
   started[1]!.done();
   t.equal(await good, 'r2');
 
-  const throwing = new FifoQueue<number, number>(() => {
-    throw new Error('sync');
-  }, { concurrency: 1, maxQueue: 4 });
+  const throwing = new FifoQueue<number, number>(
+    () => {
+      throw new Error('sync');
+    },
+    { concurrency: 1, maxQueue: 4 },
+  );
   await t.rejects(throwing.run(1), { message: 'sync' });
   await t.rejects(throwing.run(2), { message: 'sync' });
   t.equal(throwing.stats().running, 0);

@@ -23,8 +23,16 @@ t.test('parts survive the collection of their body', async (t) => {
 });
 
 t.test('a file part is a view on its body; the photo goes to a worker with an exclusive body whole, the background as a copy', async (t) => {
-  const png = Buffer.from(await sharp({ create: { width: 4, height: 3, channels: 3, background: '#123456' } }).png().toBuffer());
-  const bg = Buffer.from(await sharp({ create: { width: 2, height: 2, channels: 3, background: '#abcdef' } }).png().toBuffer());
+  const png = Buffer.from(
+    await sharp({ create: { width: 4, height: 3, channels: 3, background: '#123456' } })
+      .png()
+      .toBuffer(),
+  );
+  const bg = Buffer.from(
+    await sharp({ create: { width: 2, height: 2, channels: 3, background: '#abcdef' } })
+      .png()
+      .toBuffer(),
+  );
   const { body: built, contentType } = multipart([
     { name: 'size', value: Buffer.from('full') },
     { name: 'image_file', value: png, filename: 'a.png' },

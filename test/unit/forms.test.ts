@@ -53,7 +53,11 @@ t.test('multipart: field names and filenames are read by one parser, whatever ge
   t.same([...read('form-data; name="a\\"; filename="x"').keys()], ['a\\']);
   t.same([...read('form-data; name="a;b"').keys()], ['a;b'], 'a semicolon inside quotes');
   t.ok(isFilePart(read('form-data; name="notes"; filename*=UTF-8\'\'n.txt; filename="n.txt"').get('notes')), 'a filename makes a file part');
-  for (const repeated of ['form-data; name="size"; name="image_file"', 'form-data; NAME="a"; name="b"', 'form-data; name="image_file"; filename="a.jpg"; FILENAME="b.png"']) {
+  for (const repeated of [
+    'form-data; name="size"; name="image_file"',
+    'form-data; NAME="a"; name="b"',
+    'form-data; name="image_file"; filename="a.jpg"; FILENAME="b.png"',
+  ]) {
     t.throws(() => read(repeated), { status: 400, code: 'invalid_request_body', detail: /Content-Disposition gives (name|filename) more than once/ }, repeated);
   }
   t.throws(() => read('form-data; filename="x.png"'), { status: 400, code: 'invalid_request_body', detail: /has no field name/ });

@@ -21,10 +21,22 @@ t.test('output size per tier keeps the aspect ratio and never upscales', async (
 t.test('roi maps to output pixels and is validated', async (t) => {
   const pct = (v: number) => ({ value: v, unit: '%' as const });
   const px = (v: number) => ({ value: v, unit: 'px' as const });
-  t.same(roiToOutput({ x1: px(0), y1: px(0), x2: pct(100), y2: pct(100) }, { width: 800, height: 600 }, { width: 400, height: 300 }), { ok: true, rect: [0, 0, 400, 300] });
-  t.same(roiToOutput({ x1: px(100), y1: px(50), x2: px(300), y2: px(250) }, { width: 800, height: 600 }, { width: 400, height: 300 }), { ok: true, rect: [50, 25, 150, 125] });
-  t.same(roiToOutput({ x1: px(0), y1: px(0), x2: px(900), y2: px(10) }, { width: 800, height: 600 }, { width: 800, height: 600 }), { ok: false, code: 'roi_exceeds_bounds' });
-  t.same(roiToOutput({ x1: px(10), y1: px(0), x2: px(10), y2: px(10) }, { width: 800, height: 600 }, { width: 800, height: 600 }), { ok: false, code: 'roi_region_empty' });
+  t.same(roiToOutput({ x1: px(0), y1: px(0), x2: pct(100), y2: pct(100) }, { width: 800, height: 600 }, { width: 400, height: 300 }), {
+    ok: true,
+    rect: [0, 0, 400, 300],
+  });
+  t.same(roiToOutput({ x1: px(100), y1: px(50), x2: px(300), y2: px(250) }, { width: 800, height: 600 }, { width: 400, height: 300 }), {
+    ok: true,
+    rect: [50, 25, 150, 125],
+  });
+  t.same(roiToOutput({ x1: px(0), y1: px(0), x2: px(900), y2: px(10) }, { width: 800, height: 600 }, { width: 800, height: 600 }), {
+    ok: false,
+    code: 'roi_exceeds_bounds',
+  });
+  t.same(roiToOutput({ x1: px(10), y1: px(0), x2: px(10), y2: px(10) }, { width: 800, height: 600 }, { width: 800, height: 600 }), {
+    ok: false,
+    code: 'roi_region_empty',
+  });
 });
 
 t.test('crop margins are clamped to 50% of the subject and 500 px', async (t) => {
@@ -47,11 +59,19 @@ t.test('scale fits the subject inside the canvas fraction; position places it in
 t.test('the foreground box at the input resolution (remove.bg: "expressed with respect to the input image resolution")', async (t) => {
   const box = { top: 10, left: 20, width: 300, height: 200 };
   t.equal(atInputResolution(box, { width: 800, height: 600 }, { width: 800, height: 600 }), box, 'not downscaled: the result pixels as they are');
-  t.same(atInputResolution(box, { width: 4000, height: 3000 }, outputSize({ width: 4000, height: 3000 }, 'preview')), {
-    top: Math.round((10 * 3000) / 433),
-    left: Math.round((20 * 4000) / 577),
-    width: Math.round((300 * 4000) / 577),
-    height: Math.round((200 * 3000) / 433),
-  }, 'downscaled to 577x433: each axis times input ÷ output');
-  t.same(atInputResolution({ top: 0, left: 0, width: 0, height: 0 }, { width: 4000, height: 3000 }, { width: 577, height: 433 }), { top: 0, left: 0, width: 0, height: 0 }, 'no subject stays empty');
+  t.same(
+    atInputResolution(box, { width: 4000, height: 3000 }, outputSize({ width: 4000, height: 3000 }, 'preview')),
+    {
+      top: Math.round((10 * 3000) / 433),
+      left: Math.round((20 * 4000) / 577),
+      width: Math.round((300 * 4000) / 577),
+      height: Math.round((200 * 3000) / 433),
+    },
+    'downscaled to 577x433: each axis times input ÷ output',
+  );
+  t.same(
+    atInputResolution({ top: 0, left: 0, width: 0, height: 0 }, { width: 4000, height: 3000 }, { width: 577, height: 433 }),
+    { top: 0, left: 0, width: 0, height: 0 },
+    'no subject stays empty',
+  );
 });

@@ -32,9 +32,13 @@ t.test('refused for the disk: kept, retried in order until written, each once', 
 t.test('anything else is not the disk: thrown, not kept', async (t) => {
   const owed = giveBacks();
   t.teardown(() => owed.stop());
-  t.throws(() => owed.run(() => {
-    throw new TypeError('a bug');
-  }), { name: 'TypeError' });
+  t.throws(
+    () =>
+      owed.run(() => {
+        throw new TypeError('a bug');
+      }),
+    { name: 'TypeError' },
+  );
   t.equal(owed.owed, 0);
 });
 

@@ -52,7 +52,11 @@ const requests = (n: number, extra: MetricJson[] = []): MetricJson[] => [
   { name: 'queue', help: 'q', type: 'gauge', aggregator: 'sum', values: [{ value: 1, labels: {} }] },
   ...extra,
 ];
-const summedValue = (parts: MetricJson[][], name: string) => parts.flat().filter((m) => m.name === name).reduce((sum, m) => sum + m.values.reduce((s, v) => s + v.value, 0), 0);
+const summedValue = (parts: MetricJson[][], name: string) =>
+  parts
+    .flat()
+    .filter((m) => m.name === name)
+    .reduce((sum, m) => sum + m.values.reduce((s, v) => s + v.value, 0), 0);
 
 /** A process: answers rounds with `count.n` requests (after `count.delayMs`), or never (null). */
 function member(hub: GroupHub, index: number, count: { n: number; delayMs?: number } | null, timeoutMs = 2_000) {
@@ -158,7 +162,11 @@ t.test('questions fail after their timeout or when the supervisor goes; the wind
   // Not joined to the hub: nobody answers.
   const client = new GroupClient(ch.child as IpcChannel, 60);
   await t.rejects(client.ask({ what: 'metrics' }), { name: 'GroupUnavailableError', message: /no answer in 60 ms/ });
-  await t.rejects(groupMetrics(createMetrics('0.0.0'), client).render(), { status: 503, code: 'metrics_unavailable', detail: /no answer in 60 ms/ }, 'a scrape: 503, not one process`s figures');
+  await t.rejects(
+    groupMetrics(createMetrics('0.0.0'), client).render(),
+    { status: 503, code: 'metrics_unavailable', detail: /no answer in 60 ms/ },
+    'a scrape: 503, not one process`s figures',
+  );
   const pending = client.ask({ what: 'metrics' });
   ch.cut();
   await t.rejects(pending, { message: /the supervisor is gone/ });

@@ -2,8 +2,7 @@
 import t from 'tap';
 import { describeFileType, sniffImageType } from '../../src/image/image-type.js';
 
-const b = (...xs: Array<number | string>) =>
-  Uint8Array.from(xs.flatMap((x) => (typeof x === 'string' ? [...Buffer.from(x, 'latin1')] : [x])));
+const b = (...xs: Array<number | string>) => Uint8Array.from(xs.flatMap((x) => (typeof x === 'string' ? [...Buffer.from(x, 'latin1')] : [x])));
 
 t.test('accepted types', async (t) => {
   t.equal(sniffImageType(b(0xff, 0xd8, 0xff, 0xe0)), 'jpg');

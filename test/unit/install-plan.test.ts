@@ -43,8 +43,24 @@ t.test('the build list is the devDependencies other than the test tools', async 
   const build = Object.keys(mod.BUILD_DEPENDENCIES).sort();
   // The runner, the browser driver, the OpenAPI and JSON Schema validators, the Prometheus text parser,
   // the linters pretest runs (npm run lint: biome, the layer check, clang-format; knip).
-  const testOnly = ['tap', 'playwright-core', '@seriousme/openapi-schema-validator', 'ajv', 'ajv-formats', 'parse-prometheus-text-format', 'dependency-cruiser', '@biomejs/biome', 'clang-format', 'knip'];
-  t.same(build, Object.keys(pkg.devDependencies).filter((d) => !testOnly.includes(d)).sort());
+  const testOnly = [
+    'tap',
+    'playwright-core',
+    '@seriousme/openapi-schema-validator',
+    'ajv',
+    'ajv-formats',
+    'parse-prometheus-text-format',
+    'dependency-cruiser',
+    '@biomejs/biome',
+    'clang-format',
+    'knip',
+  ];
+  t.same(
+    build,
+    Object.keys(pkg.devDependencies)
+      .filter((d) => !testOnly.includes(d))
+      .sort(),
+  );
 });
 
 t.test('a full install builds', async (t) => {
@@ -77,7 +93,10 @@ t.test('npx in a built checkout does not rebuild it, even pruned', async (t) => 
 });
 
 t.test("another project's npm install of a built checkout does not rebuild it", async (t) => {
-  t.same(mod.installPlan({ command: 'install', built: true, has: all, dependent: true }), { action: 'skip', message: 'cutout: already built; linked into another project as it is' });
+  t.same(mod.installPlan({ command: 'install', built: true, has: all, dependent: true }), {
+    action: 'skip',
+    message: 'cutout: already built; linked into another project as it is',
+  });
   t.equal(mod.installPlan({ command: 'install', built: true, has: none, dependent: true }).action, 'skip', 'even pruned');
   t.equal(mod.installPlan({ command: 'install', built: false, has: all, dependent: true }).action, 'build', 'an unbuilt checkout is built');
   t.equal(mod.installPlan({ command: 'ci', built: true, has: all, dependent: false }).action, 'build', "the checkout's own npm ci builds");
@@ -96,15 +115,21 @@ t.test('package.json quiets the install: no .npmrc, dependency install scripts d
   // onnxruntime-node's postinstall downloads CUDA files from a host the build does not need (both
   // 1.29 and the peer's 1.17); the others have prebuilt binaries or do nothing cutout uses.
   t.equal(allow['onnxruntime-node'], false, "onnxruntime-node's postinstall (the CUDA 12 download) is denied");
-  t.ok(Object.values(allow).every((v) => v === false), 'every entry denies: no dependency script runs');
+  t.ok(
+    Object.values(allow).every((v) => v === false),
+    'every entry denies: no dependency script runs',
+  );
 });
 
 const node = process.execPath;
 const stepsDir = t.testdir({});
 const logFile = path.join(stepsDir, 'logs', 'install.log');
-const say = (text: string, code = 0): string[] => ['-e', `process.stdout.write(${JSON.stringify(text)}); process.stderr.write('(stderr)\\n'); process.exit(${code})`];
+const say = (text: string, code = 0): string[] => [
+  '-e',
+  `process.stdout.write(${JSON.stringify(text)}); process.stderr.write('(stderr)\\n'); process.exit(${code})`,
+];
 
-t.test('runSteps: one line per step, each step\'s output in the log only', async (t) => {
+t.test("runSteps: one line per step, each step's output in the log only", async (t) => {
   const lines: string[] = [];
   let errText = '';
   const status = mod.runSteps(
@@ -139,7 +164,10 @@ t.test('runSteps: a failing step prints its output and the log, and stops', asyn
   t.equal(status, 3, "the failed step's exit status");
   t.equal(lines.length, 1, 'the step before it printed its line');
   t.notOk(ranThird, 'the steps after it do not run');
-  t.equal(errText, `error: no compiler\n(stderr)\ncutout: addon failed (exit code 3, ${/addon failed \(exit code 3, (\d+) s/.exec(errText)?.[1]} s); its output is above, and the whole install's in ${logFile}\n`);
+  t.equal(
+    errText,
+    `error: no compiler\n(stderr)\ncutout: addon failed (exit code 3, ${/addon failed \(exit code 3, (\d+) s/.exec(errText)?.[1]} s); its output is above, and the whole install's in ${logFile}\n`,
+  );
   t.match(fs.readFileSync(logFile, 'utf8'), /error: no compiler\n\(stderr\)\n=== addon failed: exit code 3\n/);
   t.notMatch(fs.readFileSync(logFile, 'utf8'), /=== first: [\s\S]*=== first: /, 'the log starts afresh on each run');
 });

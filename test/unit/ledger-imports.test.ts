@@ -26,10 +26,18 @@ t.test('only src/ledger/pg/ imports pg, and only open-ledger.ts reaches it, dyna
     const staticImports = [...text.matchAll(/^import\s[^;]*?from\s+'([^']+)'/gms)].map((m) => m[1]!);
     if (!rel.startsWith('ledger/pg/')) {
       t.notOk(staticImports.includes('pg'), `${rel}: no static import of pg`);
-      t.notOk(staticImports.some((s) => s.includes('/pg/')), `${rel}: no static import of ledger/pg/`);
+      t.notOk(
+        staticImports.some((s) => s.includes('/pg/')),
+        `${rel}: no static import of ledger/pg/`,
+      );
     }
-    if (rel.startsWith('http/')) t.notOk(staticImports.some((s) => s.includes('/ledger/')), `${rel}: http/ never imports ledger/`);
-    if ([...text.matchAll(/import\(\s*'([^']+)'\s*\)/g)].some((m) => m[1]!.includes('/pg/'))) t.equal(rel, 'ledger/open-ledger.ts', `${rel}: the one dynamic way in`);
+    if (rel.startsWith('http/'))
+      t.notOk(
+        staticImports.some((s) => s.includes('/ledger/')),
+        `${rel}: http/ never imports ledger/`,
+      );
+    if ([...text.matchAll(/import\(\s*'([^']+)'\s*\)/g)].some((m) => m[1]!.includes('/pg/')))
+      t.equal(rel, 'ledger/open-ledger.ts', `${rel}: the one dynamic way in`);
   }
 });
 

@@ -1,6 +1,14 @@
 // The memory estimate `cutout serve` prints: measured figures per model, scaled by the worker count.
 import t from 'tap';
-import { BASE_MB, EXTRA_WORKER_MB, FILE_OVERHEAD_MB, MODEL_MEMORY, estimateMemory, fileModelMemory, formatMemoryEstimate } from '../../src/pool/memory-estimate.js';
+import {
+  BASE_MB,
+  EXTRA_WORKER_MB,
+  FILE_OVERHEAD_MB,
+  MODEL_MEMORY,
+  estimateMemory,
+  fileModelMemory,
+  formatMemoryEstimate,
+} from '../../src/pool/memory-estimate.js';
 import { modelEntry } from '../../src/model/manifest.js';
 
 t.test('one worker: base + the model loaded, plus its working memory at peak', async (t) => {
@@ -49,7 +57,7 @@ t.test('the banner line', async (t) => {
   t.match(formatMemoryEstimate(estimateMemory('isnet-int8', 2)), /busy with 2 workers/);
 });
 
-t.test('a model file of one\'s own: estimated from its size and its input, and said so', async (t) => {
+t.test("a model file of one's own: estimated from its size and its input, and said so", async (t) => {
   const MB = 1024 * 1024;
   // The bundled fp32 file as if it were one's own: the estimate lands near isnet-fp32's figures.
   const fp32 = MODEL_MEMORY['isnet-fp32']!;
@@ -66,11 +74,14 @@ t.test('a model file of one\'s own: estimated from its size and its input, and s
   // KB of it fp16 weights) is estimated as the fp32 one is measured.
   const f16 = fileModelMemory({ name: 'isnet-fp16.onnx', fileBytes: 84 * MB, inputWidth: 1024, inputHeight: 1024, float16WeightBytes: 84 * MB });
   t.ok(Math.abs(f16.loadedMb - fp32.loadedMb) <= 0.05 * fp32.loadedMb, `fp16 file loaded ${f16.loadedMb} vs isnet-fp32 ${fp32.loadedMb} MB measured`);
-  t.match(formatMemoryEstimate(estimateMemory({ name: 'isnet-fp16.onnx', fileBytes: 84 * MB, inputWidth: 1024, inputHeight: 1024, float16WeightBytes: 84 * MB }, 1)), /estimated from its 84 MB file \(fp16 weights counted as float32\) and 1024×1024 input/);
+  t.match(
+    formatMemoryEstimate(estimateMemory({ name: 'isnet-fp16.onnx', fileBytes: 84 * MB, inputWidth: 1024, inputHeight: 1024, float16WeightBytes: 84 * MB }, 1)),
+    /estimated from its 84 MB file \(fp16 weights counted as float32\) and 1024×1024 input/,
+  );
   // A U²-Net at 320²: a tenth of the activations, the same photo buffers.
   const u2 = fileModelMemory({ name: 'u2net.onnx', fileBytes: 168 * MB, inputWidth: 320, inputHeight: 320 });
   t.ok(u2.workMb['every-task'] < fp32.workMb['every-task'] / 2, `u2net at 320²: ${u2.workMb['every-task']} MB a task`);
-  t.ok(u2.workMb['every-task'] > 200, 'still the photo\'s buffers');
+  t.ok(u2.workMb['every-task'] > 200, "still the photo's buffers");
   t.ok(u2.workMb.idle > u2.workMb['every-task'], "'idle' keeps the tensors: more busy");
   // Workers still share the one loaded copy.
   const three = estimateMemory({ name: 'u2net.onnx', fileBytes: 168 * MB, inputWidth: 320, inputHeight: 320 }, 3);

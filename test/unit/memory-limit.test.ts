@@ -5,7 +5,10 @@ import t from 'tap';
 import { cgroupMemoryLimit, memoryLimit, type ReadText } from '../../src/process/memory-limit.js';
 
 const MB = 1024 * 1024;
-const files = (entries: Record<string, string>): ReadText => (file) => entries[file];
+const files =
+  (entries: Record<string, string>): ReadText =>
+  (file) =>
+    entries[file];
 
 t.test('cgroup v2: the tightest memory.max from the process cgroup up to the root', async (t) => {
   const read = files({
@@ -24,14 +27,21 @@ t.test('a container (cgroup namespace): the path is / and the limit sits at the 
 
 t.test('cgroup v1 and a hybrid host: memory.limit_in_bytes, "no limit" as 2^63 rounded', async (t) => {
   const table = '9:name=systemd:/\n4:memory:/process_api/abc\n1:cpu:/\n0::/\n';
-  t.equal(cgroupMemoryLimit(files({ '/proc/self/cgroup': table, '/sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes': '9223372036854771712\n' })), undefined, 'unlimited');
+  t.equal(
+    cgroupMemoryLimit(files({ '/proc/self/cgroup': table, '/sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes': '9223372036854771712\n' })),
+    undefined,
+    'unlimited',
+  );
   const limited = files({
     '/proc/self/cgroup': table,
     '/sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes': `${700 * MB}\n`,
     '/sys/fs/cgroup/memory/process_api/memory.limit_in_bytes': `${900 * MB}\n`,
     '/sys/fs/cgroup/unified/memory.max': `${800 * MB}\n`,
   });
-  t.same(cgroupMemoryLimit(limited), { bytes: 700 * MB, source: 'cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes)' });
+  t.same(cgroupMemoryLimit(limited), {
+    bytes: 700 * MB,
+    source: 'cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes)',
+  });
 });
 
 t.test('the host memory where no cgroup limit is below it; garbage and unreadable files are no limit', async (t) => {

@@ -7,7 +7,11 @@ const MB = 1024 * 1024;
 t.test('high above 95% of the limit, not at or below it', async (t) => {
   let rss = 0;
   let now = 0;
-  const p = new MemoryPressure(600 * MB, () => rss, () => now);
+  const p = new MemoryPressure(
+    600 * MB,
+    () => rss,
+    () => now,
+  );
   t.equal(p.thresholdBytes, Math.floor(600 * MB * PRESSURE_SHARE));
   rss = 500 * MB;
   t.equal(p.high(), false, '500 of 600 MB');
@@ -23,7 +27,11 @@ t.test('high above 95% of the limit, not at or below it', async (t) => {
 t.test('one reading stands for 100 ms (a burst shares one /proc read)', async (t) => {
   let reads = 0;
   let now = 1000;
-  const p = new MemoryPressure(100 * MB, () => (reads++, 99 * MB), () => now);
+  const p = new MemoryPressure(
+    100 * MB,
+    () => (reads++, 99 * MB),
+    () => now,
+  );
   for (let i = 0; i < 50; i++) p.high();
   t.equal(reads, 1);
   now += 99;

@@ -10,11 +10,27 @@ import type { RequestInfo } from '../../src/http/server.js';
 import type { RemovalPool } from '../../src/pool/pool-api.js';
 
 const counter = (values: MetricJson['values']): MetricJson => ({ name: 'c_total', help: 'c', type: 'counter', aggregator: 'sum', values });
-const gauge = (name: string, aggregator: MetricJson['aggregator'], values: MetricJson['values']): MetricJson => ({ name, help: name, type: 'gauge', aggregator, values });
+const gauge = (name: string, aggregator: MetricJson['aggregator'], values: MetricJson['values']): MetricJson => ({
+  name,
+  help: name,
+  type: 'gauge',
+  aggregator,
+  values,
+});
 
 t.test('counters sum per series; label order does not split a series; new series are appended', async (t) => {
-  const a = [counter([{ value: 3, labels: { route: '/a', status: '200' } }, { value: 1, labels: { route: '/a', status: '403' } }])];
-  const b = [counter([{ value: 4, labels: { status: '200', route: '/a' } }, { value: 2, labels: { route: '/b', status: '200' } }])];
+  const a = [
+    counter([
+      { value: 3, labels: { route: '/a', status: '200' } },
+      { value: 1, labels: { route: '/a', status: '403' } },
+    ]),
+  ];
+  const b = [
+    counter([
+      { value: 4, labels: { status: '200', route: '/a' } },
+      { value: 2, labels: { route: '/b', status: '200' } },
+    ]),
+  ];
   const [m] = mergeMetrics([a, b]);
   t.same(
     m!.values.map((v) => [v.labels.route, v.labels.status, v.value]),
@@ -56,7 +72,18 @@ t.test('a histogram keeps each series` buckets together and in order', async (t)
   const [m] = mergeMetrics([[h('/a', [1, 2, 3])], [h('/b', [0, 1, 1])], [h('/a', [1, 1, 1])]]);
   t.same(
     m!.values.map((v) => `${v.metricName}{${v.labels.route},${v.labels.le ?? ''}}=${v.value}`),
-    ['h_bucket{/a,0.1}=2', 'h_bucket{/a,1}=3', 'h_bucket{/a,+Inf}=4', 'h_sum{/a,}=2', 'h_count{/a,}=4', 'h_bucket{/b,0.1}=0', 'h_bucket{/b,1}=1', 'h_bucket{/b,+Inf}=1', 'h_sum{/b,}=0.5', 'h_count{/b,}=1'],
+    [
+      'h_bucket{/a,0.1}=2',
+      'h_bucket{/a,1}=3',
+      'h_bucket{/a,+Inf}=4',
+      'h_sum{/a,}=2',
+      'h_count{/a,}=4',
+      'h_bucket{/b,0.1}=0',
+      'h_bucket{/b,1}=1',
+      'h_bucket{/b,+Inf}=1',
+      'h_sum{/b,}=0.5',
+      'h_count{/b,}=1',
+    ],
   );
 });
 
@@ -71,7 +98,16 @@ t.test('countsOf keeps what outlives a process: counters and histograms, not gau
 t.test('isMetricParts refuses anything but well-formed registries', async (t) => {
   t.ok(isMetricParts([counter([{ value: 1, labels: {} }])]));
   t.ok(isMetricParts([]));
-  for (const bad of [null, {}, 'x', [null], [{ name: 'x' }], [{ ...counter([]), values: [{ value: '1', labels: {} }] }], [{ ...counter([]), values: [{ value: 1, labels: null }] }], [{ ...counter([]), help: 3 }]]) {
+  for (const bad of [
+    null,
+    {},
+    'x',
+    [null],
+    [{ name: 'x' }],
+    [{ ...counter([]), values: [{ value: '1', labels: {} }] }],
+    [{ ...counter([]), values: [{ value: 1, labels: null }] }],
+    [{ ...counter([]), help: 3 }],
+  ]) {
     t.notOk(isMetricParts(bad), JSON.stringify(bad));
   }
 });

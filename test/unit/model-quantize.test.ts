@@ -90,10 +90,22 @@ function tinyModel(): Uint8Array {
     node: [
       onnx.NodeProto.create({ opType: 'Conv', name: 'c1', input: ['input', 'w1', 'b1'], output: ['c1.out'], attribute: [attr('pads', [1, 1, 1, 1])] }),
       onnx.NodeProto.create({ opType: 'Relu', name: 'r1', input: ['c1.out'], output: ['r1.out'] }),
-      onnx.NodeProto.create({ opType: 'MaxPool', name: 'p1', input: ['r1.cast'], output: ['p1.out'], attribute: [attr('kernel_shape', [2, 2]), attr('strides', [2, 2])] }),
+      onnx.NodeProto.create({
+        opType: 'MaxPool',
+        name: 'p1',
+        input: ['r1.cast'],
+        output: ['p1.out'],
+        attribute: [attr('kernel_shape', [2, 2]), attr('strides', [2, 2])],
+      }),
       onnx.NodeProto.create({ opType: 'Conv', name: 'c2', input: ['p1.out', 'w2', 'b2'], output: ['c2.out'] }),
       onnx.NodeProto.create({ opType: 'Sigmoid', name: 's', input: ['c2.out'], output: ['output'] }),
-      onnx.NodeProto.create({ opType: 'Cast', name: 'cast', input: ['r1.out'], output: ['r1.cast'], attribute: [onnx.AttributeProto.create({ name: 'to', type: 2, i: 1 })] }),
+      onnx.NodeProto.create({
+        opType: 'Cast',
+        name: 'cast',
+        input: ['r1.out'],
+        output: ['r1.cast'],
+        attribute: [onnx.AttributeProto.create({ name: 'to', type: 2, i: 1 })],
+      }),
     ],
   });
   return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: 15 }], graph })).finish();
@@ -117,7 +129,8 @@ t.test('QDQ rewrite of a real graph runs in ONNX Runtime close to the float mode
   };
   // Ranges measured on this very input, as the calibration tool would.
   const probe = decodeModel(floatBytes);
-  for (const n of names.filter((n) => n !== 'input')) probe.graph.output.push(loadOnnx().ValueInfoProto.create({ name: n, type: { tensorType: { elemType: 1 } } }));
+  for (const n of names.filter((n) => n !== 'input'))
+    probe.graph.output.push(loadOnnx().ValueInfoProto.create({ name: n, type: { tensorType: { elemType: 1 } } }));
   const measured = await run(encodeModel(probe), ['output', ...names.filter((n) => n !== 'input')]);
   const ranges: Record<string, [number, number]> = { input: [-0.5, 0.5] };
   for (const n of names.filter((n) => n !== 'input')) {
@@ -134,11 +147,14 @@ t.test('QDQ rewrite of a real graph runs in ONNX Runtime close to the float mode
   t.equal(ops.filter((o: string) => o === 'QuantizeLinear').length, 3, 'input, conv1 output, pooled tensor');
   const q = model.graph.node.filter((n: { opType: string }) => n.opType === 'QuantizeLinear');
   const init = (name: string) => Array.from(model.graph.initializer.find((x: { name: string }) => x.name === name).rawData as Uint8Array);
-  t.same(q[2].input.slice(1).map(init), q[1].input.slice(1).map(init), 'the MaxPool output reuses its input\'s scale and zero point (runs on uint8)');
+  t.same(q[2].input.slice(1).map(init), q[1].input.slice(1).map(init), "the MaxPool output reuses its input's scale and zero point (runs on uint8)");
   t.notSame(q[1].input.slice(1).map(init), q[0].input.slice(1).map(init), 'other tensors have their own');
   const producedAt = new Map<string, number>();
   model.graph.node.forEach((n: { output: string[] }, i: number) => n.output.forEach((o) => producedAt.set(o, i)));
-  t.ok(model.graph.node.every((n: { input: string[] }, i: number) => n.input.every((x) => (producedAt.get(x) ?? -1) < i)), 'rewritten graph is in topological order');
+  t.ok(
+    model.graph.node.every((n: { input: string[] }, i: number) => n.input.every((x) => (producedAt.get(x) ?? -1) < i)),
+    'rewritten graph is in topological order',
+  );
   const int8 = encodeModel(model);
   t.ok(int8.byteLength > 0);
 
@@ -150,7 +166,11 @@ t.test('QDQ rewrite of a real graph runs in ONNX Runtime close to the float mode
   t.ok(maxDiff > 0, 'and it really is a different (quantised) computation');
 
   const kept = decodeModel(floatBytes);
-  t.same(quantizeInt8(kept, { description: 'test', float: ['c2'], ranges }), { convs: 1, floatConvs: 1, relusFolded: 1, int8Ops: 1, identityCastsRemoved: 1 }, 'listed convs stay float');
+  t.same(
+    quantizeInt8(kept, { description: 'test', float: ['c2'], ranges }),
+    { convs: 1, floatConvs: 1, relusFolded: 1, int8Ops: 1, identityCastsRemoved: 1 },
+    'listed convs stay float',
+  );
   t.throws(() => quantizeInt8(decodeModel(floatBytes), { description: 'test', float: [], ranges: { input: [0, 1] } }), /no range for tensor 'r1.out'/);
 });
 

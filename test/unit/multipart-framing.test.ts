@@ -18,19 +18,40 @@ function read(s: string, encoding: BufferEncoding = 'latin1') {
 
 t.test('well framed bodies pass and give their parts` names, filenames, types and data', async (t) => {
   t.same(read(part([cd('a')], 'hello') + close), [{ name: 'a', data: 'hello' }]);
-  t.same(read(part([cd('image_file', '; filename="image_file"'), 'Content-Type:  image/png '], '\x89PNG\r\n--bn\r\n') + part([cd('size')], 'full') + close), [
-    { name: 'image_file', filename: 'image_file', type: 'image/png', data: '\x89PNG\r\n--bn\r\n' },
-    { name: 'size', data: 'full' },
-  ], 'data holding CRLF and a boundary prefix; type without its spaces');
+  t.same(
+    read(part([cd('image_file', '; filename="image_file"'), 'Content-Type:  image/png '], '\x89PNG\r\n--bn\r\n') + part([cd('size')], 'full') + close),
+    [
+      { name: 'image_file', filename: 'image_file', type: 'image/png', data: '\x89PNG\r\n--bn\r\n' },
+      { name: 'size', data: 'full' },
+    ],
+    'data holding CRLF and a boundary prefix; type without its spaces',
+  );
   t.same(read('preamble\r\n' + part([cd('a')], '') + close + 'epilogue'), [{ name: 'a', data: '' }], 'preamble, empty data, epilogue');
-  t.same(read(`--${B} \t\r\n${cd('a')}\r\nContent-Type: image/png\r\n\r\nx\r\n--${B}--`), [{ name: 'a', type: 'image/png', data: 'x' }], 'transport padding, no final CRLF');
-  t.same(read(part(['content-disposition: FORM-DATA; NAME=a; filename="ü.png"'], 'x') + close, 'utf8'), [{ name: 'a', filename: 'ü.png', data: 'x' }], 'any case, unquoted name, UTF-8 filename');
-  t.same(read(part([cd('a')], `\r\n--${B}x`.slice(0, 5)) + part([cd('b')], '\r\n') + close), [{ name: 'a', data: `\r\n--${B}`.slice(0, 5) }, { name: 'b', data: '\r\n' }], 'data that is CRLF or begins like a delimiter');
+  t.same(
+    read(`--${B} \t\r\n${cd('a')}\r\nContent-Type: image/png\r\n\r\nx\r\n--${B}--`),
+    [{ name: 'a', type: 'image/png', data: 'x' }],
+    'transport padding, no final CRLF',
+  );
+  t.same(
+    read(part(['content-disposition: FORM-DATA; NAME=a; filename="ü.png"'], 'x') + close, 'utf8'),
+    [{ name: 'a', filename: 'ü.png', data: 'x' }],
+    'any case, unquoted name, UTF-8 filename',
+  );
+  t.same(
+    read(part([cd('a')], `\r\n--${B}x`.slice(0, 5)) + part([cd('b')], '\r\n') + close),
+    [
+      { name: 'a', data: `\r\n--${B}`.slice(0, 5) },
+      { name: 'b', data: '\r\n' },
+    ],
+    'data that is CRLF or begins like a delimiter',
+  );
 });
 
 t.test('the ranges give what uWS.getParts gives for the same well framed bodies', async (t) => {
   const bodies = [
-    part([cd('image_file', '; filename="a.png"'), 'Content-Type: image/png'], '\x89PNG\r\n\x1a\n' + '\x00\xff'.repeat(300)) + part([cd('size')], 'full') + close,
+    part([cd('image_file', '; filename="a.png"'), 'Content-Type: image/png'], '\x89PNG\r\n\x1a\n' + '\x00\xff'.repeat(300)) +
+      part([cd('size')], 'full') +
+      close,
     'preamble\r\n' + part([cd('a')], '') + part([cd('b')], '--') + close,
     part([cd('x')], `\r\n--${B.slice(0, 2)}\r\n`) + close,
   ];

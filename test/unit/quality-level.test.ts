@@ -27,5 +27,5 @@ t.test('mirrorRgb mirrors whole pixels; fuseMirrored undoes the mirror and decid
   const mirrored = Float32Array.from([0.5, 0.75, 0.25, 0.6, 0.8, 0.2]);
   const a = Float32Array.from(matte);
   fuseMirrored(a, mirrored, 3, 2);
-  t.same([...a], [...Float32Array.from([0, 0.75, 1, 0.05, 0.95, 0.6])], 'only 0.5 and 0.3 (unsure: between 0.1 and 0.9) take the mirror\'s value');
+  t.same([...a], [...Float32Array.from([0, 0.75, 1, 0.05, 0.95, 0.6])], "only 0.5 and 0.3 (unsure: between 0.1 and 0.9) take the mirror's value");
 });

@@ -7,7 +7,11 @@ const MB = 1024 * 1024;
 
 t.test('release once the garbage reaches the bound', async (t) => {
   const p = new ReleasePolicy(64 * MB);
-  t.same([1, 2, 3].map(() => p.afterTask(16 * MB)), [false, false, false], 'three 16 MB tasks put off');
+  t.same(
+    [1, 2, 3].map(() => p.afterTask(16 * MB)),
+    [false, false, false],
+    'three 16 MB tasks put off',
+  );
   t.equal(p.deferred, 48 * MB);
   t.equal(p.afterTask(16 * MB), true, 'the fourth reaches 64 MB: release');
   t.equal(p.deferred, 0);

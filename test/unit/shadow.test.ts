@@ -25,7 +25,15 @@ const TYPES = ['person', 'product', 'car', 'animal', 'graphic', 'transportation'
 t.test('no field, none, opacity 0: no shadow, and no shadow key at all', async (t) => {
   const plain = parseRemoveRequest(new Map<string, RawValue>([['image_file', { kind: 'file', data: PNG }]]));
   t.notOk('shadow' in plain.options, 'absent when no field is given');
-  for (const fields of [{}, { shadow_type: 'none' }, { shadow_type: 'NONE' }, { shadow_opacity: '30' }, { shadow_type: 'drop', shadow_opacity: '0' }, { shadow_type: 'drop', shadow_opacity: 0 }, { add_shadow: 'false' }]) {
+  for (const fields of [
+    {},
+    { shadow_type: 'none' },
+    { shadow_type: 'NONE' },
+    { shadow_opacity: '30' },
+    { shadow_type: 'drop', shadow_opacity: '0' },
+    { shadow_type: 'drop', shadow_opacity: 0 },
+    { add_shadow: 'false' },
+  ]) {
     const r = parseRemoveRequest(new Map<string, RawValue>([['image_file', { kind: 'file', data: PNG }], ...Object.entries(fields)]));
     t.same(r, plain, JSON.stringify(fields));
   }
@@ -84,21 +92,51 @@ t.test('add_shadow=true means shadow_type[car]=car', async (t) => {
 });
 
 t.test('bad values keep their codes and messages', async (t) => {
-  t.equal(code(() => shadowOf({ shadow_type: 'long' })), 'invalid_shadow_type');
-  t.equal(code(() => shadowOf({ 'shadow_type[car]': 'sideways' })), 'invalid_shadow_type');
-  t.equal(code(() => shadowOf({ 'shadow_type[spaceship]': 'car' })), 'invalid_shadow_type');
-  t.equal(code(() => shadowOf({ shadow_type: { spaceship: 'car' } })), 'invalid_shadow_type');
-  t.equal(code(() => shadowOf({ shadow_opacity: '101' })), 'invalid_shadow_opacity');
-  t.equal(code(() => shadowOf({ shadow_opacity: '50.5' })), 'invalid_shadow_opacity');
-  t.equal(code(() => shadowOf({ 'shadow_opacity[car]': '-1' })), 'invalid_shadow_opacity');
-  t.equal(code(() => shadowOf({ add_shadow: 'yes' })), 'invalid_add_shadow');
-  t.throws(() => shadowOf({ shadow_type: 'long' }), { code: 'invalid_shadow_type', detail: "Expected one of car, 3D, drop, none, auto for shadow_type but received 'long'" });
+  t.equal(
+    code(() => shadowOf({ shadow_type: 'long' })),
+    'invalid_shadow_type',
+  );
+  t.equal(
+    code(() => shadowOf({ 'shadow_type[car]': 'sideways' })),
+    'invalid_shadow_type',
+  );
+  t.equal(
+    code(() => shadowOf({ 'shadow_type[spaceship]': 'car' })),
+    'invalid_shadow_type',
+  );
+  t.equal(
+    code(() => shadowOf({ shadow_type: { spaceship: 'car' } })),
+    'invalid_shadow_type',
+  );
+  t.equal(
+    code(() => shadowOf({ shadow_opacity: '101' })),
+    'invalid_shadow_opacity',
+  );
+  t.equal(
+    code(() => shadowOf({ shadow_opacity: '50.5' })),
+    'invalid_shadow_opacity',
+  );
+  t.equal(
+    code(() => shadowOf({ 'shadow_opacity[car]': '-1' })),
+    'invalid_shadow_opacity',
+  );
+  t.equal(
+    code(() => shadowOf({ add_shadow: 'yes' })),
+    'invalid_add_shadow',
+  );
+  t.throws(() => shadowOf({ shadow_type: 'long' }), {
+    code: 'invalid_shadow_type',
+    detail: "Expected one of car, 3D, drop, none, auto for shadow_type but received 'long'",
+  });
 });
 
 t.test('resolveShadow alone: every class without fields gets none', async (t) => {
   const classes: ForegroundClass[] = ['person', 'product', 'car', 'animal', 'transportation', 'graphic', 'other'];
   for (const cls of classes) {
     t.equal(resolveShadow({ addShadow: false, type: { byClass: {} }, opacity: { byClass: {} } }, cls), undefined, cls);
-    t.same(resolveShadow({ addShadow: false, type: { all: 'auto', byClass: {} }, opacity: { byClass: {} } }, cls), { type: AUTO_SHADOW_TYPE[cls], opacity: autoShadowOpacity(cls) });
+    t.same(resolveShadow({ addShadow: false, type: { all: 'auto', byClass: {} }, opacity: { byClass: {} } }, cls), {
+      type: AUTO_SHADOW_TYPE[cls],
+      opacity: autoShadowOpacity(cls),
+    });
   }
 });

@@ -9,7 +9,9 @@ t.test('keeps nothing until it knows the mask size, then only buffers of that si
   t.same(spare.take(4), [], 'no size known yet: nothing kept');
   spare.sizeFrom(new Float32Array(4));
   spare.sizeFrom(new Float32Array(8)); // the first size stays
-  const a = new ArrayBuffer(16), b = new ArrayBuffer(16), c = new ArrayBuffer(16);
+  const a = new ArrayBuffer(16),
+    b = new ArrayBuffer(16),
+    c = new ArrayBuffer(16);
   spare.put(new ArrayBuffer(32));
   spare.put(a);
   spare.put(b);
@@ -18,7 +20,10 @@ t.test('keeps nothing until it knows the mask size, then only buffers of that si
   t.equal(taken.length, 2, 'the other size refused, the third over the limit');
   t.equal(taken[0]!.buffer, a, 'in the order handed back');
   t.equal(taken[1]!.buffer, b);
-  t.ok(taken.every((m) => m instanceof Float32Array && m.length === 4), 'as Float32Arrays over the whole buffer');
+  t.ok(
+    taken.every((m) => m instanceof Float32Array && m.length === 4),
+    'as Float32Arrays over the whole buffer',
+  );
   t.same(spare.take(1), [], 'taken ones are gone');
 });
 

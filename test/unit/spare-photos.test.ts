@@ -9,7 +9,9 @@ t.test('keeps up to its count, nothing over its size, nothing empty', async (t) 
   spare.put(new ArrayBuffer(101));
   spare.put(new ArrayBuffer(0));
   t.equal(spare.count, 0, 'too big and empty refused');
-  const a = new ArrayBuffer(100), b = new ArrayBuffer(50), c = new ArrayBuffer(10);
+  const a = new ArrayBuffer(100),
+    b = new ArrayBuffer(50),
+    c = new ArrayBuffer(10);
   spare.put(a);
   spare.put(b);
   spare.put(c);

@@ -46,9 +46,17 @@ t.test('test/README.md maps every src/ module to test files that exist', async (
   const modules = modulesUnder(join(PACKAGE_ROOT, 'src')).sort();
   t.ok(modules.length > 100, `${modules.length} modules under src/`);
   const mapped = new Set(rows.map((r) => r.module));
-  t.same(modules.filter((m) => !mapped.has(m)), [], 'every module under src/ has a row');
+  t.same(
+    modules.filter((m) => !mapped.has(m)),
+    [],
+    'every module under src/ has a row',
+  );
   const stale = rows.filter((r) => !existsSync(join(PACKAGE_ROOT, r.module)));
-  t.same(stale.map((r) => `line ${r.line}: ${r.module}`), [], 'every row is a module that exists');
+  t.same(
+    stale.map((r) => `line ${r.line}: ${r.module}`),
+    [],
+    'every row is a module that exists',
+  );
   const missing: string[] = [];
   for (const row of rows) {
     for (const name of row.named) {

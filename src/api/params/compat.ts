@@ -9,7 +9,15 @@ import { readBoolean, readEnum } from './fields.js';
 import { foregroundClass, resolveShadow } from './shadow.js';
 import { readShadowFields } from './shadow-fields.js';
 
-const TYPES = { auto: 'auto', person: 'person', product: 'product', car: 'car', animal: 'animal', graphic: 'graphic', transportation: 'transportation' } as const;
+const TYPES = {
+  auto: 'auto',
+  person: 'person',
+  product: 'product',
+  car: 'car',
+  animal: 'animal',
+  graphic: 'graphic',
+  transportation: 'transportation',
+} as const;
 const TYPE_LEVELS = { none: 'none', '1': '1', '2': '2', latest: 'latest' } as const;
 const SHADOW_METHODS = { legacy: 'legacy', latest: 'latest' } as const;
 

@@ -25,7 +25,12 @@ export function parseCropMargin(text: string): Margins {
   if (tokens.length !== 1 && tokens.length !== 2 && tokens.length !== 4) throw fail();
   const values = tokens.map((t) => {
     const len = parseLength(t);
-    if (!len || (len.unit === 'px' && (len.value > MAX_CROP_MARGIN.px || !Number.isInteger(len.value))) || (len.unit === '%' && len.value > MAX_CROP_MARGIN.percent)) throw fail();
+    if (
+      !len ||
+      (len.unit === 'px' && (len.value > MAX_CROP_MARGIN.px || !Number.isInteger(len.value))) ||
+      (len.unit === '%' && len.value > MAX_CROP_MARGIN.percent)
+    )
+      throw fail();
     return len;
   });
   // CSS order: top right bottom left; 1 value = all sides, 2 = vertical horizontal.

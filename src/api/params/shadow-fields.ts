@@ -14,8 +14,16 @@ const SHADOW_TYPES = { car: 'car', '3d': '3D', drop: 'drop', none: 'none', auto:
  * so their values are checked and never apply.
  */
 const FOREGROUND_CLASSES: Readonly<Record<string, ForegroundClass | null>> = {
-  person: 'person', product: 'product', animal: 'animal', car: 'car', car_interior: null, car_part: null,
-  transportation: 'transportation', graphic: 'graphic', graphics: 'graphic', other: 'other',
+  person: 'person',
+  product: 'product',
+  animal: 'animal',
+  car: 'car',
+  car_interior: null,
+  car_part: null,
+  transportation: 'transportation',
+  graphic: 'graphic',
+  graphics: 'graphic',
+  other: 'other',
 };
 
 export function readShadowFields(fields: RawFields): ShadowFields {

@@ -31,7 +31,9 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
     const have = new Set(rows.map((r) => Number(r.version)));
     const newest = Math.max(0, ...have);
     if (newest > latest) {
-      throw new SchemaTooNewError(`the ledger database is at schema version ${newest}, newer than this cutout knows (${latest}); run a cutout at least as new as the one that migrated it`);
+      throw new SchemaTooNewError(
+        `the ledger database is at schema version ${newest}, newer than this cutout knows (${latest}); run a cutout at least as new as the one that migrated it`,
+      );
     }
     const applied: number[] = [];
     for (const m of [...migrations].sort((a, b) => a.version - b.version)) {

@@ -63,7 +63,9 @@ export async function addCredits(pool: pg.Pool, accountId: string, amount: numbe
     [accountId, amount, MAX_BALANCE],
   );
   if (rows[0]) return balancesOf(recordOf(rows[0]), monthOf(now()));
-  const { rows: found } = await pool.query<{ total: string }>('SELECT subscription + payg + enterprise AS total FROM cutout.accounts WHERE id = $1', [accountId]);
+  const { rows: found } = await pool.query<{ total: string }>('SELECT subscription + payg + enterprise AS total FROM cutout.accounts WHERE id = $1', [
+    accountId,
+  ]);
   if (!found[0]) return null;
   throw balanceLimitError(`Adding ${amount} to ${to}`, BigInt(found[0].total) + BigInt(amount));
 }

@@ -31,7 +31,7 @@ export async function reserve(n: PgNode, account: AccountView, size: RequestedSi
     const r = rows[0];
     if (!r) throw new InsufficientCreditsError('Insufficient credits');
     held = true;
-    return { id, accountId: account.id, size: r.o_size as typeof offers[number]['size'], credits: Number(r.o_credits), freeCall: r.o_free_call };
+    return { id, accountId: account.id, size: r.o_size as (typeof offers)[number]['size'], credits: Number(r.o_credits), freeCall: r.o_free_call };
   } catch (err) {
     if (err instanceof LedgerUnavailableError) n.recovery.holds.set(id, Date.now()); // it may have landed: refunded once the database answers
     throw err;

@@ -4,7 +4,15 @@ import type pg from 'pg';
 import type { InFlight, UsageSummary } from '../ledger.js';
 
 export async function summarizeUsage(pool: pg.Pool, sinceMs: number): Promise<UsageSummary[]> {
-  const { rows } = await pool.query<{ account_id: string; label: string | null; status: number; n: string; credits: string; free_calls: string; pixels: string }>(
+  const { rows } = await pool.query<{
+    account_id: string;
+    label: string | null;
+    status: number;
+    n: string;
+    credits: string;
+    free_calls: string;
+    pixels: string;
+  }>(
     `SELECT u.account_id, a.label, u.status, count(*) AS n, sum(u.credits) AS credits,
             count(*) FILTER (WHERE u.free_call) AS free_calls, sum(u.output_pixels) AS pixels
        FROM cutout.usage u LEFT JOIN cutout.accounts a ON a.id = u.account_id

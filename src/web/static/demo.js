@@ -182,9 +182,14 @@ function showFacts(xhr, endpoint, bytes) {
     ['Stages', formatServerTiming(h('Server-Timing')), 'Server-Timing'],
     ['Credits charged', h('X-Credits-Charged'), 'X-Credits-Charged'],
     // X-Foreground-* measure the original photo, not the (maybe smaller) result.
-    ['Subject box', `${h('X-Foreground-Width')} × ${h('X-Foreground-Height')} px at (${h('X-Foreground-Left')}, ${h('X-Foreground-Top')}), in the original photo's pixels`, 'X-Foreground-Width'],
+    [
+      'Subject box',
+      `${h('X-Foreground-Width')} × ${h('X-Foreground-Height')} px at (${h('X-Foreground-Left')}, ${h('X-Foreground-Top')}), in the original photo's pixels`,
+      'X-Foreground-Width',
+    ],
   ];
-  if (h('X-RateLimit-Limit') !== null) rows.push(['Rate limit', `${h('X-RateLimit-Remaining')} of ${h('X-RateLimit-Limit')} left this minute`, 'X-RateLimit-Remaining']);
+  if (h('X-RateLimit-Limit') !== null)
+    rows.push(['Rate limit', `${h('X-RateLimit-Remaining')} of ${h('X-RateLimit-Limit')} left this minute`, 'X-RateLimit-Remaining']);
   els.facts.replaceChildren(
     ...rows.flatMap(([label, value, headerName]) => {
       const dt = document.createElement('dt');
@@ -242,7 +247,12 @@ function formatBytes(n) {
 
 function baseName(source) {
   const raw = source.file ? source.file.name : decodeURIComponent(new URL(source.url).pathname.split('/').pop() || '');
-  return raw.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_').slice(0, 80) || 'photo';
+  return (
+    raw
+      .replace(/\.[^.]*$/, '')
+      .replace(/[^\w.-]+/g, '_')
+      .slice(0, 80) || 'photo'
+  );
 }
 
 // ---- background, slider, download ----------------------------------------------------------------
