@@ -237,7 +237,7 @@ case $cmd in
       say "no time left for bench:gpu ($((SECONDS - T0)) s of $RUN_BUDGET used, $reserve s kept for the variants)"
     else
       brc=0
-      # No arguments: the rows the next lease needs (docs/gpu.md, "To measure on the next GPU lease").
+      # No arguments: the rows the next lease needs (docs/gpu.md, "On a GPU machine without npm or network").
       [[ $# -eq 0 ]] && set -- --devices cuda --photos 1,12 --concurrency 1,32,128
       bench --level-seconds 10 --drain-seconds 10 --deadline-seconds "$left" "$@" || brc=$?
       [[ $brc -ne 0 ]] && say "bench:gpu exited with $brc"
