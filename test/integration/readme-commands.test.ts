@@ -77,6 +77,8 @@ const RULES: Rule[] = [
     check: (t) => t.match(fs.readFileSync(path.join(ROOT, '.ci', 'run'), 'utf8'), /^\s*if ! npm ci\b/m, '.ci/run installs with npm ci'),
   },
   { match: /^npm test$/, skip: 'the suite this test is part of', check: hasScript('test') },
+  { match: /^npm run lint$/, skip: "npm test's pretest runs it before this suite", check: hasScript('lint') },
+  { match: /^npm run format$/, skip: 'it rewrites the checkout; npm run lint (pretest) checks that the tree is formatted', check: hasScript('format') },
   { match: /^npm run gpu$/, skip: "needs a GPU box, and downloads ONNX Runtime's CUDA provider (~180 MB)", check: hasScript('gpu') },
   ...[
     /^export CUTOUT_LEDGER_URL=postgres:\/\/\S+$/,
