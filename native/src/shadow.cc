@@ -24,7 +24,7 @@ constexpr float kGroundFade = 0.75f;
 // car: the lowest kCarBand × H of the silhouette casts the dark core, reaching kCarDepth × W below the
 // contact line, blurred kCarSigma × W; a halo kCarSpread × W wider on each side, kCarHaloDepth × W
 // deep, kCarHalo dark.
-constexpr float kCarBand = 0.25f, kCarDepth = 0.015f, kCarSigma = 0.01f;
+constexpr float kCarBand = 0.25f, kCarDepth = 0.015f, kCarSigma = 0.02f;
 constexpr float kCarSpread = 0.05f, kCarHaloDepth = 0.045f, kCarHalo = 0.5f;
 
 // What a kind draws: the shadow's darkness 0..1 on the grid, read at (grid coordinate − offset), and
@@ -101,7 +101,12 @@ ShadowLayer CarLayer(const ShadowGrid& m, const AlphaRect& solid) {
     const float lift =
         std::clamp((yc - static_cast<float>(lowest)) / std::max(1.0f, yc - static_cast<float>(gy0)), 0.0f, 1.0f);
     const float dark = foot * std::sqrt(1.0f - lift);
-    for (int gy = lowest; gy <= core_end; ++gy) s.at(gx, gy) = dark;
+    // Ambient occlusion: darkest at the ground, fading up into the gap under the body.
+    const float gap = std::max(1.0f, yc - static_cast<float>(gy0));
+    for (int gy = lowest; gy <= core_end; ++gy) {
+      const float up = std::clamp((yc - static_cast<float>(gy)) / gap, 0.0f, 1.0f);
+      s.at(gx, gy) = dark * (1.0f - up) * (1.0f - up);
+    }
   }
   if (fx1 < 0) return ShadowLayer{std::move(s)};  // no solid cell in the band (a subject thinner than a cell)
   BlurGrid(s, kCarSigma * width);
@@ -117,6 +122,13 @@ ShadowLayer CarLayer(const ShadowGrid& m, const AlphaRect& solid) {
       s.at(gx, gy) += halo - s.at(gx, gy) * halo;
     }
   }
+  // The darkest point is the opacity asked for, however far the blur spread the core.
+  float peak = 0;
+  for (int gy = gy0; gy < m.h; ++gy)
+    for (int gx = 0; gx < m.w; ++gx) peak = std::max(peak, s.at(gx, gy));
+  if (peak > 0 && peak < 1)
+    for (int gy = gy0; gy < m.h; ++gy)
+      for (int gx = 0; gx < m.w; ++gx) s.at(gx, gy) /= peak;
   ShadowLayer l{std::move(s)};
   l.y_min = band_top;
   return l;
