@@ -60,6 +60,7 @@ export function webRoutes(): Routes {
     '/': { GET: own('index.html', HTML, { 'Content-Security-Policy': DEMO_CSP }) },
     '/demo/demo.css': { GET: own('demo.css', CSS) },
     '/demo/demo.js': { GET: own('demo.js', JS) },
+    '/demo/demo-shadow.js': { GET: own('demo-shadow.js', JS) },
     '/docs': { GET: own('docs.html', HTML, { 'Content-Security-Policy': DOCS_CSP }) },
     '/docs/docs.css': { GET: own('docs.css', CSS) },
     '/docs/docs.js': { GET: own('docs.js', JS) },

@@ -3,7 +3,9 @@
 // back from the page's canvas (transparent where the figure surely is not, opaque where it surely is),
 // the download (the PNG the server sent, at the photo's size; then with a colour painted
 // in), the sandbox without a key (preview size, nothing charged), an API error shown from errors[],
-// the size and timing headers, phone width, keyboard and labels.
+// the size and timing headers, the shadow control (drawn in the page over the cut-out it holds: the
+// pixels below and beside the subject, never the subject, as the addon draws them, no new request),
+// phone width, keyboard and labels.
 // Screenshots: test/.artifacts/demo-*.png (git-ignored). A browser that cannot start fails the test.
 
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
 import type { Page } from 'playwright-core';
+import { loadBinding } from '../../src/native/binding.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { figureRegion, syntheticFigure } from '../helpers/core-fixtures.js';
 import { tryRealPool } from '../helpers/real.js';
@@ -61,6 +64,22 @@ function canvasPixels(page: Page, points: number[][]): Promise<number[][]> {
     return pts.map(([x, y]) => Array.from(data.subarray((y! * canvas.width + x!) * 4, (y! * canvas.width + x!) * 4 + 4)));
   }, points);
 }
+
+/** The whole of the result canvas, RGBA as getImageData gives it (sent back as base64). */
+async function canvasRgba(page: Page): Promise<Buffer> {
+  const b64 = await page.evaluate(() => {
+    const canvas = document.getElementById('result-canvas') as HTMLCanvasElement;
+    const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+    let text = '';
+    for (let i = 0; i < data.length; i += 0x8000) text += String.fromCharCode(...data.subarray(i, i + 0x8000));
+    return (window as any).btoa(text) as string;
+  });
+  return Buffer.from(b64, 'base64');
+}
+
+/** After the page's next two frames: a redraw asked for in one has been painted. */
+const afterFrames = (page: Page) =>
+  page.evaluate(() => new Promise((done) => (window as any).requestAnimationFrame(() => (window as any).requestAnimationFrame(done))));
 
 const share = (values: number[], pass: (v: number) => boolean) => values.filter(pass).length / values.length;
 
@@ -213,6 +232,158 @@ t.test('a photo with a key: the cut-out, its pixels, headers, download, backgrou
   t.same(errors, [], 'no script or console errors');
 });
 
+// The figure again, standing on a floor: the photo continues 200 rows below its body, so that a
+// shadow cast on the ground (3D, car) has room in the picture.
+const FLOOR = 200;
+const standingPath = join(PHOTO_DIR, 'standing.jpg');
+writeFileSync(
+  standingPath,
+  await sharp(await sharp(photoPath).extend({ bottom: FLOOR, background: '#666677' }).png().toBuffer())
+    .jpeg({ quality: 85 })
+    .toBuffer(),
+);
+
+t.test('shadows: drawn by the page over the cut-out it holds, below and beside the subject, never on it, no new request', async (t) => {
+  const binding = loadBinding();
+  const { url, ledger } = await startTestServer(t, { pool: pool as never });
+  const context = await launchBrowser(t);
+  context.setDefaultTimeout(300_000);
+  const page = await context.newPage();
+  const foreign = watchRequests(page, url);
+  const errors = watchErrors(page);
+  let posts = 0;
+  page.on('request', (r) => {
+    if (r.method() === 'POST') posts++;
+  });
+  await page.goto(`${url}/`);
+  await page.fill('#key-input', KEY);
+  await page.setInputFiles('#file-input', standingPath);
+  await page.waitForSelector('#result:not([hidden])');
+  const [w, h] = await page.evaluate(() => {
+    const c = document.getElementById('result-canvas') as HTMLCanvasElement;
+    return [c.width, c.height];
+  });
+  t.same([w, h], [photoMeta.width, photoMeta.height! + FLOOR], 'the standing figure at full size');
+  const base = await canvasRgba(page);
+
+  // The subject as the cut-out has it: its box, and where its lowest opaque row (the ground) is.
+  let [left, top, right, bottom] = [w, h, -1, -1];
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++)
+      if (base[(y * w + x) * 4 + 3]! >= 128) [left, top, right, bottom] = [Math.min(left, x), Math.min(top, y), Math.max(right, x), Math.max(bottom, y)];
+  t.ok(bottom > 0 && bottom < h - FLOOR / 2, `the subject (${left}..${right} × ${top}..${bottom}) stands clear of the bottom edge`);
+  const subjectHeight = bottom - top + 1;
+  t.equal(await page.isChecked('input[name="shadow"][value="none"]'), true, 'no shadow until one is picked');
+
+  for (const [type, autoOpacity] of [
+    ['drop', 50],
+    ['3D', 50],
+    ['car', 90],
+  ] as const) {
+    await page.check(`input[name="shadow"][value="${type}"]`);
+    await afterFrames(page);
+    t.equal(await page.inputValue('#shadow-opacity'), String(autoOpacity), `${type}: opacity auto, as remove.bg has it (${autoOpacity})`);
+    t.equal(await page.textContent('#shadow-opacity-value'), `${autoOpacity}%`);
+    const shown = await canvasRgba(page);
+
+    let subjectTouched = 0;
+    let gained = 0;
+    let sumX = 0;
+    let sumY = 0;
+    let highest = h;
+    let below = 0;
+    let darkest = 0;
+    for (let i = 0; i < base.length; i += 4) {
+      if (base[i + 3] === 255) {
+        if (base.compare(shown, i, i + 4, i, i + 4) !== 0) subjectTouched++;
+        continue;
+      }
+      if (shown[i + 3]! <= base[i + 3]! + 2) continue;
+      const p = i / 4;
+      gained++;
+      sumX += p % w;
+      sumY += Math.floor(p / w);
+      highest = Math.min(highest, Math.floor(p / w));
+      if (Math.floor(p / w) > bottom) below++;
+      if (base[i + 3] === 0) darkest = Math.max(darkest, shown[i + 3]!);
+    }
+    const [cx, cy] = [sumX / gained, sumY / gained];
+    t.comment(
+      `${type}: ${gained} pixels darkened, centred at (${cx.toFixed(0)}, ${cy.toFixed(0)}), the highest at row ${highest}, ${below} below the ground, darkest alpha ${darkest}`,
+    );
+    t.equal(subjectTouched, 0, `${type}: every opaque pixel of the subject keeps its bytes`);
+    t.ok(gained > 2000, `${type}: a shadow was drawn`);
+    t.ok(darkest <= Math.round(2.55 * autoOpacity) && darkest >= 0.5 * 2.55 * autoOpacity, `${type}: its darkest alpha (${darkest}) is set by the opacity`);
+    if (type === 'drop') {
+      t.ok(cx > (left + right) / 2 && cy > (top + bottom) / 2, `drop: behind the subject, down and to the right`);
+    } else {
+      // 3D lies on the ground before the subject; car is darkest at the ground, fading up into the gap under the body.
+      if (type === '3D') t.ok(cy > bottom, '3D: on the ground below the subject');
+      else t.ok(cy > bottom - subjectHeight / 8 && below > 1000, 'car: at the ground, under the subject and below it');
+      t.ok(highest >= bottom - subjectHeight / 4, `${type}: nothing above the lowest quarter of the subject`);
+    }
+
+    // What the service would draw: the addon over the same cut-out.
+    const byAddon = Uint8Array.from(base);
+    binding.drawShadow(byAddon, w, h, { type, opacity: autoOpacity });
+    let apart = 0;
+    for (let i = 3; i < base.length; i += 4) if (Math.abs(byAddon[i]! - shown[i]!) > 1) apart++;
+    t.equal(apart, 0, `${type}: the alpha the addon draws, within a level`);
+  }
+
+  // An opacity the user sets stays when the kind changes; 0 shows the cut-out as it came.
+  await page.$eval('#shadow-opacity', (el) => {
+    (el as HTMLInputElement).value = '30';
+    el.dispatchEvent(new (window as any).Event('input', { bubbles: true }));
+  });
+  await page.check('input[name="shadow"][value="3D"]');
+  await afterFrames(page);
+  t.equal(await page.inputValue('#shadow-opacity'), '30', 'a chosen opacity is kept across kinds');
+  const at30 = await canvasRgba(page);
+  const byAddon = Uint8Array.from(base);
+  binding.drawShadow(byAddon, w, h, { type: '3D', opacity: 30 });
+  let apart = 0;
+  for (let i = 3; i < base.length; i += 4) if (Math.abs(byAddon[i]! - at30[i]!) > 1) apart++;
+  t.equal(apart, 0, '3D at 30: the alpha the addon draws');
+
+  // The download carries the shadow as shown.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  const file = join(ARTIFACTS, 'download-shadow-3D.png');
+  await download.saveAs(file);
+  const saved = await sharp(file).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  t.same([saved.info.width, saved.info.height], [w, h], 'the download has the cut-out size');
+  let savedApart = 0;
+  for (let i = 3; i < base.length; i += 4) if (Math.abs(saved.data[i]! - at30[i]!) > 1) savedApart++;
+  t.equal(savedApart, 0, 'the downloaded PNG holds the shadow shown');
+  await page.screenshot({ path: join(ARTIFACTS, 'demo-shadow.png'), fullPage: true });
+
+  await page.$eval('#shadow-opacity', (el) => {
+    (el as HTMLInputElement).value = '0';
+    el.dispatchEvent(new (window as any).Event('input', { bubbles: true }));
+  });
+  await afterFrames(page);
+  t.ok((await canvasRgba(page)).equals(base), 'opacity 0: the cut-out as it came');
+  await page.$eval('#shadow-opacity', (el) => {
+    (el as HTMLInputElement).value = '60';
+    el.dispatchEvent(new (window as any).Event('input', { bubbles: true }));
+  });
+  await page.check('input[name="shadow"][value="none"]');
+  await afterFrames(page);
+  t.ok((await canvasRgba(page)).equals(base), 'none: the cut-out as it came');
+  const [plain] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  const plainFile = join(ARTIFACTS, 'download-no-shadow.png');
+  await plain.saveAs(plainFile);
+  const plainRgba = await sharp(plainFile).ensureAlpha().raw().toBuffer();
+  let plainApart = 0;
+  for (let i = 3; i < base.length; i += 4) if (Math.abs(plainRgba[i]! - base[i]!) > 1) plainApart++;
+  t.equal(plainApart, 0, 'no shadow: the download is the cut-out as sent');
+
+  t.equal(posts, 1, 'one request in all: the shadows cost none');
+  t.equal(ledger.balancesNow(ledger.accountOf(KEY)!.id).total, 99, 'and one credit');
+  t.same(foreign, []);
+  t.same(errors, []);
+});
+
 t.test('without a key: the sandbox, at preview size, free', async (t) => {
   const { url, ledger } = await startTestServer(t, { pool: pool as never });
   const context = await launchBrowser(t);
@@ -321,7 +492,18 @@ t.test('phone width: no sideways scrolling, every control labelled, reachable by
     });
     if (!reached.includes(id)) reached.push(id);
   }
-  for (const id of ['key-input', 'file-input', 'url-input', 'url-submit', 'slider', 'bg=transparent', 'bg-color', 'download']) {
+  for (const id of [
+    'key-input',
+    'file-input',
+    'url-input',
+    'url-submit',
+    'slider',
+    'bg=transparent',
+    'bg-color',
+    'shadow=none',
+    'shadow-opacity',
+    'download',
+  ]) {
     t.ok(reached.includes(id), `Tab reaches ${id}`);
   }
   // Picking a photo uploads it at once: the key must be typed first, so it comes first (in the

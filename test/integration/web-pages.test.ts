@@ -18,6 +18,7 @@ const FILES: Array<{ path: string; file: string; type: string; cache: string; cs
   { path: '/', file: join(staticDir(), 'index.html'), type: 'text/html; charset=utf-8', cache: 'no-cache', csp: true },
   { path: '/demo/demo.css', file: join(staticDir(), 'demo.css'), type: 'text/css; charset=utf-8', cache: 'no-cache', csp: false },
   { path: '/demo/demo.js', file: join(staticDir(), 'demo.js'), type: 'text/javascript; charset=utf-8', cache: 'no-cache', csp: false },
+  { path: '/demo/demo-shadow.js', file: join(staticDir(), 'demo-shadow.js'), type: 'text/javascript; charset=utf-8', cache: 'no-cache', csp: false },
   { path: '/docs', file: join(staticDir(), 'docs.html'), type: 'text/html; charset=utf-8', cache: 'no-cache', csp: true },
   { path: '/docs/docs.css', file: join(staticDir(), 'docs.css'), type: 'text/css; charset=utf-8', cache: 'no-cache', csp: false },
   { path: '/docs/docs.js', file: join(staticDir(), 'docs.js'), type: 'text/javascript; charset=utf-8', cache: 'no-cache', csp: false },

@@ -4,6 +4,9 @@
 // endpoint at full size. The background colour is painted by the page under the transparent PNG:
 // switching colours is instant and costs no second request or credit, and the download paints the
 // chosen colour into the PNG's pixels (remove.bg's `bg_color` would need a new request per colour).
+// Shadows likewise: the page keeps the cut-out's pixels and draws drop, 3D or car shadows into a copy
+// with demo-shadow.js (the addon's steps, in the browser), so a change of kind or opacity is redrawn
+// at once, with no request; the download carries them.
 'use strict';
 
 const SANDBOX_ENDPOINT = '/sandbox/v1.0/removebg';
@@ -29,12 +32,17 @@ const els = {
   canvas: $('result-canvas'),
   slider: $('slider'),
   bgColor: $('bg-color'),
+  shadowOpacity: $('shadow-opacity'),
+  shadowOpacityValue: $('shadow-opacity-value'),
   download: $('download'),
   facts: $('facts'),
 };
 
-/** The last result: the PNG as the server sent it, its decoded pixels, and a name for the download. */
-const current = { png: null, bitmap: null, name: 'photo', beforeUrl: null };
+/**
+ * The last result: the PNG as the server sent it, its decoded pixels, the cut-out's RGBA without
+ * a shadow (what each shadow is drawn over), and a name for the download.
+ */
+const current = { png: null, bitmap: null, cutout: null, name: 'photo', beforeUrl: null };
 let busy = false;
 
 // ---- sending ---------------------------------------------------------------------------------
@@ -166,11 +174,17 @@ function showBefore(source) {
 function drawResult(bitmap) {
   els.canvas.width = bitmap.width;
   els.canvas.height = bitmap.height;
-  const ctx = els.canvas.getContext('2d');
+  const ctx = resultContext();
   ctx.clearRect(0, 0, bitmap.width, bitmap.height);
   ctx.drawImage(bitmap, 0, 0);
+  current.cutout = ctx.getImageData(0, 0, bitmap.width, bitmap.height);
   applyBackground();
+  drawShadowNow();
 }
+
+// The shadow is read back and redrawn whole on each change: say so, so the browser keeps the
+// canvas in memory rather than on the GPU.
+const resultContext = () => els.canvas.getContext('2d', { willReadFrequently: true });
 
 /** The facts the response headers give, one row each. */
 function showFacts(xhr, endpoint, bytes) {
@@ -255,7 +269,7 @@ function baseName(source) {
   );
 }
 
-// ---- background, slider, download ----------------------------------------------------------------
+// ---- background, shadow, slider, download -----------------------------------------------------------
 
 function chosenColor() {
   const picked = document.querySelector('input[name="bg"]:checked');
@@ -274,6 +288,49 @@ els.bgColor.addEventListener('input', () => {
   applyBackground();
 });
 
+/** The chosen kind and opacity, or null for none (opacity 0 draws nothing, as on the API). */
+function chosenShadow() {
+  const picked = document.querySelector('input[name="shadow"]:checked');
+  const opacity = Number(els.shadowOpacity.value);
+  return picked && picked.value !== 'none' && opacity > 0 ? { type: picked.value, opacity } : null;
+}
+
+function drawShadowNow() {
+  if (!current.cutout) return;
+  const shadow = chosenShadow();
+  const image = shadow ? new ImageData(new Uint8ClampedArray(current.cutout.data), current.cutout.width, current.cutout.height) : current.cutout;
+  if (shadow) globalThis.cutoutShadow.drawShadow(image.data, image.width, image.height, shadow);
+  resultContext().putImageData(image, 0, 0);
+}
+
+// A dragged slider fires faster than a large photo redraws: at most one redraw a frame.
+let shadowFrame = 0;
+function redrawShadow() {
+  if (shadowFrame) return;
+  shadowFrame = requestAnimationFrame(() => {
+    shadowFrame = 0;
+    drawShadowNow();
+  });
+}
+
+// Opacity `auto` as remove.bg has it, 90 for car and 50 for the rest, until the user sets one.
+let opacityChosen = false;
+function showOpacity() {
+  els.shadowOpacityValue.textContent = `${els.shadowOpacity.value}%`;
+}
+for (const radio of document.querySelectorAll('input[name="shadow"]')) {
+  radio.addEventListener('change', () => {
+    if (!opacityChosen) els.shadowOpacity.value = radio.value === 'car' ? '90' : '50';
+    showOpacity();
+    redrawShadow();
+  });
+}
+els.shadowOpacity.addEventListener('input', () => {
+  opacityChosen = true;
+  showOpacity();
+  redrawShadow();
+});
+
 els.slider.addEventListener('input', () => {
   const v = Number(els.slider.value);
   els.compare.style.setProperty('--split', `${v}%`);
@@ -283,15 +340,22 @@ els.slider.addEventListener('input', () => {
 els.download.addEventListener('click', async () => {
   if (!current.png) return;
   const color = chosenColor();
-  let blob = current.png; // transparent: the server's bytes as they came
-  if (color) {
+  let blob = current.png; // transparent and no shadow: the server's bytes as they came
+  if (color || chosenShadow()) {
+    if (shadowFrame) {
+      cancelAnimationFrame(shadowFrame);
+      shadowFrame = 0;
+      drawShadowNow();
+    }
     const canvas = document.createElement('canvas');
-    canvas.width = current.bitmap.width;
-    canvas.height = current.bitmap.height;
+    canvas.width = els.canvas.width;
+    canvas.height = els.canvas.height;
     const ctx = canvas.getContext('2d');
-    ctx.fillStyle = color;
-    ctx.fillRect(0, 0, canvas.width, canvas.height);
-    ctx.drawImage(current.bitmap, 0, 0);
+    if (color) {
+      ctx.fillStyle = color;
+      ctx.fillRect(0, 0, canvas.width, canvas.height);
+    }
+    ctx.drawImage(els.canvas, 0, 0); // the cut-out with its shadow, as shown
     blob = await new Promise((resolve) => canvas.toBlob(resolve, 'image/png'));
   }
   const link = document.createElement('a');
