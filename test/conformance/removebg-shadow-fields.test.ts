@@ -31,6 +31,14 @@ t.test('rejected values', async (t) => {
     [{ shadow_type: 'long' }, 'invalid_shadow_type'],
     [{ shadow_opacity: '101' }, 'invalid_shadow_opacity'],
     [{ 'shadow_opacity[person]': 'x' }, 'invalid_shadow_opacity'],
+    [{ shadow_opacity: '-1' }, 'invalid_shadow_opacity'],
+    [{ shadow_opacity: '50.5' }, 'invalid_shadow_opacity'],
+    [{ shadow_opacity: '1e2' }, 'invalid_shadow_opacity'],
+    [{ shadow_opacity: '99999999999999999999' }, 'invalid_shadow_opacity'],
+    [{ 'shadow_opacity[car]': '200' }, 'invalid_shadow_opacity'],
+    [{ 'shadow_type[car]': 'sideways' }, 'invalid_shadow_type'],
+    [{ 'shadow_type[spaceship]': 'drop' }, 'invalid_shadow_type'],
+    [{ shadow_type: 'drop; DROP TABLE' }, 'invalid_shadow_type'],
     [{ shadow_method: 'new' }, 'invalid_shadow_method'],
   ];
   for (const [fields, code] of bad) {

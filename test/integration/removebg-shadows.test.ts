@@ -1,10 +1,12 @@
 // shadow_type / shadow_opacity / add_shadow through HTTP and the real worker: where each kind puts
-// shadow alpha, that the subject's opaque pixels and X-Foreground-* stay, and that no shadow is
-// byte-identical to a request without the fields.
+// shadow alpha, that the subject's opaque pixels and X-Foreground-* stay, each kind as PNG, as JPG on
+// a colour and as ZIP (a generated figure always; a real photo when the research set is here), `auto`
+// resolved by `type` as remove.bg documents it, and no shadow byte-identical to no field.
+import { unzipSync } from 'fflate';
 import sharp from 'sharp';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { postImage } from '../helpers/api.js';
-import { syntheticFigure } from '../helpers/core-fixtures.js';
+import { EVAL_SKIP, evalImage, syntheticFigure } from '../helpers/core-fixtures.js';
 import { tryRealPool } from '../helpers/real.js';
 import { startTestServer } from '../helpers/server.js';
 
@@ -23,8 +25,8 @@ if ('skip' in real) {
     .png()
     .toBuffer();
   const { url } = await startTestServer(t, { pool: pool as never });
-  const post = async (fields: Record<string, string>) => {
-    const res = await postImage(url, input, { size: 'preview', ...fields });
+  const post = async (fields: Record<string, string>, image: Uint8Array = input) => {
+    const res = await postImage(url, image, { size: 'preview', ...fields });
     if (res.status !== 200) throw new Error(`${JSON.stringify(fields)}: ${res.status} ${res.text()}`);
     return res;
   };
@@ -108,5 +110,106 @@ if ('skip' in real) {
     const zip = await post({ format: 'zip', shadow_type: '3D' });
     t.equal(zip.headers['content-type'], 'application/zip');
     t.notOk(Buffer.from(zip.body).equals(Buffer.from((await post({ format: 'zip' })).body)), 'the ZIP carries the shadow');
+  });
+
+  /**
+   * Each kind as PNG, as JPG on white and as ZIP, for one photo: the PNG puts shadow where the kind
+   * belongs and keeps the subject; the JPG is that PNG on white (to JPEG's error); the ZIP's alpha.png
+   * is that PNG's alpha, its color.jpg that PNG's colour.
+   */
+  async function everyKindAndFormat(t: Test, image: Uint8Array) {
+    const plain = await post({ format: 'png' }, image);
+    const before = await rgba(plain.body);
+    const W = before.info.width;
+    // X-Foreground-* measure the photo as sent; preview may have made the result smaller.
+    const scale = W / (await sharp(image).metadata()).width!;
+    const [top, left, width] = ['top', 'left', 'width'].map((k) => Number(plain.headers[`x-foreground-${k}`]) * scale) as [number, number, number];
+    for (const kind of ['drop', '3D', 'car']) {
+      const fields = { shadow_type: kind, shadow_opacity: '60' };
+      const png = await post({ format: 'png', ...fields }, image);
+      const after = await rgba(png.body);
+      let shadowed = 0;
+      let opaqueChanged = 0;
+      let darkest = 0;
+      let above = 0;
+      let leftOf = 0;
+      let rightOf = 0;
+      for (let i = 0, p = 0; i < after.data.length; i += 4, p++) {
+        if (before.data[i + 3] === 255) {
+          if (before.data.compare(after.data, i, i + 4, i, i + 4) !== 0) opaqueChanged++;
+        } else if (before.data[i + 3] === 0 && after.data[i + 3]! > 0) {
+          shadowed++;
+          darkest = Math.max(darkest, after.data[i + 3]!);
+          const x = p % W;
+          if (Math.floor(p / W) < top - 1) above++;
+          if (x < left) leftOf++;
+          if (x > left + width) rightOf++;
+        }
+      }
+      t.ok(shadowed > 500, `${kind} PNG: ${shadowed} background pixels carry shadow`);
+      t.equal(opaqueChanged, 0, `${kind} PNG: the subject's opaque pixels keep their bytes`);
+      t.ok(darkest <= 154 && darkest >= 0.6 * 255 * 0.8, `${kind} PNG: the darkest shadow alpha ${darkest} ≈ 60 % of 255`);
+      t.same(
+        ['top', 'left', 'width', 'height'].map((k) => png.headers[`x-foreground-${k}`]),
+        ['top', 'left', 'width', 'height'].map((k) => plain.headers[`x-foreground-${k}`]),
+        `${kind}: X-Foreground-* still describe the subject`,
+      );
+      if (kind === 'drop') t.ok(rightOf > leftOf, `drop falls to the right (${rightOf} pixels right of the subject, ${leftOf} left)`);
+      else t.equal(above, 0, `${kind}: nothing above the subject`);
+
+      // JPG on white: the PNG flattened on white, to JPEG's error.
+      const jpg = await post({ format: 'jpg', bg_color: 'ffffff', ...fields }, image);
+      t.equal(jpg.headers['content-type'], 'image/jpeg');
+      const got = await sharp(jpg.body).raw().toBuffer();
+      const want = await sharp(png.body).flatten({ background: '#ffffff' }).raw().toBuffer();
+      let sum = 0;
+      for (let i = 0; i < got.length; i++) sum += Math.abs(got[i]! - want[i]!);
+      t.ok(sum / got.length < 1, `${kind} JPG on white: the PNG on white (mean error ${(sum / got.length).toFixed(2)} levels)`);
+      // Where the shadow is at least 1/8 dark, the white under it is grey (255 − alpha, no shadow: 255).
+      let under = 0;
+      let grey = 0;
+      for (let p = 0; p < got.length / 3; p++) {
+        if (before.data[p * 4 + 3] !== 0 || after.data[p * 4 + 3]! < 32) continue;
+        under++;
+        if (Math.max(got[p * 3]!, got[p * 3 + 1]!, got[p * 3 + 2]!) < 240) grey++;
+      }
+      t.ok(under > 100 && grey >= 0.95 * under, `${kind} JPG on white: the shadow darkens the white (${grey} of ${under} pixels)`);
+
+      // ZIP: alpha.png is the PNG's alpha, byte for byte; color.jpg its colour.
+      const zip = await post({ format: 'zip', ...fields }, image);
+      t.equal(zip.headers['content-type'], 'application/zip');
+      const files = unzipSync(zip.body);
+      const alpha = await sharp(files['alpha.png']!).extractChannel(0).raw().toBuffer();
+      let alphaApart = 0;
+      for (let p = 0; p < alpha.length; p++) if (alpha[p] !== after.data[p * 4 + 3]) alphaApart++;
+      t.equal(alphaApart, 0, `${kind} ZIP: alpha.png is the shadowed alpha`);
+      const { info } = await sharp(files['color.jpg']!).raw().toBuffer({ resolveWithObject: true });
+      t.same([info.width, info.height], [W, before.info.height], `${kind} ZIP: color.jpg at the result size`);
+    }
+  }
+
+  t.test('every kind × PNG, JPG on white, ZIP: a generated figure standing on a floor', (t) => everyKindAndFormat(t, input));
+
+  // A car on a road (DAVIS car-shadow, frame 15), with room below it: read in place, never committed.
+  t.test('every kind × PNG, JPG on white, ZIP: a real photo', { skip: EVAL_SKIP }, (t) => everyKindAndFormat(t, evalImage('davis_car-shadow_00015')));
+
+  t.test("auto resolves by the request's type as remove.bg documents it, kind and opacity", async (t) => {
+    const byType: Array<[string, string, string]> = [
+      ['car', 'car', '90'],
+      ['person', '3D', '50'],
+      ['product', 'drop', '50'],
+      ['animal', 'drop', '50'],
+      ['transportation', '3D', '50'],
+      ['graphic', 'drop', '50'],
+      ['auto', 'drop', '50'], // cutout does not classify: `auto` is `other`
+    ];
+    for (const [type, kind, opacity] of byType) {
+      const explicit = Buffer.from((await post({ type, shadow_type: kind, shadow_opacity: opacity })).body);
+      t.ok(Buffer.from((await post({ type, shadow_type: 'auto' })).body).equals(explicit), `type=${type}: auto is ${kind} at ${opacity}`);
+      t.ok(
+        Buffer.from((await post({ type, shadow_type: kind, shadow_opacity: 'auto' })).body).equals(explicit),
+        `type=${type}: opacity auto with ${kind} is ${opacity}`,
+      );
+    }
   });
 }
