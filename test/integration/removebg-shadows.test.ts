@@ -5,7 +5,7 @@
 import { unzipSync } from 'fflate';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
-import { postImage } from '../helpers/api.js';
+import { postImage, postMultipart } from '../helpers/api.js';
 import { EVAL_SKIP, evalImage, syntheticFigure } from '../helpers/core-fixtures.js';
 import { tryRealPool } from '../helpers/real.js';
 import { startTestServer } from '../helpers/server.js';
@@ -211,5 +211,65 @@ if ('skip' in real) {
         `type=${type}: opacity auto with ${kind} is ${opacity}`,
       );
     }
+  });
+
+  t.test('with the other fields: drawn after crop, scale, position and roi, under bg_color and bg_image, in every format and channel', async (t) => {
+    const backdrop = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#c8d2e6' } })
+      .png()
+      .toBuffer();
+    const send = (fields: Record<string, string>, bg?: Buffer) =>
+      bg
+        ? postMultipart(url, [
+            { name: 'image_file', value: input, filename: 'image_file' },
+            { name: 'bg_image_file', value: bg, filename: 'bg_image_file' },
+            ...Object.entries({ size: 'preview', ...fields }).map(([name, value]) => ({ name, value })),
+          ])
+        : post(fields);
+    const cases: Array<[string, Record<string, string>, 'drop' | '3D', Buffer?]> = [
+      ['crop (the shadow clipped by the subject box)', { crop: 'true' }, 'drop'],
+      ['crop with a margin (room for the ground shadow)', { crop: 'true', crop_margin: '25%' }, '3D'],
+      ['scale and position', { scale: '60%', position: 'center' }, '3D'],
+      ['roi', { roi: '0% 0% 90% 100%' }, 'drop'],
+      ['bg_color, PNG', { bg_color: '33aa55' }, 'drop'],
+      ['bg_image_file, PNG', {}, '3D', backdrop],
+    ];
+    for (const [name, fields, kind, bg] of cases) {
+      const without = await send({ format: 'png', ...fields }, bg);
+      const withShadow = await send({ format: 'png', ...fields, shadow_type: kind, shadow_opacity: '70' }, bg);
+      t.equal(withShadow.status, 200, name);
+      const a = await rgba(without.body);
+      const b = await rgba(withShadow.body);
+      t.same([b.info.width, b.info.height], [a.info.width, a.info.height], `${name}: the same size`);
+      t.same(fgOf(withShadow), fgOf(without), `${name}: X-Foreground-* the same`);
+      // The subject: opaque pixels over a transparent background, and with a background, every pixel
+      // the shadow did not reach, keep their bytes; the shadow pixels are darker.
+      let kept = 0;
+      let changed = 0;
+      let darker = 0;
+      for (let i = 0; i < a.data.length; i += 4) {
+        const same = a.data.compare(b.data, i, i + 4, i, i + 4) === 0;
+        if (same) kept++;
+        else if (a.data[i + 3] === 255 && !bg && !fields.bg_color) changed++;
+        else if (b.data[i]! + b.data[i + 1]! + b.data[i + 2]! < a.data[i]! + a.data[i + 1]! + a.data[i + 2]! || b.data[i + 3]! > a.data[i + 3]!) darker++;
+      }
+      t.equal(changed, 0, `${name}: the subject's opaque pixels keep their bytes`);
+      t.ok(darker > 100, `${name}: ${darker} pixels shaded, ${kept} kept`);
+    }
+
+    // channels=alpha: the combined alpha of subject and shadow, as in the RGBA result.
+    const rgbaShadow = await rgba((await post({ format: 'png', shadow_type: '3D', shadow_opacity: '70' })).body);
+    const alphaOnly = await post({ format: 'png', channels: 'alpha', shadow_type: '3D', shadow_opacity: '70' });
+    const mask = await sharp(alphaOnly.body).extractChannel(0).raw().toBuffer();
+    let apart = 0;
+    for (let p = 0; p < mask.length; p++) if (mask[p] !== rgbaShadow.data[p * 4 + 3]) apart++;
+    t.equal(apart, 0, 'channels=alpha: the alpha of subject and shadow');
+
+    // WebP: the shadow's alpha, to WebP's error.
+    const webp = await post({ format: 'webp', shadow_type: '3D', shadow_opacity: '70' });
+    t.equal(webp.headers['content-type'], 'image/webp');
+    const w = await rgba(webp.body);
+    let sum = 0;
+    for (let i = 3; i < w.data.length; i += 4) sum += Math.abs(w.data[i]! - rgbaShadow.data[i]!);
+    t.ok(sum / (w.data.length / 4) < 2, `WebP: the shadowed alpha (mean error ${(sum / (w.data.length / 4)).toFixed(2)})`);
   });
 }
