@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
 import { loadBinding } from '../../src/native/binding.js';
 import { launchBrowser } from '../helpers/browser.js';
@@ -108,20 +108,35 @@ if ('skip' in real) throw new Error(`the demo page test needs the real pool: ${r
 const pool = real.pool;
 t.teardown(() => pool.close());
 
+/**
+ * A server with the real pool and the demo page open in a fresh browser, watched for foreign
+ * requests and script errors.
+ */
+async function openDemo(t: Test, viewport?: { width: number; height: number }) {
+  const { url, ledger } = await startTestServer(t, { pool: pool as never });
+  const context = await launchBrowser(t, viewport && { viewport });
+  context.setDefaultTimeout(300_000); // a hang guard on a loaded machine, not an assertion
+  const page = await context.newPage();
+  const foreign = watchRequests(page, url);
+  const errors = watchErrors(page);
+  await page.goto(`${url}/`);
+  return { url, ledger, page, foreign, errors };
+}
+
+/** How many pixels' alpha differ by more than one level between two RGBA buffers of one size. */
+function alphaApart(a: Uint8Array, b: Uint8Array): number {
+  let apart = 0;
+  for (let i = 3; i < a.length; i += 4) if (Math.abs(a[i]! - b[i]!) > 1) apart++;
+  return apart;
+}
+
 const photoMeta = await sharp(photoPath).metadata();
 const truth = surePoints(photoMeta.width!, photoMeta.height!);
 
 t.test('a photo with a key: the cut-out, its pixels, headers, download, background colour', async (t) => {
   t.ok(truth.background.length > 100 && truth.subject.length > 30, `sure points: ${truth.background.length} background, ${truth.subject.length} subject`);
 
-  const { url, ledger } = await startTestServer(t, { pool: pool as never });
-  const context = await launchBrowser(t);
-  context.setDefaultTimeout(300_000); // a hang guard on a loaded machine, not an assertion
-  const page = await context.newPage();
-  const foreign = watchRequests(page, url);
-  const errors = watchErrors(page);
-
-  await page.goto(`${url}/`);
+  const { url, ledger, page, foreign, errors } = await openDemo(t);
   await page.fill('#key-input', KEY);
   const answered = page.waitForResponse((r) => r.url() === `${url}/v1.0/removebg` && r.request().method() === 'POST');
   await page.setInputFiles('#file-input', photoPath);
@@ -245,17 +260,11 @@ writeFileSync(
 
 t.test('shadows: drawn by the page over the cut-out it holds, below and beside the subject, never on it, no new request', async (t) => {
   const binding = loadBinding();
-  const { url, ledger } = await startTestServer(t, { pool: pool as never });
-  const context = await launchBrowser(t);
-  context.setDefaultTimeout(300_000);
-  const page = await context.newPage();
-  const foreign = watchRequests(page, url);
-  const errors = watchErrors(page);
+  const { ledger, page, foreign, errors } = await openDemo(t);
   let posts = 0;
   page.on('request', (r) => {
     if (r.method() === 'POST') posts++;
   });
-  await page.goto(`${url}/`);
   await page.fill('#key-input', KEY);
   await page.setInputFiles('#file-input', standingPath);
   await page.waitForSelector('#result:not([hidden])');
@@ -326,9 +335,7 @@ t.test('shadows: drawn by the page over the cut-out it holds, below and beside t
     // What the service would draw: the addon over the same cut-out.
     const byAddon = Uint8Array.from(base);
     binding.drawShadow(byAddon, w, h, { type, opacity: autoOpacity });
-    let apart = 0;
-    for (let i = 3; i < base.length; i += 4) if (Math.abs(byAddon[i]! - shown[i]!) > 1) apart++;
-    t.equal(apart, 0, `${type}: the alpha the addon draws, within a level`);
+    t.equal(alphaApart(byAddon, shown), 0, `${type}: the alpha the addon draws, within a level`);
   }
 
   // An opacity the user sets stays when the kind changes; 0 shows the cut-out as it came.
@@ -342,9 +349,7 @@ t.test('shadows: drawn by the page over the cut-out it holds, below and beside t
   const at30 = await canvasRgba(page);
   const byAddon = Uint8Array.from(base);
   binding.drawShadow(byAddon, w, h, { type: '3D', opacity: 30 });
-  let apart = 0;
-  for (let i = 3; i < base.length; i += 4) if (Math.abs(byAddon[i]! - at30[i]!) > 1) apart++;
-  t.equal(apart, 0, '3D at 30: the alpha the addon draws');
+  t.equal(alphaApart(byAddon, at30), 0, '3D at 30: the alpha the addon draws');
 
   // The download carries the shadow as shown.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
@@ -352,9 +357,7 @@ t.test('shadows: drawn by the page over the cut-out it holds, below and beside t
   await download.saveAs(file);
   const saved = await sharp(file).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   t.same([saved.info.width, saved.info.height], [w, h], 'the download has the cut-out size');
-  let savedApart = 0;
-  for (let i = 3; i < base.length; i += 4) if (Math.abs(saved.data[i]! - at30[i]!) > 1) savedApart++;
-  t.equal(savedApart, 0, 'the downloaded PNG holds the shadow shown');
+  t.equal(alphaApart(saved.data, at30), 0, 'the downloaded PNG holds the shadow shown');
   await page.screenshot({ path: join(ARTIFACTS, 'demo-shadow.png'), fullPage: true });
 
   await page.$eval('#shadow-opacity', (el) => {
@@ -374,9 +377,7 @@ t.test('shadows: drawn by the page over the cut-out it holds, below and beside t
   const plainFile = join(ARTIFACTS, 'download-no-shadow.png');
   await plain.saveAs(plainFile);
   const plainRgba = await sharp(plainFile).ensureAlpha().raw().toBuffer();
-  let plainApart = 0;
-  for (let i = 3; i < base.length; i += 4) if (Math.abs(plainRgba[i]! - base[i]!) > 1) plainApart++;
-  t.equal(plainApart, 0, 'no shadow: the download is the cut-out as sent');
+  t.equal(alphaApart(plainRgba, base), 0, 'no shadow: the download is the cut-out as sent');
 
   t.equal(posts, 1, 'one request in all: the shadows cost none');
   t.equal(ledger.balancesNow(ledger.accountOf(KEY)!.id).total, 99, 'and one credit');
@@ -385,13 +386,7 @@ t.test('shadows: drawn by the page over the cut-out it holds, below and beside t
 });
 
 t.test('without a key: the sandbox, at preview size, free', async (t) => {
-  const { url, ledger } = await startTestServer(t, { pool: pool as never });
-  const context = await launchBrowser(t);
-  context.setDefaultTimeout(300_000);
-  const page = await context.newPage();
-  const foreign = watchRequests(page, url);
-  const errors = watchErrors(page);
-  await page.goto(`${url}/`);
+  const { url, ledger, page, foreign, errors } = await openDemo(t);
   const answered = page.waitForResponse((r) => r.request().method() === 'POST');
   await page.setInputFiles('#file-input', photoPath);
   const response = await answered;
@@ -429,12 +424,7 @@ t.test('without a key: the sandbox, at preview size, free', async (t) => {
 });
 
 t.test('errors: the API errors[] message is shown', async (t) => {
-  const { url } = await startTestServer(t, { pool: pool as never });
-  const context = await launchBrowser(t);
-  context.setDefaultTimeout(300_000);
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  await page.goto(`${url}/`);
+  const { url, page, errors } = await openDemo(t);
 
   await page.fill('#key-input', 'not-a-key');
   await page.setInputFiles('#file-input', photoPath);
@@ -459,11 +449,7 @@ t.test('errors: the API errors[] message is shown', async (t) => {
 });
 
 t.test('phone width: no sideways scrolling, every control labelled, reachable by Tab', async (t) => {
-  const { url } = await startTestServer(t, { pool: pool as never });
-  const context = await launchBrowser(t, { viewport: { width: 390, height: 844 } });
-  context.setDefaultTimeout(300_000);
-  const page = await context.newPage();
-  await page.goto(`${url}/`);
+  const { page } = await openDemo(t, { width: 390, height: 844 });
   await page.fill('#key-input', KEY);
   await page.setInputFiles('#file-input', photoPath);
   await page.waitForSelector('#result:not([hidden])');
